@@ -1,0 +1,81 @@
+// swift-tools-version:6.0
+// Parley — a self-hostable, voice-first AI agent stack. See README.md and ../shared/DESIGN.md.
+import PackageDescription
+
+/// A system-library target: a module map and a shim header for one C library from the OS.
+func cLibrary(_ name: String, pkgConfig: String? = nil, apt: [String], brew: [String]) -> Target {
+    .systemLibrary(
+        name: name,
+        path: "Sources/CLibraries/\(name)",
+        pkgConfig: pkgConfig,
+        providers: [.apt(apt), .brew(brew)]
+    )
+}
+
+let package = Package(
+    name: "Parley",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "ParleyCore", targets: ["ParleyCore"]),
+        .library(name: "ParleyNet", targets: ["ParleyNet"]),
+        .library(name: "ParleyOpenAI", targets: ["ParleyOpenAI"]),
+        .library(name: "ParleyLocal", targets: ["ParleyLocal"]),
+        .library(name: "ParleyStore", targets: ["ParleyStore"]),
+        .library(name: "ParleyServer", targets: ["ParleyServer"]),
+        .library(name: "ParleyClient", targets: ["ParleyClient"]),
+        .library(name: "ParleyUI", targets: ["ParleyUI"]),
+        .library(name: "ParleyTesting", targets: ["ParleyTesting"]),
+        .executable(name: "parley", targets: ["parley"]),
+    ],
+    targets: [
+        cLibrary("CLibWebsockets", pkgConfig: "libwebsockets", apt: ["libwebsockets-dev"], brew: ["libwebsockets"]),
+        cLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"], brew: ["openssl@3"]),
+        cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"], brew: ["sqlite"]),
+        cLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"], brew: ["libsoxr"]),
+        cLibrary("CFlite", apt: ["flite1-dev"], brew: ["flite"]),
+        // Built from the whisper.cpp source in the pywhispercpp sdist by scripts/setup.
+        cLibrary("CWhisper", pkgConfig: "parley-whisper", apt: [], brew: ["whisper-cpp"]),
+
+        .target(name: "ParleyCore"),
+        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "COpenSSL"]),
+        .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper"]),
+        .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite"]),
+        .target(
+            name: "ParleyServer",
+            dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "COpenSSL"]
+        ),
+        .target(name: "ParleyClient", dependencies: ["ParleyCore", "ParleyNet"]),
+        .target(name: "ParleyUI", dependencies: ["ParleyClient", "ParleyCore"]),
+        .target(name: "ParleyTesting", dependencies: ["ParleyCore", "ParleyNet"]),
+        .target(
+            name: "ParleyCLI",
+            dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer", "ParleyClient"]
+        ),
+        .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
+
+        .executableTarget(
+            name: "ParleyBenchmarks",
+            dependencies: [
+                "ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
+                "ParleyTesting", "CLibWebsockets",
+            ],
+            path: "Benchmarks/ParleyBenchmarks"
+        ),
+        .executableTarget(
+            name: "FakeUpstream",
+            dependencies: ["ParleyTesting", "ParleyNet", "ParleyCore"],
+            path: "Benchmarks/FakeUpstream"
+        ),
+
+        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTesting"]),
+        .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet", "ParleyTesting"]),
+        .testTarget(name: "ParleyOpenAITests", dependencies: ["ParleyOpenAI", "ParleyCore", "ParleyNet", "ParleyTesting"]),
+        .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
+        .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore"]),
+        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
+        .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+/// ParleyClient — see DESIGN.md for what this target holds.
+public enum ParleyClientModule {}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The text a speech recognizer heard in one utterance.
+public struct Transcription: Sendable, Hashable, Codable {
+    /// The recognised text, trimmed.
+    public var text: String
+    /// Seconds of audio that were transcribed.
+    public var audioDuration: Double
+    /// Seconds the recognizer spent.
+    public var processingDuration: Double
+
+    /// Creates a transcription.
+    public init(text: String, audioDuration: Double, processingDuration: Double) {
+        self.text = text
+        self.audioDuration = audioDuration
+        self.processingDuration = processingDuration
+    }
+}
+
+/// Turns speech audio into text.
+///
+/// A recognizer takes mono Float32 samples in `[-1, 1]` at its own `sampleRate`; callers
+/// resample once before calling it. Partial transcripts while a person is still speaking
+/// come from calling `transcribe` on the growing utterance with `isFinal == false`.
+public protocol SpeechRecognizer: Sendable {
+    /// The sample rate the recognizer expects, usually 16 kHz.
+    var sampleRate: Int { get }
+    /// Whether decoding is cheap enough to re-run on a growing utterance for live partials.
+    var supportsPartials: Bool { get }
+    /// Transcribes one utterance.
+    /// - Parameters:
+    ///   - samples: mono samples at `sampleRate`.
+    ///   - isFinal: `false` for a partial pass over audio that is still growing.
+    /// - Throws: `ProviderError` when the recognizer fails; `CancellationError` when cancelled.
+    func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription
+}

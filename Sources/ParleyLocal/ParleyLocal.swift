@@ -1,0 +1,2 @@
+/// ParleyLocal — see DESIGN.md for what this target holds.
+public enum ParleyLocalModule {}

@@ -1,0 +1,2 @@
+/// ParleyOpenAI — see DESIGN.md for what this target holds.
+public enum ParleyOpenAIModule {}

@@ -1,0 +1,2 @@
+/// ParleyServer — see DESIGN.md for what this target holds.
+public enum ParleyServerModule {}

@@ -1,0 +1,2 @@
+/// ParleyStore — see DESIGN.md for what this target holds.
+public enum ParleyStoreModule {}

@@ -1,0 +1,2 @@
+/// ParleyTesting — see DESIGN.md for what this target holds.
+public enum ParleyTestingModule {}

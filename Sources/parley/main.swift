@@ -1,0 +1,4 @@
+import Foundation
+import ParleyCLI
+
+exit(await ParleyCommandLine.run(Array(CommandLine.arguments.dropFirst())))
