@@ -1,1 +1,0 @@
-print("benchmarks: none yet")
