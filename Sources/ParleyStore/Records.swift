@@ -1,0 +1,58 @@
+import Foundation
+import ParleyCore
+
+/// A stored agent: its id and its configuration document (owned by the server's schema).
+public struct AgentRecord: Sendable, Hashable {
+    public var id: String
+    public var document: JSONValue
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    /// Creates an agent record.
+    public init(id: String, document: JSONValue, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.document = document
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A running or finished instance of an agent for one user.
+public struct InstanceRecord: Sendable, Hashable {
+    public var id: String
+    public var agentID: String
+    public var userID: String
+    public var conversationID: String
+    /// `waiting`, `listening`, `thinking`, `speaking` or `ended`.
+    public var status: String
+    public var createdAt: Date
+
+    /// Creates an instance record.
+    public init(id: String, agentID: String, userID: String, conversationID: String, status: String, createdAt: Date) {
+        self.id = id
+        self.agentID = agentID
+        self.userID = userID
+        self.conversationID = conversationID
+        self.status = status
+        self.createdAt = createdAt
+    }
+}
+
+/// One completed item of a conversation: a final user transcript, an assistant message as
+/// heard, a tool call or a tool result.
+public struct ItemRecord: Sendable, Hashable {
+    /// The realtime item id (`item_…`).
+    public var id: String
+    public var conversationID: String
+    /// The message as the language model sees it.
+    public var message: ChatMessage
+    public var createdAt: Date
+
+    /// Creates an item record.
+    public init(id: String, conversationID: String, message: ChatMessage, createdAt: Date) {
+        self.id = id
+        self.conversationID = conversationID
+        self.message = message
+        self.createdAt = createdAt
+    }
+}
