@@ -1,2 +1,0 @@
-/// ParleyServer — see DESIGN.md for what this target holds.
-public enum ParleyServerModule {}
