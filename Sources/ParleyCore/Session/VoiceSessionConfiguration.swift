@@ -1,0 +1,79 @@
+import Foundation
+
+/// Server-side turn detection, with the OpenAI `server_vad` parameters.
+public struct ServerVADSettings: Sendable, Hashable, Codable {
+    /// Speech probability above which a frame counts as speech (0…1).
+    public var threshold: Double
+    /// Audio kept from before speech started, in milliseconds.
+    public var prefixPaddingMs: Int
+    /// Silence that ends a turn, in milliseconds.
+    public var silenceDurationMs: Int
+    /// Silence after which the session reports an idle timeout, or `nil`.
+    public var idleTimeoutMs: Int?
+    /// Whether the end of a turn starts a response by itself.
+    public var createResponse: Bool
+    /// Whether the user talking over the agent interrupts it.
+    public var interruptResponse: Bool
+
+    /// Creates server VAD settings (OpenAI's defaults, with a 300 ms silence window).
+    public init(
+        threshold: Double = 0.5, prefixPaddingMs: Int = 300, silenceDurationMs: Int = 300,
+        idleTimeoutMs: Int? = nil, createResponse: Bool = true, interruptResponse: Bool = true
+    ) {
+        self.threshold = threshold
+        self.prefixPaddingMs = prefixPaddingMs
+        self.silenceDurationMs = silenceDurationMs
+        self.idleTimeoutMs = idleTimeoutMs
+        self.createResponse = createResponse
+        self.interruptResponse = interruptResponse
+    }
+}
+
+/// Everything about a session that a client may change while it runs.
+public struct VoiceSessionConfiguration: Sendable, Hashable {
+    /// The agent's instructions (its system prompt).
+    public var instructions: String
+    /// Server VAD turns, or `nil` for manual (push-to-talk) commits.
+    public var turnDetection: ServerVADSettings?
+    /// Voice and speed of the agent's speech.
+    public var speech: SpeechOptions
+    /// Whether responses are spoken (`true`) or text only.
+    public var speaksResponses: Bool
+    /// Tools the client runs itself: the session hands their calls back to the client.
+    public var clientTools: [ToolDefinition]
+    /// Sampling temperature for the language model.
+    public var temperature: Double?
+    /// Most tokens per response, or `nil`.
+    public var maxResponseTokens: Int?
+    /// How often, in milliseconds of audio, live partial transcripts are refreshed (0 = never).
+    public var partialTranscriptIntervalMs: Int
+    /// The longest utterance, in milliseconds; longer speech is committed anyway.
+    public var maximumUtteranceMs: Int
+    /// The most audio the input buffer holds before it refuses more, in milliseconds.
+    public var maximumInputBufferMs: Int
+
+    /// Creates a configuration.
+    public init(
+        instructions: String = "You are a helpful voice assistant. Answer briefly, in one or two short sentences.",
+        turnDetection: ServerVADSettings? = ServerVADSettings(),
+        speech: SpeechOptions = SpeechOptions(),
+        speaksResponses: Bool = true,
+        clientTools: [ToolDefinition] = [],
+        temperature: Double? = nil,
+        maxResponseTokens: Int? = nil,
+        partialTranscriptIntervalMs: Int = 500,
+        maximumUtteranceMs: Int = 30_000,
+        maximumInputBufferMs: Int = 120_000
+    ) {
+        self.instructions = instructions
+        self.turnDetection = turnDetection
+        self.speech = speech
+        self.speaksResponses = speaksResponses
+        self.clientTools = clientTools
+        self.temperature = temperature
+        self.maxResponseTokens = maxResponseTokens
+        self.partialTranscriptIntervalMs = partialTranscriptIntervalMs
+        self.maximumUtteranceMs = maximumUtteranceMs
+        self.maximumInputBufferMs = maximumInputBufferMs
+    }
+}

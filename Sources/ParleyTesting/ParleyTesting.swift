@@ -1,2 +1,0 @@
-/// ParleyTesting — see DESIGN.md for what this target holds.
-public enum ParleyTestingModule {}

@@ -1,0 +1,62 @@
+import Foundation
+import ParleyCore
+
+/// A speech recognizer for tests that answers from a script instead of listening.
+///
+/// Each final transcription takes the next scripted result; partial passes answer with the
+/// prefix of the next result that matches how much audio has arrived. Every call is recorded.
+public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendable {
+    // @unchecked Sendable: `script`, `calls` are guarded by `lock`.
+    private let lock = NSLock()
+    private var script: [Result<String, ProviderError>]
+    private var calls: [(sampleCount: Int, isFinal: Bool)] = []
+    private let gate: AsyncGate?
+
+    public let sampleRate: Int
+    public let supportsPartials: Bool
+
+    /// Creates a recognizer that answers `results` in order to final transcriptions.
+    /// - Parameter gate: when given, every final transcription waits for the gate to open.
+    public init(
+        results: [Result<String, ProviderError>], sampleRate: Int = 16_000, supportsPartials: Bool = true,
+        gate: AsyncGate? = nil
+    ) {
+        script = results
+        self.sampleRate = sampleRate
+        self.supportsPartials = supportsPartials
+        self.gate = gate
+    }
+
+    /// Creates a recognizer that hears `texts` in order.
+    public convenience init(texts: [String]) {
+        self.init(results: texts.map { .success($0) })
+    }
+
+    /// The final transcriptions asked for so far: sample counts of each utterance.
+    public var finalUtteranceSampleCounts: [Int] {
+        lock.withLock { calls.filter(\.isFinal).map(\.sampleCount) }
+    }
+
+    /// The number of partial passes asked for so far.
+    public var partialCallCount: Int { lock.withLock { calls.filter { !$0.isFinal }.count } }
+
+    public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
+        if isFinal, let gate { await gate.wait() }
+        try Task.checkCancellation()
+        let next: Result<String, ProviderError>? = lock.withLock {
+            calls.append((samples.count, isFinal))
+            guard !script.isEmpty else { return nil }
+            return isFinal ? script.removeFirst() : script[0]
+        }
+        let duration = Double(samples.count) / Double(sampleRate)
+        switch next {
+        case .success(let text)?:
+            let shown = isFinal ? text : String(text.split(separator: " ").prefix(max(1, Int(duration * 3))).joined(separator: " "))
+            return Transcription(text: shown, audioDuration: duration, processingDuration: 0)
+        case .failure(let error)?:
+            throw error
+        case nil:
+            return Transcription(text: "", audioDuration: duration, processingDuration: 0)
+        }
+    }
+}
