@@ -1,0 +1,95 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An HTTP/1.1 client on URLSession that streams response bodies as they arrive.
+///
+/// Works on Linux, where `URLSession.bytes(for:)` does not exist: a `URLSessionDataDelegate`
+/// feeds each response into an `AsyncThrowingStream`. Cancelling the calling task, or dropping
+/// or cancelling the iteration of a streaming body, cancels the transfer and closes its connection.
+///
+/// ```swift
+/// let response = try await HTTPClient.shared.stream(.init(url: url, method: "POST", body: json))
+/// var parser = ServerSentEventParser()
+/// for try await piece in response.body { for event in try parser.push(piece) { … } }
+/// ```
+public final class HTTPClient: Sendable {
+    /// A client shared by everything in the process that has no reason to own one.
+    public static let shared = HTTPClient()
+
+    private let session: URLSession
+    private let delegate: HTTPClientSessionDelegate
+
+    /// Creates a client with its own connection pool.
+    /// - Parameter maximumConnectionsPerHost: the most connections kept open to one host.
+    public init(maximumConnectionsPerHost: Int = 32) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.timeoutIntervalForResource = 24 * 60 * 60
+        let delegate = HTTPClientSessionDelegate()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "parley.http-client"
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    /// Sends `request` and returns once the response head has arrived; the body streams after.
+    /// - Throws: `HTTPClientError` when no response arrives; `CancellationError` when cancelled.
+    public func stream(_ request: Request) async throws -> StreamingResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        urlRequest.timeoutInterval = max(0.001, request.idleTimeout.secondsValue)
+
+        let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
+            of: Data.self,
+            // The consumer drains pieces as the network delivers them; memory follows its pace.
+            bufferingPolicy: .unbounded
+        )
+        let exchange = HTTPClientExchange(task: session.dataTask(with: urlRequest), body: bodyContinuation)
+        bodyContinuation.onTermination = { [exchange] termination in
+            if case .cancelled = termination { exchange.cancel() }
+        }
+        let head = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                exchange.start(delegate: delegate, head: continuation)
+            }
+        } onCancel: {
+            exchange.cancel()
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in head.allHeaderFields {
+            headers[String(describing: name).lowercased()] = String(describing: value)
+        }
+        return StreamingResponse(status: head.statusCode, headers: headers, body: body)
+    }
+
+    /// Sends `request` and reads the whole response.
+    /// - Parameter maxBodyBytes: the most body bytes to accept.
+    /// - Throws: `HTTPClientError` (also `.responseTooLarge`); `CancellationError` when cancelled.
+    public func send(_ request: Request, maxBodyBytes: Int = 16 << 20) async throws -> Response {
+        let response = try await stream(request)
+        let body = try await response.collectBody(upTo: maxBodyBytes)
+        return Response(status: response.status, headers: response.headers, body: body)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a `Double`.
+    var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
