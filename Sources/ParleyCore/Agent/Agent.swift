@@ -1,0 +1,166 @@
+import Foundation
+
+/// An LLM agent: instructions, tools and a language model, run one turn at a time.
+///
+/// A turn streams the reply text as it arrives, runs the tool calls of each step concurrently
+/// (each with a timeout; a failing tool's error text goes back to the model), feeds the results
+/// back, and repeats up to `AgentOptions.maxSteps` model requests. Cancelling the consuming task
+/// cancels the model stream and running tools at once.
+///
+/// ```swift
+/// let agent = Agent(model: model, instructions: "You are brief.", tools: ToolRegistry([CalculatorTool()]))
+/// for try await event in agent.run(history: try await store.messages(in: id)) {
+///     if case .textDelta(let text) = event { speak(text) }
+///     if case .message(let message) = event { try await store.append([message], to: id) }
+/// }
+/// ```
+public struct Agent: Sendable {
+    /// The model that writes the replies.
+    public var model: any LanguageModel
+    /// The system prompt, always sent first.
+    public var instructions: String
+    /// The tools the model may call.
+    public var tools: ToolRegistry
+    /// How turns run.
+    public var options: AgentOptions
+
+    /// Creates an agent.
+    public init(model: any LanguageModel, instructions: String, tools: ToolRegistry = ToolRegistry(), options: AgentOptions = AgentOptions()) {
+        self.model = model
+        self.instructions = instructions
+        self.tools = tools
+        self.options = options
+    }
+
+    /// Runs one turn on `history` (the conversation so far, ending with the user's message).
+    /// - Returns: the turn's events; the stream throws the model's `ProviderError` if a request fails.
+    public func run(history: [ChatMessage]) -> AsyncThrowingStream<AgentEvent, any Error> {
+        // Events are small and the consumer is the session loop; it drains them as they come.
+        let (events, continuation) = AsyncThrowingStream.makeStream(of: AgentEvent.self, bufferingPolicy: .unbounded)
+        let turn = Task { [self] in
+            do {
+                try await runTurn(history: history, events: continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in turn.cancel() }
+        return events
+    }
+
+    private func runTurn(history: [ChatMessage], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation) async throws {
+        var conversation = history
+        var totalUsage: TokenUsage?
+        for step in 1...options.maxSteps {
+            let isLastStep = step == options.maxSteps
+            let request = ChatRequest(
+                messages: options.window.messages(instructions: instructions, history: conversation),
+                tools: tools.definitions,
+                toolChoice: tools.isEmpty ? nil : (isLastStep && options.maxSteps > 1 ? ToolChoice.none : .auto),
+                temperature: options.temperature,
+                maxTokens: options.maxTokens
+            )
+            var text = ""
+            var toolCalls: [ToolCall] = []
+            var reason = FinishReason.stop
+            var usage: TokenUsage?
+            for try await event in model.stream(request) {
+                switch event {
+                case .textDelta(let delta):
+                    text += delta
+                    events.yield(.textDelta(delta))
+                case .toolCall(let call):
+                    toolCalls.append(call)
+                case .finished(let finishReason, let stepUsage):
+                    reason = finishReason
+                    usage = stepUsage
+                }
+            }
+            try Task.checkCancellation()
+            if let usage {
+                totalUsage = TokenUsage(
+                    promptTokens: (totalUsage?.promptTokens ?? 0) + usage.promptTokens,
+                    completionTokens: (totalUsage?.completionTokens ?? 0) + usage.completionTokens
+                )
+            }
+
+            let reply = ChatMessage.assistant(text: text, toolCalls: toolCalls)
+            if toolCalls.isEmpty {
+                if !text.isEmpty { events.yield(.message(reply)) }
+                events.yield(.stepFinished(reason, usage))
+                events.yield(.finished(reason, totalUsage))
+                return
+            }
+            conversation.append(reply)
+            events.yield(.message(reply))
+
+            if isLastStep {
+                for call in toolCalls {
+                    events.yield(.message(.tool(callID: call.id, content: "Not run: the step limit was reached.")))
+                }
+                events.yield(.stepFinished(reason, usage))
+                events.yield(.textDelta(options.maxStepsMessage))
+                events.yield(.message(.assistant(text: options.maxStepsMessage)))
+                events.yield(.finished(.maxStepsReached, totalUsage))
+                return
+            }
+
+            let results = try await runTools(toolCalls, events: events)
+            for (call, result) in zip(toolCalls, results) {
+                let message = ChatMessage.tool(callID: call.id, content: result.output)
+                conversation.append(message)
+                events.yield(.message(message))
+            }
+            events.yield(.stepFinished(reason, usage))
+        }
+    }
+
+    /// What finished first among the children of one step's tool group.
+    private enum StepChild: Sendable {
+        case tool(index: Int, ToolResult)
+        case fillerDue
+        case fillerCancelled
+    }
+
+    /// Runs `calls` concurrently; results come back in call order, events in completion order.
+    private func runTools(_ calls: [ToolCall], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation) async throws -> [ToolResult] {
+        for call in calls { events.yield(.toolCallStarted(call)) }
+        let tools = tools
+        let timeout = options.toolTimeout
+        let clock = options.clock
+        let results = await withTaskGroup(of: StepChild.self) { group -> [ToolResult?] in
+            for (index, call) in calls.enumerated() {
+                group.addTask { .tool(index: index, await tools.execute(call, timeout: timeout, clock: clock)) }
+            }
+            if let delay = options.fillerDelay, !options.fillerLine.isEmpty {
+                group.addTask {
+                    do {
+                        try await clock.sleep(for: delay)
+                        return .fillerDue
+                    } catch {
+                        return .fillerCancelled
+                    }
+                }
+            }
+            var results = [ToolResult?](repeating: nil, count: calls.count)
+            var pending = calls.count
+            while pending > 0, let child = await group.next() {
+                switch child {
+                case .tool(let index, let result):
+                    results[index] = result
+                    pending -= 1
+                    events.yield(.toolCallFinished(calls[index], output: result.output, isError: result.isError))
+                case .fillerDue:
+                    events.yield(.filler(options.fillerLine))
+                case .fillerCancelled:
+                    break
+                }
+            }
+            group.cancelAll()
+            return results
+        }
+        try Task.checkCancellation()
+        return results.map { $0 ?? ToolResult(output: "Error: the tool did not run.", isError: true) }
+    }
+}

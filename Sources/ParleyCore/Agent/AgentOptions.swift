@@ -1,0 +1,47 @@
+import Foundation
+
+/// How an `Agent` runs a turn.
+public struct AgentOptions: Sendable {
+    /// The most model requests in one turn (default 5). The last one is made with tool choice
+    /// `none`; if the model still asks for tools, the turn ends with `maxStepsMessage`.
+    public var maxSteps: Int
+    /// How long one tool call may run before its result becomes a timeout error.
+    public var toolTimeout: Duration
+    /// How long the tools of a step may run before the agent emits `fillerLine`; `nil` never does.
+    public var fillerDelay: Duration?
+    /// The short line to say while slow tools run, for example "One moment."
+    public var fillerLine: String
+    /// What the agent says when the model is still calling tools after `maxSteps`.
+    public var maxStepsMessage: String
+    /// Sampling temperature; `nil` leaves it to the provider.
+    public var temperature: Double?
+    /// The most tokens per model reply; `nil` leaves it to the provider.
+    public var maxTokens: Int?
+    /// Which part of the history is sent with each request.
+    public var window: ConversationWindow
+    /// The clock tool timeouts and the filler delay are measured on.
+    public var clock: any Clock<Duration>
+
+    /// Creates options; every parameter has a default suited to a voice agent.
+    public init(
+        maxSteps: Int = 5,
+        toolTimeout: Duration = .seconds(15),
+        fillerDelay: Duration? = .milliseconds(1_500),
+        fillerLine: String = "One moment.",
+        maxStepsMessage: String = "Sorry, I couldn't finish that. Could you try asking in a different way?",
+        temperature: Double? = nil,
+        maxTokens: Int? = nil,
+        window: ConversationWindow = ConversationWindow(),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.maxSteps = max(1, maxSteps)
+        self.toolTimeout = toolTimeout
+        self.fillerDelay = fillerDelay
+        self.fillerLine = fillerLine
+        self.maxStepsMessage = maxStepsMessage
+        self.temperature = temperature
+        self.maxTokens = maxTokens
+        self.window = window
+        self.clock = clock
+    }
+}
