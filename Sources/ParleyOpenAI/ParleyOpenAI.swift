@@ -1,2 +1,0 @@
-/// ParleyOpenAI — see DESIGN.md for what this target holds.
-public enum ParleyOpenAIModule {}
