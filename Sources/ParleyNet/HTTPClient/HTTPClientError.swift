@@ -39,6 +39,8 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(kind.rawValue): \(message)" }
 
     /// Classifies a transport error; `nil` when it means the request was cancelled.
+    /// On Linux, libcurl failures without a closer match (a body cut off, an empty reply) arrive
+    /// as `URLError.unknown`; they mean the connection broke.
     static func classifying(_ error: any Error) -> HTTPClientError? {
         guard let urlError = error as? URLError else {
             return HTTPClientError(.other, message: "\(error)", underlying: error)
@@ -52,7 +54,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
              .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
              .clientCertificateRequired, .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed:
             kind = .connectionFailed
-        case .networkConnectionLost, .cannotParseResponse, .badServerResponse, .zeroByteResource,
+        case .unknown, .networkConnectionLost, .cannotParseResponse, .badServerResponse, .zeroByteResource,
              .cannotDecodeRawData, .cannotDecodeContentData:
             kind = .connectionLost
         case .timedOut:
