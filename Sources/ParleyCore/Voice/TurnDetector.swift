@@ -1,0 +1,241 @@
+import Foundation
+
+/// Decides when a person starts and stops speaking, from per-frame speech probabilities.
+///
+/// A value-type state machine, quiet → starting → speaking → stopping → quiet, with the
+/// parameters of the OpenAI Realtime `server_vad` plus a minimum speech duration and a maximum
+/// utterance length. Feed it every frame with the frame's audio time; it returns what
+/// happened. Time is audio time in milliseconds since the start of the input stream, as
+/// the realtime protocol's `audio_start_ms` / `audio_end_ms` use it.
+///
+/// ```swift
+/// var turns = TurnDetector(sampleRate: 16_000)
+/// for action in turns.process(probability: vad.speechProbability(of: frame), frame: frame, at: timeMs) {
+///     switch action {
+///     case .speechStarted(let startMs): send(.speechStarted(startMs))
+///     case .speechStopped(let endMs): send(.speechStopped(endMs))
+///     case .commit(let utterance): transcribe(utterance.samples)
+///     case .idleTimeout(let startMs, let endMs): nudge(startMs, endMs)
+///     }
+/// }
+/// ```
+public struct TurnDetector: Sendable {
+    /// Tuning; may be changed between frames and applies from the next frame.
+    public struct Configuration: Sendable, Hashable, Codable {
+        /// Probability at or above which a frame counts as speech (`threshold`).
+        public var threshold: Float
+        /// Audio kept from before speech began and included in the utterance (`prefix_padding_ms`).
+        public var prefixPaddingMs: Int
+        /// Silence that ends a turn (`silence_duration_ms`).
+        public var silenceDurationMs: Int
+        /// Silence after `armIdleTimeout(at:)` that raises `idleTimeout` (`idle_timeout_ms`); `nil` never.
+        public var idleTimeoutMs: Int?
+        /// Speech needed before a turn is announced; shorter sounds (clicks, coughs) are dropped.
+        public var minimumSpeechMs: Int
+        /// Utterance length (prefix included) at which a commit is forced; `nil` never.
+        public var maximumUtteranceMs: Int?
+
+        /// Creates a configuration; the defaults are OpenAI's `server_vad` defaults.
+        public init(
+            threshold: Float = 0.5,
+            prefixPaddingMs: Int = 300,
+            silenceDurationMs: Int = 500,
+            idleTimeoutMs: Int? = nil,
+            minimumSpeechMs: Int = 100,
+            maximumUtteranceMs: Int? = 30_000
+        ) {
+            self.threshold = threshold
+            self.prefixPaddingMs = prefixPaddingMs
+            self.silenceDurationMs = silenceDurationMs
+            self.idleTimeoutMs = idleTimeoutMs
+            self.minimumSpeechMs = minimumSpeechMs
+            self.maximumUtteranceMs = maximumUtteranceMs
+        }
+    }
+
+    /// Where the detector is in a turn.
+    public enum State: Sendable, Hashable {
+        /// No speech; recent audio is kept as prefix padding.
+        case quiet
+        /// Speech began but is not yet long enough to announce.
+        case starting
+        /// A turn is in progress and the last frame was speech.
+        case speaking
+        /// A turn is in progress and silence is running.
+        case stopping
+    }
+
+    /// One finished utterance.
+    public struct Utterance: Sendable, Hashable {
+        /// Mono samples from `audioStartMs` to `audioEndMs`, prefix padding and closing silence included.
+        public var samples: [Float]
+        /// Audio time of the first sample.
+        public var audioStartMs: Int
+        /// Audio time just after the last sample.
+        public var audioEndMs: Int
+        /// Whether the commit was forced by `maximumUtteranceMs` while speech went on.
+        public var reachedMaximumLength: Bool
+    }
+
+    /// What the caller should do after a frame.
+    public enum Action: Sendable, Hashable {
+        /// A turn began; `audioStartMs` includes the prefix padding.
+        case speechStarted(audioStartMs: Int)
+        /// The turn ended; `audioEndMs` includes the closing silence.
+        case speechStopped(audioEndMs: Int)
+        /// The turn's audio, always right after `speechStopped`.
+        case commit(Utterance)
+        /// Nobody spoke for `idleTimeoutMs` after the timer was armed.
+        case idleTimeout(audioStartMs: Int, audioEndMs: Int)
+    }
+
+    /// The tuning in use.
+    public var configuration: Configuration
+    /// Sample rate of the frames.
+    public let sampleRate: Int
+    /// Where the detector is in a turn.
+    public private(set) var state: State = .quiet
+
+    /// Audio before the current turn (quiet) — the source of prefix padding.
+    private var recent: [Float] = []
+    /// The current turn's audio, prefix included (starting, speaking, stopping).
+    private var utterance: [Float] = []
+    /// Audio time of `utterance.first`.
+    private var utteranceStartMs = 0
+    /// Speech heard since the turn began, in milliseconds.
+    private var voicedMs = 0
+    /// Audio time at which the current run of silence began.
+    private var silenceStartMs = 0
+    /// Audio time at which the idle timer was armed.
+    private var idleArmedAtMs: Int?
+
+    /// Creates a detector for mono frames at `sampleRate`.
+    public init(sampleRate: Int = 16_000, configuration: Configuration = Configuration()) {
+        self.sampleRate = max(sampleRate, 1)
+        self.configuration = configuration
+    }
+
+    /// Advances by one frame.
+    /// - Parameters:
+    ///   - probability: the VAD's speech probability for the frame.
+    ///   - frame: the frame's mono samples at `sampleRate`.
+    ///   - startMs: audio time of the frame's first sample.
+    /// - Returns: what happened, in order; usually nothing.
+    public mutating func process(probability: Float, frame: [Float], at startMs: Int) -> [Action] {
+        let endMs = startMs + frame.count * 1000 / sampleRate
+        let isSpeech = probability >= configuration.threshold
+        var actions: [Action] = []
+        switch state {
+        case .quiet:
+            if isSpeech {
+                begin(frame, at: startMs, endMs: endMs, actions: &actions)
+            } else {
+                keepAsPrefix(frame)
+                if let armedMs = idleArmedAtMs, let timeout = configuration.idleTimeoutMs, endMs - armedMs >= timeout {
+                    idleArmedAtMs = nil
+                    actions.append(.idleTimeout(audioStartMs: armedMs, audioEndMs: endMs))
+                }
+            }
+        case .starting:
+            utterance += frame
+            if isSpeech {
+                voicedMs += endMs - startMs
+                silenceStartMs = endMs
+                announceIfLongEnough(&actions)
+            } else if endMs - silenceStartMs >= configuration.minimumSpeechMs {
+                abandon()
+            }
+        case .speaking:
+            utterance += frame
+            if !isSpeech {
+                state = .stopping
+                silenceStartMs = startMs
+            }
+            forceCommitIfTooLong(endMs: endMs, actions: &actions)
+        case .stopping:
+            utterance += frame
+            if isSpeech {
+                state = .speaking
+            } else if endMs - silenceStartMs >= configuration.silenceDurationMs {
+                finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
+                return actions
+            }
+            forceCommitIfTooLong(endMs: endMs, actions: &actions)
+        }
+        return actions
+    }
+
+    /// Starts the idle timer at audio time `ms` (call when the agent's reply finished playing).
+    public mutating func armIdleTimeout(at ms: Int) { idleArmedAtMs = ms }
+
+    /// Stops the idle timer.
+    public mutating func disarmIdleTimeout() { idleArmedAtMs = nil }
+
+    /// Drops any turn in progress and all buffered audio (`input_audio_buffer.clear`).
+    public mutating func reset() {
+        state = .quiet
+        recent.removeAll()
+        utterance.removeAll()
+        voicedMs = 0
+        idleArmedAtMs = nil
+    }
+
+    /// Samples of prefix padding to keep.
+    private var prefixCapacity: Int { max(configuration.prefixPaddingMs, 0) * sampleRate / 1000 }
+
+    /// Adds quiet audio to the prefix, keeping only the newest `prefixCapacity` samples
+    /// (trimmed in batches so the cost per frame stays constant).
+    private mutating func keepAsPrefix(_ frame: [Float]) {
+        recent += frame
+        if recent.count > 2 * prefixCapacity + frame.count {
+            recent.removeFirst(recent.count - prefixCapacity)
+        }
+    }
+
+    /// Enters `starting` with the prefix and the first speech frame.
+    private mutating func begin(_ frame: [Float], at startMs: Int, endMs: Int, actions: inout [Action]) {
+        let prefixCount = min(recent.count, prefixCapacity)
+        utterance = Array(recent.suffix(prefixCount)) + frame
+        recent.removeAll()
+        utteranceStartMs = startMs - prefixCount * 1000 / sampleRate
+        voicedMs = endMs - startMs
+        silenceStartMs = endMs
+        state = .starting
+        announceIfLongEnough(&actions)
+    }
+
+    /// Moves from `starting` to `speaking` once enough speech was heard.
+    private mutating func announceIfLongEnough(_ actions: inout [Action]) {
+        guard voicedMs >= configuration.minimumSpeechMs else { return }
+        state = .speaking
+        idleArmedAtMs = nil
+        actions.append(.speechStarted(audioStartMs: utteranceStartMs))
+    }
+
+    /// Drops a start that was too short to be speech; its audio becomes prefix again.
+    private mutating func abandon() {
+        state = .quiet
+        recent = utterance
+        utterance.removeAll()
+        keepAsPrefix([])
+    }
+
+    /// Forces a commit when the utterance reached `maximumUtteranceMs`.
+    private mutating func forceCommitIfTooLong(endMs: Int, actions: inout [Action]) {
+        guard let maximum = configuration.maximumUtteranceMs, endMs - utteranceStartMs >= maximum else { return }
+        finish(endMs: endMs, reachedMaximumLength: true, actions: &actions)
+    }
+
+    /// Ends the turn: announces the stop and hands over the utterance.
+    private mutating func finish(endMs: Int, reachedMaximumLength: Bool, actions: inout [Action]) {
+        actions.append(.speechStopped(audioEndMs: endMs))
+        actions.append(.commit(Utterance(
+            samples: utterance,
+            audioStartMs: utteranceStartMs,
+            audioEndMs: endMs,
+            reachedMaximumLength: reachedMaximumLength
+        )))
+        utterance = []
+        state = .quiet
+    }
+}
