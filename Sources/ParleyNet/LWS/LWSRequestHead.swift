@@ -1,0 +1,109 @@
+import CLibWebsockets
+import Foundation
+
+/// Reads the request line, headers and peer of an lws server connection whose header table is
+/// still attached (`LWS_CALLBACK_HTTP`, `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`). Service thread only.
+enum LWSRequestHead {
+    /// The token index of each method lws recognises, with its name.
+    private static let methodTokens: [(lws_token_indexes, String)] = [
+        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_PUT_URI, "PUT"),
+        (WSI_TOKEN_PATCH_URI, "PATCH"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+        (WSI_TOKEN_HEAD_URI, "HEAD"),
+    ]
+
+    /// The header tokens lws parses into indexes, with their field names (no colon).
+    private static let headerTokens: [(lws_token_indexes, String)] = {
+        var tokens: [(lws_token_indexes, String)] = []
+        for index in 0..<WSI_TOKEN_COUNT.rawValue {
+            let token = lws_token_indexes(rawValue: index)
+            guard let cName = lws_token_to_string(token) else { continue }
+            let name = String(cString: cName)
+            // Real header fields end with a colon; methods, pseudo-headers and markers do not.
+            guard name.hasSuffix(":"), !name.hasPrefix(":") else { continue }
+            tokens.append((token, String(name.dropLast())))
+        }
+        return tokens
+    }()
+
+    /// The request method and the token holding its URI, or `nil` for a method lws did not parse.
+    static func method(_ wsi: OpaquePointer) -> (name: String, uriToken: lws_token_indexes)? {
+        for (token, name) in methodTokens where lws_hdr_total_length(wsi, token) > 0 {
+            return (name, token)
+        }
+        return nil
+    }
+
+    /// The value of header `token`, or `nil` when absent.
+    static func value(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+            let copied = Int(lws_hdr_copy(wsi, buffer.baseAddress, Int32(length + 1), token))
+            return copied < 0 ? nil : CText.string(buffer.baseAddress, length: copied)
+        }
+    }
+
+    /// The value of a header lws does not know by index (`name` lower case, no colon).
+    static func customValue(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let key = name.lowercased() + ":"
+        return key.withCString { cKey -> String? in
+            let keyLength = Int32(strlen(cKey))
+            let length = Int(lws_hdr_custom_length(wsi, cKey, keyLength))
+            guard length >= 0 else { return nil }
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+                let copied = Int(lws_hdr_custom_copy(wsi, buffer.baseAddress, Int32(length + 1), cKey, keyLength))
+                return copied < 0 ? nil : CText.string(buffer.baseAddress, length: copied)
+            }
+        }
+    }
+
+    /// Every known header that is present, plus the listed custom ones.
+    static func headers(_ wsi: OpaquePointer, customNames: [String]) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for (token, name) in headerTokens {
+            if let value = value(wsi, token) { headers.add(name, value) }
+        }
+        for name in customNames {
+            if let value = customValue(wsi, name) { headers.add(name.lowercased(), value) }
+        }
+        return headers
+    }
+
+    /// The decoded query parameters (lws splits them on `&` and decodes them).
+    static func query(_ wsi: OpaquePointer) -> [String: String] {
+        var query: [String: String] = [:]
+        var index: Int32 = 0
+        while true {
+            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
+            guard length > 0 else { break }
+            let fragment = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer -> String in
+                let copied = Int(lws_hdr_copy_fragment(wsi, buffer.baseAddress, Int32(length + 1), WSI_TOKEN_HTTP_URI_ARGS, index))
+                return CText.string(buffer.baseAddress, length: max(copied, 0))
+            }
+            if let equals = fragment.firstIndex(of: "=") {
+                query[String(fragment[..<equals])] = String(fragment[fragment.index(after: equals)...])
+            } else if !fragment.isEmpty {
+                query[fragment] = ""
+            }
+            index += 1
+        }
+        return query
+    }
+
+    /// The peer's numeric address.
+    static func remoteAddress(_ wsi: OpaquePointer) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            buffer.initialize(repeating: 0)
+            guard lws_get_peer_simple(wsi, buffer.baseAddress, 64) != nil else { return "" }
+            return String(cString: buffer.baseAddress!)
+        }
+    }
+
+    /// Whether the request asked to keep the connection open after the response.
+    static func wantsKeepAlive(_ wsi: OpaquePointer) -> Bool {
+        let version = value(wsi, WSI_TOKEN_HTTP) ?? ""
+        let connection = value(wsi, WSI_TOKEN_CONNECTION)?.lowercased() ?? ""
+        if version.hasSuffix("1.1") { return !connection.contains("close") }
+        return connection.contains("keep-alive")
+    }
+}

@@ -1,0 +1,101 @@
+import CLibWebsockets
+import Foundation
+
+/// Work that must run on a libwebsockets service thread (the only thread allowed to touch
+/// the context's connections).
+protocol ServiceThreadWork: AnyObject {
+    /// Runs on the service thread after `ServiceLoop.schedule`.
+    func runOnServiceThread()
+}
+
+/// One libwebsockets context and the dedicated thread that services it.
+///
+/// Other threads never call into lws except `lws_cancel_service`: they `schedule` work, which
+/// wakes the service thread; its `LWS_CALLBACK_EVENT_WAIT_CANCELLED` calls `drainScheduledWork`.
+///
+/// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
+/// thread starts and read-only afterwards (cancellation goes through `state`).
+final class ServiceLoop: @unchecked Sendable {
+    private struct State {
+        /// The live context; `nil` once the loop stopped, so no one wakes a destroyed context.
+        var context: OpaquePointer?
+        var scheduled: [any ServiceThreadWork] = []
+        var stopRequested = false
+    }
+
+    private let state = Locked(State())
+    private let finished = Locked<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private(set) var context: OpaquePointer?
+    private let name: String
+
+    /// Creates a loop for an already created context; call `start` to begin servicing it.
+    init(context: OpaquePointer, name: String) {
+        self.context = context
+        self.name = name
+        state.withLock { $0.context = context }
+    }
+
+    /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
+    func start(onExit: @escaping @Sendable () -> Void = {}) {
+        let thread = Thread { [self] in
+            runUntilStopped()
+            onExit()
+            let waiters = finished.withLock { finished -> [CheckedContinuation<Void, Never>] in
+                finished.done = true
+                defer { finished.waiters = [] }
+                return finished.waiters
+            }
+            waiters.forEach { $0.resume() }
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func runUntilStopped() {
+        guard let context else { return }
+        while !state.withLock({ $0.stopRequested }) {
+            if lws_service(context, 0) < 0 { break }
+        }
+        state.withLock { $0.context = nil }
+        // Work scheduled after the stop still runs, so no waiter is left hanging.
+        drainScheduledWork()
+        lws_context_destroy(context)
+        self.context = nil
+    }
+
+    /// Asks the service thread to run `work.runOnServiceThread()` soon. Safe from any thread.
+    func schedule(_ work: any ServiceThreadWork) {
+        state.withLock { state in
+            state.scheduled.append(work)
+            if state.scheduled.count == 1, let context = state.context {
+                lws_cancel_service(context)
+            }
+        }
+    }
+
+    /// Runs everything scheduled so far; called on the service thread.
+    func drainScheduledWork() {
+        let work = state.withLock { state -> [any ServiceThreadWork] in
+            defer { state.scheduled = [] }
+            return state.scheduled
+        }
+        for item in work { item.runOnServiceThread() }
+    }
+
+    /// Stops the loop: the service thread finishes its iteration, destroys the context (which
+    /// closes every connection) and exits. Returns when that is done.
+    func stop() async {
+        state.withLock { state in
+            state.stopRequested = true
+            if let context = state.context { lws_cancel_service(context) }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyDone = finished.withLock { finished -> Bool in
+                if !finished.done { finished.waiters.append(continuation) }
+                return finished.done
+            }
+            if alreadyDone { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+import CLibWebsockets
+import Foundation
+
+/// The libwebsockets side of an `HTTPServer`: the context, its protocols and the callback
+/// that turns lws events into exchanges and WebSocket connections.
+///
+/// `@unchecked Sendable`: `isDraining` is guarded by its lock; `liveWebSockets` and the
+/// subprotocol name buffer are touched only on the service thread; the rest is immutable
+/// after `start()`.
+final class HTTPServerCore: @unchecked Sendable {
+    let configuration: HTTPServer.Configuration
+    let router: Router
+    let exchanges = ActivityTracker()
+    let webSockets = ActivityTracker()
+    private let staticFiles: StaticFiles?
+    private let strings = CStringPool()
+    private let draining = Locked(false)
+
+    // Kept alive for the context's lifetime: lws holds these pointers.
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
+    /// The name of the WebSocket protocol; rewritten before each upgrade to the subprotocol
+    /// the route chose, because lws answers with the name of the protocol it matched.
+    private let subprotocolName = UnsafeMutablePointer<CChar>.allocate(capacity: subprotocolNameCapacity)
+    private static let subprotocolNameCapacity = 64
+
+    private(set) var loop: ServiceLoop?
+    private(set) var port = 0
+    private var liveWebSockets: [ObjectIdentifier: WebSocketConnection] = [:]
+
+    static let httpProtocolName = "parley-http"
+    static let rawProtocolName = "parley-raw"
+
+    init(configuration: HTTPServer.Configuration, router: Router) {
+        self.configuration = configuration
+        self.router = router
+        self.staticFiles = configuration.staticRoot.map(StaticFiles.init(root:))
+        subprotocolName.initialize(repeating: 0, count: Self.subprotocolNameCapacity)
+    }
+
+    deinit {
+        protocols?.deallocate()
+        retryPolicy?.deallocate()
+        subprotocolName.deallocate()
+    }
+
+    var isDraining: Bool {
+        get { draining.withLock { $0 } }
+        set { draining.withLock { $0 = newValue } }
+    }
+
+    // MARK: Starting
+
+    /// Creates the context (binding the port) and starts the service thread.
+    func start() throws {
+        LWSLogging.configure()
+        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 4)
+        protocols.initialize(repeating: lws_protocols(), count: 4)
+        protocols[0].name = strings.copy(Self.httpProtocolName)
+        protocols[0].callback = httpServerCallback
+        protocols[0].rx_buffer_size = 64 << 10
+        protocols[1].name = UnsafePointer(subprotocolName)
+        protocols[1].callback = httpServerCallback
+        protocols[1].rx_buffer_size = 64 << 10
+        protocols[2].name = strings.copy(Self.rawProtocolName)
+        protocols[2].callback = httpServerCallback
+        self.protocols = protocols
+
+        let idle = max(configuration.webSocketIdleTimeout, 2)
+        let retry = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
+        retry.initialize(to: lws_retry_bo_t())
+        retry.pointee.secs_since_valid_ping = UInt16(clamping: idle / 2)
+        retry.pointee.secs_since_valid_hangup = UInt16(clamping: idle)
+        self.retryPolicy = retry
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        info.iface = strings.copy(configuration.host)
+        info.vhost_name = strings.copy("parley")
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        if !configuration.host.contains(":") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        info.listen_accept_role = strings.copy("raw-skt")
+        info.listen_accept_protocol = strings.copy(Self.rawProtocolName)
+        info.max_http_header_data = 16 << 10
+        info.max_http_header_pool = 256
+        info.pt_serv_buf_size = 64 << 10
+        info.keepalive_timeout = 15
+        info.retry_and_idle_policy = UnsafePointer(retry)
+        info.alpn = strings.copy("http/1.1")
+        if let tls = configuration.tls {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = strings.copy(tls.certificatePath)
+            info.ssl_private_key_filepath = strings.copy(tls.privateKeyPath)
+        }
+
+        guard let context = lws_create_context(&info) else {
+            throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port)
+        }
+        guard let vhost = lws_get_vhost_by_name(context, "parley") else {
+            lws_context_destroy(context)
+            throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port)
+        }
+        port = Int(lws_get_vhost_listen_port(vhost))
+        let loop = ServiceLoop(context: context, name: "parley-http-\(port)")
+        self.loop = loop
+        // The loop's thread keeps the core alive until the context is destroyed.
+        loop.start { [self] in _ = self }
+    }
+
+    // MARK: Callback dispatch (service thread)
+
+    func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            loop?.drainScheduledWork()
+        case LWS_CALLBACK_HTTP:
+            return startExchange(wsi, path: CText.string(input, length: length))
+        case LWS_CALLBACK_HTTP_BODY:
+            guard let exchange = attached(wsi) as? HTTPExchange else { return -1 }
+            let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            if !exchange.appendBody(bytes) {
+                exchange.respondAndClose(.error(status: 413, code: "body_too_large",
+                    message: "The request body exceeds \(configuration.maxRequestBodySize) bytes."))
+            }
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let exchange = attached(wsi) as? HTTPExchange else { return -1 }
+            if !exchange.isDiscardingBody { dispatch(exchange) }
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let exchange = attached(wsi) as? HTTPExchange else { return 0 }
+            return completeWrite(wsi, exchange, exchange.writable())
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let exchange = attached(wsi) as? HTTPExchange {
+                exchange.connectionClosed()
+                detach(wsi)
+                exchanges.end()
+            }
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi, upgrade: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "")
+        case LWS_CALLBACK_ESTABLISHED:
+            return webSocketEstablished(wsi)
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = attached(wsi) as? WebSocketConnection else { return -1 }
+            return connection.receive(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let connection = attached(wsi) as? WebSocketConnection else { return -1 }
+            return connection.writable(wsi)
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            (attached(wsi) as? WebSocketConnection)?.peerClosing(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+        case LWS_CALLBACK_CLOSED:
+            (attached(wsi) as? WebSocketConnection)?.closed()
+        case LWS_CALLBACK_RAW_RX:
+            return MalformedRequest.answer(wsi, core: self)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return attached(wsi) is MalformedRequest ? -1 : 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            detach(wsi)
+        default:
+            break
+        }
+        return 0
+    }
+
+    // MARK: Per-connection objects
+
+    /// Binds `object` to `wsi`, retained until `detach`.
+    func attach(_ wsi: OpaquePointer, _ object: AnyObject) {
+        detach(wsi)
+        lws_set_opaque_user_data(wsi, Unmanaged.passRetained(object).toOpaque())
+    }
+
+    /// The object bound to `wsi`, if any.
+    func attached(_ wsi: OpaquePointer) -> AnyObject? {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Unbinds and releases whatever is bound to `wsi`.
+    func detach(_ wsi: OpaquePointer) {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return }
+        lws_set_opaque_user_data(wsi, nil)
+        Unmanaged<AnyObject>.fromOpaque(pointer).release()
+    }
+
+    // MARK: HTTP
+
+    private func startExchange(_ wsi: OpaquePointer, path: String) -> Int32 {
+        guard let method = LWSRequestHead.method(wsi)?.name else { return -1 }
+        let request = HTTPRequest(
+            method: method,
+            path: path.isEmpty ? "/" : path,
+            query: LWSRequestHead.query(wsi),
+            headers: LWSRequestHead.headers(wsi, customNames: configuration.additionalRequestHeaders),
+            remoteAddress: LWSRequestHead.remoteAddress(wsi)
+        )
+        let exchange = HTTPExchange(
+            wsi: wsi, loop: loop!, request: request,
+            keepAlive: LWSRequestHead.wantsKeepAlive(wsi), bodyLimit: configuration.maxRequestBodySize)
+        attach(wsi, exchange)
+        exchanges.begin()
+
+        if isDraining {
+            exchange.respondAndClose(.error(status: 503, code: "shutting_down", message: "The server is shutting down."))
+            return 0
+        }
+        let contentLengthText = request.headers["content-length"]
+        let contentLength = contentLengthText.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        if contentLengthText != nil, contentLength == nil || contentLength! < 0 {
+            exchange.respondAndClose(.error(status: 400, code: "bad_request", message: "Invalid Content-Length."))
+            return 0
+        }
+        if request.headers.contains("transfer-encoding") {
+            exchange.respondAndClose(.error(status: 411, code: "length_required",
+                message: "Chunked request bodies are not supported; send a Content-Length."))
+            return 0
+        }
+        if let contentLength, contentLength > configuration.maxRequestBodySize {
+            exchange.respondAndClose(.error(status: 413, code: "body_too_large",
+                message: "The request body exceeds \(configuration.maxRequestBodySize) bytes."))
+            return 0
+        }
+        if let contentLength, contentLength > 0 || method == "POST" {
+            // lws reads the body next (POST with length 0 gets an empty body callback).
+            exchange.expectBody(length: contentLength)
+            if request.headers["expect"]?.lowercased() == "100-continue", contentLength > 0 {
+                _ = LWSWrite.write(wsi, Data("HTTP/1.1 100 Continue\r\n\r\n".utf8), mode: LWS_WRITE_HTTP)
+            }
+            return 0
+        }
+        if contentLength == nil, ["POST", "PUT", "PATCH"].contains(method) {
+            // lws treats the rest of the connection as body here, so it cannot be reused.
+            exchange.closeAfterResponding()
+        }
+        dispatch(exchange)
+        return 0
+    }
+
+    private func dispatch(_ exchange: HTTPExchange) {
+        exchange.pauseReading()
+        let request = exchange.request
+        switch router.match(method: request.method, path: request.path) {
+        case .handler(let handler, let parameters):
+            exchange.setPathParameters(parameters)
+            exchange.run(handler)
+        case .methodNotAllowed(let allowed):
+            if let staticFiles, ["GET", "HEAD"].contains(request.method), staticFiles.resolve(request.path) != nil {
+                exchange.run { request in staticFiles.response(for: request.path) }
+                return
+            }
+            var response = HTTPResponse.error(status: 405, code: "method_not_allowed",
+                message: "\(request.method) is not allowed on \(request.path).")
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            exchange.respond(response)
+        case .notFound:
+            if let staticFiles, ["GET", "HEAD"].contains(request.method) {
+                exchange.run { request in staticFiles.response(for: request.path) }
+                return
+            }
+            exchange.respond(.error(status: 404, code: "not_found", message: "No route for \(request.method) \(request.path)."))
+        }
+    }
+
+    private func completeWrite(_ wsi: OpaquePointer, _ exchange: HTTPExchange, _ outcome: HTTPExchange.WriteOutcome) -> Int32 {
+        switch outcome {
+        case .wait:
+            return 0
+        case .close:
+            return -1
+        case .completed:
+            exchange.resumeReading()
+            detach(wsi)
+            exchanges.end()
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
+    }
+
+    // MARK: WebSocket
+
+    private func confirmUpgrade(_ wsi: OpaquePointer, upgrade: String) -> Int32 {
+        let path = LWSRequestHead.value(wsi, WSI_TOKEN_GET_URI) ?? "/"
+        var request = HTTPRequest(
+            method: "GET", path: path,
+            query: LWSRequestHead.query(wsi),
+            headers: LWSRequestHead.headers(wsi, customNames: configuration.additionalRequestHeaders),
+            remoteAddress: LWSRequestHead.remoteAddress(wsi)
+        )
+        guard upgrade.caseInsensitiveEquals("websocket") else {
+            return refuseUpgrade(wsi, .error(status: 400, code: "unsupported_upgrade", message: "Only WebSocket upgrades are supported."))
+        }
+        if isDraining {
+            return refuseUpgrade(wsi, .error(status: 503, code: "shutting_down", message: "The server is shutting down."))
+        }
+        guard let (route, parameters) = router.matchWebSocket(path: path) else {
+            return refuseUpgrade(wsi, .error(status: 404, code: "not_found", message: "No WebSocket endpoint at \(path)."))
+        }
+        request.pathParameters = parameters
+        switch route.decide(request) {
+        case .reject(let response):
+            return refuseUpgrade(wsi, response)
+        case .accept(let subprotocol):
+            let offered = SubprotocolOffer(header: LWSRequestHead.value(wsi, WSI_TOKEN_PROTOCOL))
+            if let problem = offered.problem(choosing: subprotocol, reserved: [Self.httpProtocolName, Self.rawProtocolName]) {
+                return refuseUpgrade(wsi, problem)
+            }
+            setSubprotocolName(subprotocol ?? "")
+            attach(wsi, PendingUpgrade(route: route, request: request, subprotocol: subprotocol))
+            return 0
+        }
+    }
+
+    /// Writes `response` instead of upgrading; lws then ends the transaction.
+    private func refuseUpgrade(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+        let body: Data
+        if case .data(let data) = response.body { body = data } else { body = Data() }
+        var bytes = HTTPResponseHead.serialize(
+            status: response.status, headers: response.headers, framing: .contentLength(body.count), keepAlive: true)
+        bytes.append(body)
+        return LWSWrite.write(wsi, bytes, mode: LWS_WRITE_HTTP) ? 1 : -1
+    }
+
+    private func setSubprotocolName(_ name: String) {
+        let bytes = Array(name.utf8.prefix(Self.subprotocolNameCapacity - 1))
+        subprotocolName.update(repeating: 0, count: Self.subprotocolNameCapacity)
+        bytes.withUnsafeBufferPointer { source in
+            UnsafeMutableRawPointer(subprotocolName).copyMemory(from: source.baseAddress!, byteCount: source.count)
+        }
+    }
+
+    private func webSocketEstablished(_ wsi: OpaquePointer) -> Int32 {
+        guard let pending = attached(wsi) as? PendingUpgrade, let loop else { return -1 }
+        let connection = WebSocketConnection(
+            wsi: wsi, loop: loop, subprotocol: pending.subprotocol,
+            maxMessageSize: configuration.maxWebSocketMessageSize,
+            maxOutgoingQueueBytes: configuration.maxOutgoingQueueBytes)
+        attach(wsi, connection)
+        let id = ObjectIdentifier(connection)
+        liveWebSockets[id] = connection
+        webSockets.begin()
+        connection.onClosed = { [weak self] in
+            self?.liveWebSockets[id] = nil
+            self?.webSockets.end()
+        }
+        let route = pending.route
+        let request = pending.request
+        connection.setHandlerTask(Task {
+            await route.onConnection(connection, request)
+            connection.close()
+        })
+        return 0
+    }
+
+    /// Service thread: starts closing every open WebSocket with 1001.
+    func closeAllWebSockets() {
+        for connection in liveWebSockets.values {
+            connection.close(code: WebSocketCloseCode.goingAway, reason: "server shutting down")
+        }
+    }
+}
+
+/// An upgrade the route accepted, waiting for lws to finish the handshake.
+private final class PendingUpgrade {
+    let route: WebSocketRoute
+    let request: HTTPRequest
+    let subprotocol: String?
+
+    init(route: WebSocketRoute, request: HTTPRequest, subprotocol: String?) {
+        self.route = route
+        self.request = request
+        self.subprotocol = subprotocol
+    }
+}
+
+/// The lws protocol callback of every server context.
+func httpServerCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
+    let core = Unmanaged<HTTPServerCore>.fromOpaque(owner).takeUnretainedValue()
+    return core.handle(wsi, reason, input, length)
+}

@@ -1,0 +1,288 @@
+import CLibWebsockets
+import Foundation
+
+/// An open WebSocket, server or client side: receive with `messages`, send from any task.
+///
+/// ```swift
+/// for await message in connection.messages {
+///     try connection.send(message)   // echo
+/// }
+/// ```
+///
+/// `@unchecked Sendable`: `shared` is guarded by its lock; `wsi`, the message being assembled
+/// and the message being written are touched only on the service thread.
+public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
+    /// The received messages; the sequence ends when the connection closes.
+    public let messages: WebSocketMessageStream
+
+    /// The subprotocol both sides agreed on, if any.
+    public var subprotocol: String? { shared.withLock { $0.subprotocol } }
+
+    /// The close code once the connection is closing or closed: the one sent when this side
+    /// closed, the peer's when it closed first, 1006 when the socket dropped without one.
+    public var closeCode: UInt16? { shared.withLock { $0.closeCode } }
+
+    /// Whether the connection can still send.
+    public var isOpen: Bool { shared.withLock { $0.state == .open } }
+
+    /// Largest piece written per writable callback; bigger messages go out as fragments.
+    static let writeSlice = 64 << 10
+
+    private enum State { case open, closing, closed }
+
+    private struct Outgoing {
+        var payload: Data
+        var isBinary: Bool
+    }
+
+    private struct Shared {
+        var state = State.open
+        var subprotocol: String?
+        var closeCode: UInt16?
+        var outgoing = FIFO<Outgoing>()
+        var queuedBytes = 0
+        var closeRequest: (code: UInt16, reason: String)?
+        var mustAbort = false
+        var resumeReading = false
+        var wakeScheduled = false
+        var handlerTask: Task<Void, Never>?
+        var closedWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let loop: ServiceLoop
+    private let maxMessageSize: Int
+    private let maxOutgoingQueueBytes: Int
+    private let inbound: InboundMessageQueue
+    private let shared: Locked<Shared>
+
+    // Service thread only.
+    private var wsi: OpaquePointer?
+    private var assembly = Data()
+    private var assemblyIsBinary = false
+    private var assembling = false
+    private var writing: (message: Outgoing, offset: Int)?
+    private var readingPaused = false
+    /// Runs on the service thread once the connection is closed.
+    var onClosed: (() -> Void)?
+
+    init(wsi: OpaquePointer?, loop: ServiceLoop, subprotocol: String?, maxMessageSize: Int, maxOutgoingQueueBytes: Int) {
+        self.wsi = wsi
+        self.loop = loop
+        self.maxMessageSize = maxMessageSize
+        self.maxOutgoingQueueBytes = maxOutgoingQueueBytes
+        let inbound = InboundMessageQueue()
+        self.inbound = inbound
+        self.messages = WebSocketMessageStream(queue: inbound)
+        var initial = Shared()
+        initial.subprotocol = subprotocol
+        self.shared = Locked(initial)
+        inbound.setOnDrained { [weak self] in self?.resumeReading() }
+    }
+
+    // MARK: Public API
+
+    /// Queues `message` for sending; never blocks.
+    /// - Throws: `WebSocketError.closed` after close; `WebSocketError.backpressure` when the
+    ///   peer stopped reading and the queue is full — the connection is then closed with 1008.
+    public func send(_ message: WebSocketMessage) throws {
+        let outgoing: Outgoing
+        switch message {
+        case .text(let text): outgoing = Outgoing(payload: Data(text.utf8), isBinary: false)
+        case .binary(let data): outgoing = Outgoing(payload: data, isBinary: true)
+        }
+        let limit = maxOutgoingQueueBytes
+        let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
+            guard shared.state == .open else { throw WebSocketError.closed }
+            if shared.queuedBytes > 0, shared.queuedBytes + outgoing.payload.count > limit {
+                shared.state = .closing
+                shared.closeCode = WebSocketCloseCode.policyViolation
+                shared.mustAbort = true
+                shared.outgoing.removeAll()
+                shared.queuedBytes = 0
+                return (claimWake(&shared), true)
+            }
+            shared.outgoing.push(outgoing)
+            shared.queuedBytes += outgoing.payload.count
+            return (claimWake(&shared), false)
+        }
+        if schedule { loop.schedule(self) }
+        if overflowed { throw WebSocketError.backpressure }
+    }
+
+    /// Starts the closing handshake with `code` after the queued messages are sent.
+    /// Does nothing when the connection is already closing.
+    public func close(code: UInt16 = WebSocketCloseCode.normal, reason: String = "") {
+        let schedule = shared.withLock { shared -> Bool in
+            guard shared.state == .open else { return false }
+            shared.state = .closing
+            shared.closeCode = code
+            shared.closeRequest = (code, String(decoding: reason.utf8.prefix(120), as: UTF8.self))
+            return claimWake(&shared)
+        }
+        if schedule { loop.schedule(self) }
+    }
+
+    /// Returns once the connection is fully closed.
+    public func waitUntilClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let closed = shared.withLock { shared -> Bool in
+                if shared.state != .closed { shared.closedWaiters.append(continuation) }
+                return shared.state == .closed
+            }
+            if closed { continuation.resume() }
+        }
+    }
+
+    // MARK: Wiring (service thread unless noted)
+
+    /// Remembers the task running the connection's handler, cancelled when the socket closes.
+    func setHandlerTask(_ task: Task<Void, Never>) {
+        let closed = shared.withLock { shared -> Bool in
+            shared.handlerTask = task
+            return shared.state == .closed
+        }
+        if closed { task.cancel() }
+    }
+
+    /// Records the subprotocol the server chose (client side, before the connection is shared).
+    func setSubprotocol(_ subprotocol: String?) {
+        shared.withLock { $0.subprotocol = subprotocol }
+    }
+
+    /// Binds the connection to its lws connection once it exists (client side).
+    func attach(_ wsi: OpaquePointer) {
+        self.wsi = wsi
+    }
+
+    private func claimWake(_ shared: inout Shared) -> Bool {
+        guard !shared.wakeScheduled else { return false }
+        shared.wakeScheduled = true
+        return true
+    }
+
+    /// Called from the consumer when the inbound buffer drained after a pause (any thread).
+    private func resumeReading() {
+        let schedule = shared.withLock { shared -> Bool in
+            shared.resumeReading = true
+            return claimWake(&shared)
+        }
+        if schedule { loop.schedule(self) }
+    }
+
+    func runOnServiceThread() {
+        let (abort, resume, code) = shared.withLock { shared -> (Bool, Bool, UInt16?) in
+            shared.wakeScheduled = false
+            defer { shared.resumeReading = false }
+            return (shared.mustAbort, shared.resumeReading, shared.closeCode)
+        }
+        guard let wsi else { return }
+        if abort {
+            // The peer is not reading, so a close frame may never get out: drop the socket.
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code ?? WebSocketCloseCode.policyViolation)), nil, 0)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            return
+        }
+        if resume, readingPaused {
+            readingPaused = false
+            lws_rx_flow_control(wsi, 1)
+        }
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Handles received payload; returns non-zero to close the connection.
+    func receive(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        if !assembling {
+            assembling = true
+            assemblyIsBinary = lws_frame_is_binary(wsi) != 0
+            assembly = Data()
+        }
+        guard assembly.count + bytes.count <= maxMessageSize else {
+            shared.withLock { shared in
+                shared.state = .closing
+                shared.closeCode = shared.closeCode ?? WebSocketCloseCode.messageTooBig
+            }
+            assembly = Data()
+            let reason = Array("message too big".utf8)
+            reason.withUnsafeBufferPointer { buffer in
+                lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, UnsafeMutablePointer(mutating: buffer.baseAddress), buffer.count)
+            }
+            return -1
+        }
+        assembly.append(contentsOf: bytes)
+        guard lws_is_final_fragment(wsi) != 0 else { return 0 }
+        assembling = false
+        let message: WebSocketMessage = assemblyIsBinary
+            ? .binary(assembly)
+            : .text(String(decoding: assembly, as: UTF8.self))
+        assembly = Data()
+        if inbound.push(message), !readingPaused {
+            readingPaused = true
+            lws_rx_flow_control(wsi, 0)
+        }
+        return 0
+    }
+
+    /// Writes the next fragment; returns non-zero to close the connection.
+    func writable(_ wsi: OpaquePointer) -> Int32 {
+        if writing == nil, let next = shared.withLock({ $0.outgoing.pop() }) {
+            writing = (next, 0)
+        }
+        if let (message, offset) = writing {
+            let end = min(offset + Self.writeSlice, message.payload.count)
+            let flags = lws_write_ws_flags(
+                Int32(message.isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue),
+                offset == 0 ? 1 : 0, end == message.payload.count ? 1 : 0)
+            let piece = offset == 0 && end == message.payload.count ? message.payload : message.payload.subdata(in: offset..<end)
+            guard LWSWrite.write(wsi, piece, mode: lws_write_protocol(rawValue: UInt32(flags))) else { return -1 }
+            if end == message.payload.count {
+                writing = nil
+                shared.withLock { $0.queuedBytes = max(0, $0.queuedBytes - message.payload.count) }
+            } else {
+                writing = (message, end)
+            }
+        }
+        let (more, closeRequest) = shared.withLock { shared in
+            (!shared.outgoing.isEmpty, shared.closeRequest)
+        }
+        if writing != nil || more {
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        if let closeRequest {
+            var reason = Array(closeRequest.reason.utf8)
+            reason.withUnsafeMutableBufferPointer { buffer in
+                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closeRequest.code)), buffer.baseAddress, buffer.count)
+            }
+            return -1
+        }
+        return 0
+    }
+
+    /// The peer sent a close frame first; `payload` holds its code and reason.
+    func peerClosing(_ payload: UnsafeRawBufferPointer) {
+        let code: UInt16 = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 1005
+        shared.withLock { shared in
+            if shared.closeCode == nil { shared.closeCode = code }
+            if shared.state == .open { shared.state = .closing }
+        }
+    }
+
+    /// The socket is closed: end `messages`, stop the handler and wake anyone waiting.
+    func closed() {
+        wsi = nil
+        writing = nil
+        let (task, waiters) = shared.withLock { shared -> (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            shared.state = .closed
+            if shared.closeCode == nil { shared.closeCode = WebSocketCloseCode.abnormal }
+            shared.outgoing.removeAll()
+            shared.queuedBytes = 0
+            defer { shared.closedWaiters = [] }
+            return (shared.handlerTask, shared.closedWaiters)
+        }
+        inbound.finish()
+        task?.cancel()
+        waiters.forEach { $0.resume() }
+        onClosed?()
+        onClosed = nil
+    }
+}

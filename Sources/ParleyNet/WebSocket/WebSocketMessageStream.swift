@@ -1,0 +1,134 @@
+/// The messages a WebSocket receives, in order; ends when the connection closes.
+///
+/// Iterate it from one task (`for await message in connection.messages`). When the consumer
+/// falls behind, the connection stops reading from the socket until it catches up, so a fast
+/// sender cannot grow memory without bound.
+public struct WebSocketMessageStream: AsyncSequence, Sendable {
+    /// The element type: one complete message.
+    public typealias Element = WebSocketMessage
+    /// Iterating never throws.
+    public typealias Failure = Never
+
+    let queue: InboundMessageQueue
+
+    /// Creates the iterator; there should be only one consumer at a time.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(queue: queue)
+    }
+
+    /// Yields the next message, or `nil` once the connection closed (or the task is cancelled).
+    public struct Iterator: AsyncIteratorProtocol {
+        let queue: InboundMessageQueue
+
+        /// The next message, or `nil` at the end.
+        public mutating func next() async -> WebSocketMessage? {
+            await queue.next()
+        }
+
+        /// The next message, or `nil` at the end (isolation-aware form).
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> WebSocketMessage? {
+            await queue.next()
+        }
+    }
+}
+
+/// A single-consumer queue of received messages with byte-based flow control.
+///
+/// `@unchecked Sendable`: `state` is guarded by its lock.
+final class InboundMessageQueue: @unchecked Sendable {
+    /// Above this many buffered bytes the connection pauses reading.
+    let highWater: Int
+    /// Below this many buffered bytes a paused connection resumes reading.
+    let lowWater: Int
+    private struct State {
+        var messages = FIFO<WebSocketMessage>()
+        var bufferedBytes = 0
+        var finished = false
+        var paused = false
+        var waiter: CheckedContinuation<WebSocketMessage?, Never>?
+        /// Called (on the consumer's thread) when buffered bytes drop below `lowWater` after a pause.
+        var onDrained: (@Sendable () -> Void)?
+    }
+
+    private let state = Locked(State())
+
+    init(highWater: Int = 4 << 20, lowWater: Int = 1 << 20) {
+        self.highWater = highWater
+        self.lowWater = lowWater
+    }
+
+    /// Sets what runs when a paused producer may resume reading.
+    func setOnDrained(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onDrained = action }
+    }
+
+    /// Adds a message; returns `true` when the producer should pause reading.
+    func push(_ message: WebSocketMessage) -> Bool {
+        let (waiter, pause) = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, Never>?, Bool) in
+            guard !state.finished else { return (nil, false) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, false)
+            }
+            state.messages.push(message)
+            state.bufferedBytes += message.byteCount
+            if state.bufferedBytes > highWater, !state.paused {
+                state.paused = true
+                return (nil, true)
+            }
+            return (nil, false)
+        }
+        waiter?.resume(returning: message)
+        return pause
+    }
+
+    /// Ends the sequence after the buffered messages.
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<WebSocketMessage?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
+    func next() async -> WebSocketMessage? {
+        if let (message, drained) = state.withLock({ take(&$0) }) {
+            if drained { state.withLock { $0.onDrained }?() }
+            return message
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WebSocketMessage?, Never>) in
+                let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
+                    if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
+                    if state.finished || Task.isCancelled || state.waiter != nil { return (nil, nil) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let immediate {
+                    immediate.onDrained?()
+                    continuation.resume(returning: immediate.message)
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<WebSocketMessage?, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    /// Pops a buffered message; `drained` tells whether a paused producer may resume.
+    private func take(_ state: inout State) -> (WebSocketMessage, drained: Bool)? {
+        guard let message = state.messages.pop() else { return nil }
+        state.bufferedBytes -= message.byteCount
+        var drained = false
+        if state.paused, state.bufferedBytes < lowWater {
+            state.paused = false
+            drained = true
+        }
+        return (message, drained)
+    }
+}
