@@ -16,11 +16,6 @@ final class CStringPool: @unchecked Sendable {
         return UnsafePointer(pointer)
     }
 
-    /// A C copy of `string`, or `nil` when `string` is `nil`.
-    func copy(_ string: String?) -> UnsafePointer<CChar>? {
-        string.map { copy($0) }
-    }
-
     deinit {
         strings.forEach { free($0) }
     }

@@ -271,14 +271,15 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
     func closed() {
         wsi = nil
         writing = nil
-        let (task, waiters) = shared.withLock { shared -> (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (task, waiters) = shared.withLock { shared -> (Task<Void, Never>?, [CheckedContinuation<Void, Never>])? in
+            guard shared.state != .closed else { return nil }
             shared.state = .closed
             if shared.closeCode == nil { shared.closeCode = WebSocketCloseCode.abnormal }
             shared.outgoing.removeAll()
             shared.queuedBytes = 0
             defer { shared.closedWaiters = [] }
             return (shared.handlerTask, shared.closedWaiters)
-        }
+        } ?? (nil, [])
         inbound.finish()
         task?.cancel()
         waiters.forEach { $0.resume() }

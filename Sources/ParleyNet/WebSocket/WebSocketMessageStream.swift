@@ -17,7 +17,7 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
     }
 
     /// Yields the next message, or `nil` once the connection closed (or the task is cancelled).
-    public struct Iterator: AsyncIteratorProtocol {
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let queue: InboundMessageQueue
 
         /// The next message, or `nil` at the end.
