@@ -1,0 +1,191 @@
+// The realtime connection: a short-lived client token from the server, a WebSocket with the
+// browser subprotocol, and reconnection with backoff when the server is unreachable or restarts.
+
+const TOKEN_PATH = "/v1/local/token";
+const REALTIME_PATH = "/v1/realtime";
+const TOKEN_REFRESH_MARGIN_SECONDS = 60;
+const BACKOFF_SECONDS = [0.5, 1, 2, 4, 8, 15];
+const RECENT_EVENT_MEMORY = 64;
+const SESSION_START_TIMEOUT_MS = 10000;
+
+/** Connection states, as reported to `onStateChange`. */
+export const ConnectionState = Object.freeze({
+  connecting: "connecting",
+  open: "open",
+  waiting: "waiting",
+  blocked: "blocked",
+});
+
+/** Raised when the server refuses to mint a token for this page. */
+class TokenRefused extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Keeps one realtime session open, reconnecting as needed, and hands every server event on. */
+export class RealtimeConnection {
+  /**
+   * @param {{onEvent(event: object): void, onOpen(): void, onClose(): void,
+   *          onStateChange(state: string, detail: object): void}} handlers
+   */
+  constructor(handlers) {
+    this.handlers = handlers;
+    this.state = ConnectionState.connecting;
+    this.socket = null;
+    this.token = null;
+    this.failures = 0;
+    this.everOpened = false;
+    this.retryTimer = null;
+    this.refreshTimer = null;
+    this.nextEventNumber = 1;
+    this.recentEvents = new Map();
+    addEventListener("online", () => this.retryNow());
+  }
+
+  /** Starts connecting (and keeps doing so until a session is open). */
+  start() {
+    this.connect();
+  }
+
+  /** Skips the remaining backoff wait. */
+  retryNow() {
+    if (this.state !== ConnectionState.waiting) return;
+    clearTimeout(this.retryTimer);
+    this.connect();
+  }
+
+  /** Whether events can be sent now. */
+  get isOpen() {
+    return this.state === ConnectionState.open;
+  }
+
+  /**
+   * Sends a client event with a fresh `event_id`.
+   * @returns {boolean} false when the connection is not open (the event is dropped)
+   */
+  send(event) {
+    if (!this.isOpen || this.socket?.readyState !== WebSocket.OPEN) return false;
+    const eventId = `evt_web_${this.nextEventNumber}`;
+    this.nextEventNumber += 1;
+    this.recentEvents.set(eventId, event.type);
+    if (this.recentEvents.size > RECENT_EVENT_MEMORY) {
+      this.recentEvents.delete(this.recentEvents.keys().next().value);
+    }
+    this.socket.send(JSON.stringify({ event_id: eventId, ...event }));
+    return true;
+  }
+
+  /** The type of a recently sent event, to explain which request an error answers. */
+  sentEventType(eventId) {
+    return this.recentEvents.get(eventId) ?? null;
+  }
+
+  async connect() {
+    this.setState(ConnectionState.connecting, { reconnecting: this.everOpened });
+    let token;
+    try {
+      token = await this.freshToken();
+    } catch (error) {
+      if (error instanceof TokenRefused) {
+        this.setState(ConnectionState.blocked, { code: error.code, message: error.message });
+      } else {
+        this.scheduleRetry("unreachable");
+      }
+      return;
+    }
+    let socket;
+    try {
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      socket = new WebSocket(`${scheme}//${location.host}${REALTIME_PATH}`, [
+        "realtime", `openai-insecure-api-key.${token}`,
+      ]);
+    } catch {
+      this.scheduleRetry("unreachable");
+      return;
+    }
+    this.socket = socket;
+    let opened = false;
+    const startTimer = setTimeout(() => socket.close(), SESSION_START_TIMEOUT_MS);
+    socket.onopen = () => {
+      opened = true;
+    };
+    socket.onmessage = (message) => this.receive(message.data, () => {
+      clearTimeout(startTimer);
+      this.failures = 0;
+      this.everOpened = true;
+      this.setState(ConnectionState.open, {});
+      this.handlers.onOpen();
+    });
+    socket.onclose = () => {
+      clearTimeout(startTimer);
+      if (this.socket !== socket) return;
+      this.socket = null;
+      const wasOpen = this.state === ConnectionState.open;
+      if (!opened) this.token = null;
+      if (wasOpen) this.handlers.onClose();
+      this.scheduleRetry(wasOpen ? "closed" : "unreachable");
+    };
+  }
+
+  receive(data, onSessionCreated) {
+    if (typeof data !== "string") {
+      this.handlers.onEvent({ type: "parley.web.unreadable", reason: "binary message" });
+      return;
+    }
+    let event;
+    try {
+      event = JSON.parse(data);
+    } catch {
+      this.handlers.onEvent({ type: "parley.web.unreadable", reason: "not JSON" });
+      return;
+    }
+    if (!event || typeof event.type !== "string") {
+      this.handlers.onEvent({ type: "parley.web.unreadable", reason: "no event type" });
+      return;
+    }
+    if (event.type === "session.created" && this.state !== ConnectionState.open) onSessionCreated();
+    this.handlers.onEvent(event);
+  }
+
+  async freshToken() {
+    const now = Date.now() / 1000;
+    if (this.token && this.token.expiresAt - now > TOKEN_REFRESH_MARGIN_SECONDS) return this.token.value;
+    const response = await fetch(TOKEN_PATH, { method: "POST", cache: "no-store" });
+    const body = await response.json().catch(() => null);
+    if (response.status === 403 || response.status === 401) {
+      throw new TokenRefused(body?.error?.code ?? "token_refused", body?.error?.message ?? "");
+    }
+    if (!response.ok || typeof body?.value !== "string") throw new Error(`token request failed: ${response.status}`);
+    const expiresAt = Number.isFinite(body.expires_at) ? body.expires_at : now + 600;
+    this.token = { value: body.value, expiresAt };
+    this.scheduleTokenRefresh(expiresAt - now);
+    return body.value;
+  }
+
+  /** Fetches the next token shortly before this one expires, so a reconnect never waits on it. */
+  scheduleTokenRefresh(secondsLeft) {
+    clearTimeout(this.refreshTimer);
+    const delay = Math.max(5, secondsLeft - TOKEN_REFRESH_MARGIN_SECONDS) * 1000;
+    this.refreshTimer = setTimeout(() => {
+      this.token = null;
+      this.freshToken().catch(() => {});
+    }, delay);
+  }
+
+  scheduleRetry(reason) {
+    const base = BACKOFF_SECONDS[Math.min(this.failures, BACKOFF_SECONDS.length - 1)];
+    this.failures += 1;
+    const seconds = base * (0.8 + Math.random() * 0.4);
+    const retryAt = Date.now() + seconds * 1000;
+    this.setState(ConnectionState.waiting, { reason, retryAt, attempt: this.failures });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.connect(), seconds * 1000);
+  }
+
+  setState(state, detail) {
+    this.state = state;
+    this.handlers.onStateChange(state, detail);
+  }
+}

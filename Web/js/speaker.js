@@ -1,0 +1,121 @@
+// Playback of the agent's speech through the playback worklet: a queue that stops at once and
+// says how much of each item was heard.
+
+import { sharedAudioContext } from "./audio-context.js";
+import { WIRE_SAMPLE_RATE, base64ToFloat32 } from "./pcm.js";
+
+/** Plays agent audio chunks in order and reports what was played. */
+export class Speaker {
+  /** @param {{onPlayingChange(playing: boolean): void}} handlers */
+  constructor(handlers) {
+    this.handlers = handlers;
+    this.node = null;
+    this.waiting = [];
+    this.playing = false;
+    this.queuedAhead = false;
+    this.chunksReceived = 0;
+    this.chunksPlayed = 0;
+    this.samplesPlayed = 0;
+    this.nextStopRequest = 1;
+    this.pendingStops = new Map();
+    this.failure = null;
+  }
+
+  /** Creates the playback node on the shared context. */
+  async prepare() {
+    try {
+      const context = await sharedAudioContext();
+      this.node = new AudioWorkletNode(context, "parley-playback", {
+        numberOfInputs: 0, numberOfOutputs: 1, outputChannelCount: [1],
+      });
+      this.node.port.onmessage = (event) => this.receive(event.data);
+      this.node.connect(context.destination);
+      for (const message of this.waiting) this.post(message);
+      this.waiting = [];
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
+  }
+
+  /** True while audio is playing or queued to play. */
+  get busy() {
+    return this.playing || this.queuedAhead;
+  }
+
+  /**
+   * Queues one base64 pcm16 chunk of `itemId`.
+   * @returns {number|null} the chunk's sample count, or null when it is not valid pcm16 base64
+   */
+  enqueue(itemId, base64) {
+    const samples = base64ToFloat32(base64);
+    if (!samples) return null;
+    this.chunksReceived += 1;
+    const count = samples.length;
+    if (count === 0) return 0;
+    this.queuedAhead = true;
+    this.post({ type: "enqueue", itemId, samples }, [samples.buffer]);
+    return count;
+  }
+
+  /**
+   * Stops playback at once and empties the queue.
+   * @returns {Promise<{wasPlaying: boolean, itemId: string|null, playedMs: number}>}
+   */
+  stop() {
+    this.queuedAhead = false;
+    if (!this.node) {
+      this.waiting = [];
+      return Promise.resolve({ wasPlaying: false, itemId: null, playedMs: 0 });
+    }
+    const requestId = this.nextStopRequest;
+    this.nextStopRequest += 1;
+    return new Promise((resolve) => {
+      this.pendingStops.set(requestId, resolve);
+      this.node.port.postMessage({ type: "stop", requestId });
+    });
+  }
+
+  post(message, transfer = []) {
+    if (this.node) this.node.port.postMessage(message, transfer);
+    else this.waiting.push(message);
+  }
+
+  receive(message) {
+    switch (message.type) {
+      case "started":
+        this.setPlaying(true);
+        break;
+      case "progress":
+        this.count(message);
+        break;
+      case "drained":
+        this.queuedAhead = false;
+        this.setPlaying(false);
+        break;
+      case "stopped": {
+        this.count(message);
+        this.setPlaying(false);
+        const resolve = this.pendingStops.get(message.requestId);
+        this.pendingStops.delete(message.requestId);
+        resolve?.({
+          wasPlaying: message.wasPlaying,
+          itemId: message.itemId,
+          playedMs: Math.floor((message.playedSamples * 1000) / WIRE_SAMPLE_RATE),
+        });
+        break;
+      }
+    }
+  }
+
+  count(message) {
+    this.chunksPlayed = message.chunksPlayed;
+    this.samplesPlayed = message.totalSamples;
+  }
+
+  setPlaying(playing) {
+    if (this.playing === playing) return;
+    this.playing = playing;
+    this.handlers.onPlayingChange(playing);
+  }
+}
