@@ -44,7 +44,10 @@ enum HTTPResponseHead {
 
     /// Removes CR and LF so a value can never split the header block.
     private static func sanitized(_ text: String) -> String {
-        guard text.contains(where: { $0 == "\r" || $0 == "\n" }) else { return text }
-        return text.filter { $0 != "\r" && $0 != "\n" }
+        // Scalars, not Characters: "\r\n" is a single Character equal to neither.
+        guard text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) else { return text }
+        var clean = String.UnicodeScalarView()
+        clean.append(contentsOf: text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" })
+        return String(clean)
     }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import ParleyNet
+import Testing
+
+@Suite("Graceful shutdown and keepalive")
+struct ShutdownTests {
+    @Test func finishesInFlightRequestsAndRefusesNewOnes() async throws {
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        var router = Router()
+        router.get("/slow") { _ in
+            startedContinuation.yield()
+            for await _ in release { break }
+            return .text("finished")
+        }
+        router.get("/fast") { _ in .text("fast") }
+        let server = HTTPServer(router: router)
+        try server.start()
+        let port = server.port
+
+        let inFlight = Task { () -> (Int, Data) in
+            let response = try await fetch(port: port, path: "/slow")
+            return (response.status, response.body)
+        }
+        for await _ in started { break }
+        let shutdown = Task { await server.shutdown() }
+
+        // While draining, new requests are refused with 503.
+        try await withDeadline(10) {
+            while true {
+                let socket = try RawSocket(port: port)
+                try await socket.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+                if try await socket.receiveResponse().status == 503 { return }
+            }
+        }
+        releaseContinuation.yield()
+        let finished = try await inFlight.value
+        #expect(finished.0 == 200)
+        #expect(String(decoding: finished.1, as: UTF8.self) == "finished")
+        try await withDeadline(10) { await shutdown.value }
+        #expect(throws: RawSocketError.self) { _ = try RawSocket(port: port) }
+    }
+
+    @Test func idleWebSocketThatNeverAnswersPingsIsDropped() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.webSocketIdleTimeout = 2
+        let (closed, closedContinuation) = AsyncStream<UInt16?>.makeStream()
+        var router = Router()
+        router.webSocket("/idle", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                for await _ in connection.messages {}
+                closedContinuation.yield(connection.closeCode)
+            }))
+        try await withServer(configuration, router: router) { server in
+            // A raw client that completes the handshake, then never reads or answers pings.
+            let socket = try RawSocket(port: server.port)
+            try await socket.send("GET /idle HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            _ = try await socket.receive(until: "\r\n\r\n")
+            let code = try await withDeadline(10) { () -> UInt16? in
+                for await code in closed { return code }
+                return nil
+            }
+            #expect(code == 1006)
+        }
+    }
+
+    @Test func aClientAnsweringPingsStaysConnected() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.webSocketIdleTimeout = 2
+        try await withServer(configuration, router: WebSocketTests.echoRouter()) { server in
+            let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server))
+            // Outlive the idle timeout twice over: lws on the client answers the pings.
+            let stillOpen = try await withDeadline(10) { () -> Bool in
+                let start = ContinuousClock.now
+                var iterator = connection.messages.makeAsyncIterator()
+                while ContinuousClock.now - start < .seconds(4) {
+                    try connection.send(.text("tick"))
+                    guard await iterator.next() == .text("tick") else { return false }
+                    // Pace the traffic: the point is to outlive the idle timeout.
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+                return connection.isOpen
+            }
+            #expect(stillOpen)
+        }
+    }
+}
