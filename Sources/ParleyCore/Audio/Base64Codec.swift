@@ -134,29 +134,30 @@ public enum Base64Codec {
     /// Writes the padded encoding of `bytes` to `output` (room for `encodedLength` bytes).
     static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) {
         guard let input = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-        encodingTable.withUnsafeBufferPointer { table in
-            let table = table.baseAddress!
-            let count = bytes.count
-            var inputIndex = 0
-            var outputIndex = 0
+        let count = bytes.count
+        var inputIndex = 0
+        var outputIndex = 0
+        // Each 3 bytes are two 12-bit halves; one table lookup writes both characters of a half.
+        encodingPairTable.withUnsafeBufferPointer { pairs in
+            let pairs = pairs.baseAddress!
+            let destination = UnsafeMutableRawPointer(output)
             while inputIndex + 3 <= count {
-                let triple = UInt32(input[inputIndex]) << 16 | UInt32(input[inputIndex + 1]) << 8
-                    | UInt32(input[inputIndex + 2])
-                output[outputIndex] = table[Int(triple >> 18)]
-                output[outputIndex + 1] = table[Int(triple >> 12 & 0x3F)]
-                output[outputIndex + 2] = table[Int(triple >> 6 & 0x3F)]
-                output[outputIndex + 3] = table[Int(triple & 0x3F)]
+                let triple = Int(input[inputIndex]) << 16 | Int(input[inputIndex + 1]) << 8 | Int(input[inputIndex + 2])
+                destination.storeBytes(of: pairs[triple >> 12], toByteOffset: outputIndex, as: UInt16.self)
+                destination.storeBytes(of: pairs[triple & 0xFFF], toByteOffset: outputIndex + 2, as: UInt16.self)
                 inputIndex += 3
                 outputIndex += 4
             }
-            let remainder = count - inputIndex
-            guard remainder > 0 else { return }
-            let first = UInt32(input[inputIndex])
-            let second = remainder == 2 ? UInt32(input[inputIndex + 1]) : 0
+        }
+        let remainder = count - inputIndex
+        guard remainder > 0 else { return }
+        encodingTable.withUnsafeBufferPointer { table in
+            let first = Int(input[inputIndex])
+            let second = remainder == 2 ? Int(input[inputIndex + 1]) : 0
             let pair = first << 16 | second << 8
-            output[outputIndex] = table[Int(pair >> 18)]
-            output[outputIndex + 1] = table[Int(pair >> 12 & 0x3F)]
-            output[outputIndex + 2] = remainder == 2 ? table[Int(pair >> 6 & 0x3F)] : UInt8(ascii: "=")
+            output[outputIndex] = table[pair >> 18]
+            output[outputIndex + 1] = table[pair >> 12 & 0x3F]
+            output[outputIndex + 2] = remainder == 2 ? table[pair >> 6 & 0x3F] : UInt8(ascii: "=")
             output[outputIndex + 3] = UInt8(ascii: "=")
         }
     }
@@ -165,6 +166,11 @@ public enum Base64Codec {
     private static let encodingTable: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8
     )
+
+    /// For every 12-bit value, its two characters as they lie in memory (first one first).
+    private static let encodingPairTable: [UInt16] = (0..<4096).map { value in
+        (UInt16(encodingTable[value >> 6]) | UInt16(encodingTable[value & 0x3F]) << 8).littleEndian
+    }
 
     /// The value of each byte as a base64 character, or `0xFF` when it is not one.
     private static let decodingTable: [UInt8] = {
