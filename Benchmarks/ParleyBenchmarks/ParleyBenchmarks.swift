@@ -6,6 +6,7 @@ import Foundation
 struct ParleyBenchmarks {
     /// Every benchmark area, by name.
     static let areas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
+        ("audio", runAudioBenchmarks),
     ]
 
     static func main() async {
