@@ -14,11 +14,20 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    /// A standard normal sample (Box–Muller).
+    /// The second value of the last Box–Muller pair, not yet returned.
+    private var spare: Float?
+
+    /// A standard normal sample (Box–Muller, two per pair of uniforms).
     mutating func gaussian() -> Float {
-        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-        let u2 = Double.random(in: 0..<1, using: &self)
-        return Float((-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
+        if let spare {
+            self.spare = nil
+            return spare
+        }
+        let u1 = Float(next() >> 40 | 1) * 0x1p-24
+        let angle = 2 * Float.pi * Float(next() >> 40) * 0x1p-24
+        let radius = (-2 * log(u1)).squareRoot()
+        spare = radius * sin(angle)
+        return radius * cos(angle)
     }
 }
 

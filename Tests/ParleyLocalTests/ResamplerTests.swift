@@ -57,16 +57,16 @@ private let ratePairs = rates.flatMap { from in rates.filter { $0 != from }.map 
 @Suite struct ResamplerTests {
     @Test(arguments: ratePairs)
     func soxrKeepsFrequencyLevelAndTimingOfATone(from: Int, to: Int) throws {
-        let input = tone(1_000, amplitude: 0.5, seconds: 1, sampleRate: from)
+        let input = tone(1_000, amplitude: 0.5, seconds: 0.5, sampleRate: from)
         var resampler = try SoxrResampler(from: from, to: to)
         let output = resampleInChunks(input, with: &resampler, seed: UInt64(from * 7 + to))
-        #expect(abs(output.count - to) <= 2, "\(output.count) samples for one second at \(to) Hz")
+        #expect(abs(output.count - to / 2) <= 2, "\(output.count) samples for half a second at \(to) Hz")
         let steady = output[(to / 20)..<(output.count - to / 20)]
         #expect(abs(measuredFrequency(steady, sampleRate: to) - 1_000) < 0.01)
-        let levelChange = 20 * log10(rms(steady) / rms(input[(from / 20)..<(from - from / 20)]))
+        let levelChange = 20 * log10(rms(steady) / rms(input[(from / 20)..<(input.count - from / 20)]))
         #expect(abs(levelChange) < 0.1, "level changed by \(levelChange) dB")
         // Time-aligned: the output is the same tone sampled at the new rate, with no delay.
-        let ideal = tone(1_000, amplitude: 0.5, seconds: 1, sampleRate: to)
+        let ideal = tone(1_000, amplitude: 0.5, seconds: 0.5, sampleRate: to)
         let worstError = steady.indices.map { abs(output[$0] - ideal[$0]) }.max() ?? 1
         #expect(worstError < 1e-3)
     }
