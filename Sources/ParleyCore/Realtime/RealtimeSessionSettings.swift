@@ -1,0 +1,133 @@
+import Foundation
+
+/// What a response may produce.
+public enum RealtimeModality: String, Sendable, Hashable, CaseIterable {
+    /// Text only.
+    case text
+    /// Speech, with its transcript.
+    case audio
+}
+
+/// A limit on the tokens of one response.
+public enum RealtimeTokenLimit: Sendable, Hashable {
+    /// At most this many tokens (1…4096 in OpenAI's API).
+    case limited(Int)
+    /// No limit beyond the model's own (`"inf"`).
+    case unlimited
+}
+
+/// How turns end.
+public enum RealtimeTurnDetection: Sendable, Hashable {
+    /// No turn detection (`turn_detection: null`): the client commits the audio buffer itself.
+    case manual
+    /// Server voice activity detection ends turns after silence. `semantic_vad` requests map
+    /// here too, with the server VAD defaults.
+    case serverVAD(ServerVADSettings)
+}
+
+/// Transcription of the user's audio.
+public enum RealtimeInputTranscription: Sendable, Hashable {
+    /// No transcripts of the input (`null`).
+    case disabled
+    /// Transcribe the input, with the optional model, language (ISO-639-1) and prompt.
+    case enabled(model: String?, language: String?, prompt: String?)
+}
+
+/// The settings a `session.update` can change, normalised across both dialects. Every field
+/// is optional: `nil` means "not mentioned", so an update leaves that setting as it was.
+public struct RealtimeSessionSettings: Sendable, Hashable {
+    /// The system instructions.
+    public var instructions: String?
+    /// The voice's name (or its custom voice id).
+    public var voice: String?
+    /// Speaking rate, 1.0 is normal (OpenAI allows 0.25…1.5).
+    public var speed: Double?
+    /// Whether responses are spoken (`[.audio]`) or text only (`[.text]`).
+    public var outputModalities: [RealtimeModality]?
+    /// The input audio sample rate; only 24000 (pcm16) is supported.
+    public var inputAudioRate: Int?
+    /// The output audio sample rate; only 24000 (pcm16) is supported.
+    public var outputAudioRate: Int?
+    /// Server VAD turns, or manual commits.
+    public var turnDetection: RealtimeTurnDetection?
+    /// Transcription of the user's audio.
+    public var inputTranscription: RealtimeInputTranscription?
+    /// Tools the client executes itself; an empty array clears them.
+    public var tools: [ToolDefinition]?
+    /// Whether and which tool the model must call.
+    public var toolChoice: ToolChoice?
+    /// Sampling temperature (beta only; GA sessions have none).
+    public var temperature: Double?
+    /// The most tokens per response.
+    public var maxOutputTokens: RealtimeTokenLimit?
+
+    /// The only audio sample rate the protocol carries here: pcm16 at 24 kHz.
+    public static let supportedAudioRate = 24_000
+
+    /// Creates settings; every field left out is "not mentioned".
+    public init(
+        instructions: String? = nil, voice: String? = nil, speed: Double? = nil,
+        outputModalities: [RealtimeModality]? = nil, inputAudioRate: Int? = nil, outputAudioRate: Int? = nil,
+        turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
+        tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
+        maxOutputTokens: RealtimeTokenLimit? = nil
+    ) {
+        self.instructions = instructions
+        self.voice = voice
+        self.speed = speed
+        self.outputModalities = outputModalities
+        self.inputAudioRate = inputAudioRate
+        self.outputAudioRate = outputAudioRate
+        self.turnDetection = turnDetection
+        self.inputTranscription = inputTranscription
+        self.tools = tools
+        self.toolChoice = toolChoice
+        self.temperature = temperature
+        self.maxOutputTokens = maxOutputTokens
+    }
+
+    /// These settings with every field `update` mentions replaced by the update's value.
+    public func merging(_ update: RealtimeSessionSettings) -> RealtimeSessionSettings {
+        RealtimeSessionSettings(
+            instructions: update.instructions ?? instructions,
+            voice: update.voice ?? voice,
+            speed: update.speed ?? speed,
+            outputModalities: update.outputModalities ?? outputModalities,
+            inputAudioRate: update.inputAudioRate ?? inputAudioRate,
+            outputAudioRate: update.outputAudioRate ?? outputAudioRate,
+            turnDetection: update.turnDetection ?? turnDetection,
+            inputTranscription: update.inputTranscription ?? inputTranscription,
+            tools: update.tools ?? tools,
+            toolChoice: update.toolChoice ?? toolChoice,
+            temperature: update.temperature ?? temperature,
+            maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens
+        )
+    }
+
+    /// Whether responses are spoken: true unless the modalities leave audio out.
+    public var speaksResponses: Bool {
+        outputModalities.map { $0.contains(.audio) } ?? true
+    }
+}
+
+/// The session object of `session.created` and `session.updated`: the server's identifiers
+/// and the session's full, effective settings.
+public struct RealtimeSessionInfo: Sendable, Hashable {
+    /// The session id, `sess_…`.
+    public var id: String
+    /// The model name reported to GA clients (beta clients' SDK accepts only OpenAI's names,
+    /// so the beta encoding leaves it out).
+    public var model: String?
+    /// When the session expires, in Unix seconds.
+    public var expiresAt: Int?
+    /// The effective settings; fields left `nil` are left out of the session object.
+    public var settings: RealtimeSessionSettings
+
+    /// Creates a session object.
+    public init(id: String, model: String? = nil, expiresAt: Int? = nil, settings: RealtimeSessionSettings) {
+        self.id = id
+        self.model = model
+        self.expiresAt = expiresAt
+        self.settings = settings
+    }
+}
