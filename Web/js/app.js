@@ -34,7 +34,11 @@ let lostConnection = false;
 const view = {
   render,
   microphoneUnavailable() {
-    microphoneHelp.show(microphone.problem ?? "failed");
+    if (microphone.state !== "failed") {
+      showHint("Allow the microphone to talk");
+      return;
+    }
+    microphoneHelp.show(microphone.problem);
     microphoneHelp.nudge();
   },
   notConnected() {
@@ -177,7 +181,7 @@ talkButton.addEventListener("pointerdown", (event) => {
   if (event.pointerType === "mouse" && event.button !== 0) return;
   event.preventDefault();
   talkButton.setPointerCapture(event.pointerId);
-  conversation.pressTalk(`pointer-${event.pointerId}`);
+  conversation.pressTalk(`pointer-${event.pointerId}`, event.timeStamp);
 });
 // Listened for on the window: the release counts wherever the pointer is when it lifts.
 addEventListener("pointerup", (event) => conversation.releaseTalk(`pointer-${event.pointerId}`));
@@ -190,7 +194,7 @@ talkButton.addEventListener("click", (event) => event.preventDefault());
 document.addEventListener("keydown", (event) => {
   if (event.code !== "Space" || event.altKey || event.ctrlKey || event.metaKey || !spaceTalks(event.target)) return;
   event.preventDefault();
-  if (!event.repeat) conversation.pressTalk("key");
+  if (!event.repeat) conversation.pressTalk("key", event.timeStamp);
 });
 document.addEventListener("keyup", (event) => {
   if (event.code !== "Space" || conversation.hold?.source !== "key") return;
@@ -239,6 +243,7 @@ const parleyDebug = Object.freeze({
   get microphoneProblem() { return microphone.problem; },
   get holding() { return conversation.hold !== null; },
   get capturing() { return microphone.capturing; },
+  get pressToCaptureMs() { return microphone.startLatencyMs; },
   get micLevel() { return microphone.level; },
   get micSeconds() { return microphone.seconds; },
   get chunksSent() { return conversation.chunksSent; },

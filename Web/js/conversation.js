@@ -53,8 +53,12 @@ export class Conversation {
 
   // MARK: - Hold to talk
 
-  /** Pointer down or space down on the talk button: capture starts now (the gate opens). */
-  pressTalk(source) {
+  /**
+   * Pointer down or space down on the talk button: capture starts now (the gate opens).
+   * @param {string} source which pointer or key holds; only its release ends the hold
+   * @param {number} pressedAt the input event's timestamp, to measure how fast capture started
+   */
+  pressTalk(source, pressedAt = performance.now()) {
     if (this.hold) return;
     if (this.handsFree) {
       this.interrupt("button");
@@ -68,7 +72,7 @@ export class Conversation {
       this.view.notConnected();
       return;
     }
-    const captureId = this.microphone.startCapture();
+    const captureId = this.microphone.startCapture(pressedAt);
     if (captureId === null) return;
     this.sendableCaptures.add(captureId);
     this.hold = { captureId, source, startedAt: performance.now() };

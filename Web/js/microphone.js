@@ -31,6 +31,8 @@ export class Microphone {
     this.unconfirmedStops = new Map();
     this.level = 0;
     this.seconds = 0;
+    this.startRequestedAt = new Map();
+    this.startLatencyMs = null;
   }
 
   /** True from a capture's start until the worklet confirms it has stopped forwarding audio. */
@@ -65,13 +67,17 @@ export class Microphone {
     }
   }
 
-  /** Opens the gate: audio from now on is forwarded under the returned capture id. */
-  startCapture() {
+  /**
+   * Opens the gate: audio from now on is forwarded under the returned capture id.
+   * @param {number} requestedAt when the person asked (an event timestamp), for `startLatencyMs`
+   */
+  startCapture(requestedAt = performance.now()) {
     if (this.state !== "open") return null;
     if (this.activeCaptureId !== null) this.stopCapture(this.activeCaptureId);
     const id = this.nextCaptureId;
     this.nextCaptureId += 1;
     this.activeCaptureId = id;
+    this.startRequestedAt.set(id, requestedAt);
     this.node.port.postMessage({ type: "start", id });
     return id;
   }
@@ -96,6 +102,12 @@ export class Microphone {
     switch (message.type) {
       case "audio":
         this.handlers.onAudio(message.id, message.samples);
+        break;
+      case "started":
+        if (this.startRequestedAt.has(message.id)) {
+          this.startLatencyMs = performance.now() - this.startRequestedAt.get(message.id);
+          this.startRequestedAt.delete(message.id);
+        }
         break;
       case "level":
         this.level = message.rms;

@@ -78,7 +78,7 @@ export class Speaker {
 
   post(message, transfer = []) {
     if (this.node) this.node.port.postMessage(message, transfer);
-    else this.waiting.push(message);
+    else if (!this.failure) this.waiting.push(message);
   }
 
   receive(message) {
