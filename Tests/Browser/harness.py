@@ -152,6 +152,8 @@ class Page:
         service = Service(os.environ.get("PARLEY_CHROMEDRIVER", "/usr/bin/chromedriver"))
         self.driver = webdriver.Chrome(service=service, options=options)
         self.microphone = microphone
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": size[0] < 600})
         if dark:
             self.driver.execute_cdp_cmd(
                 "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})

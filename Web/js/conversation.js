@@ -501,6 +501,9 @@ export class Conversation {
     const about = this.connection.sentEventType(error.event_id);
     if (about === "response.cancel" && !this.activeResponseId) return;
     if (about === "input_audio_buffer.commit" || about === "response.create") this.awaitingResponse = false;
+    if (about === "input_audio_buffer.commit" && this.pendingVoiceKeys.length > 0) {
+      this.thread.finishUser(this.pendingVoiceKeys.pop(), "", "(not sent)");
+    }
     this.showError(error, "The server reported an error", about);
   }
 
