@@ -57,6 +57,17 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(runTurns(frames((".", 20), ("#", 2), (".", 40))) == [])
     }
 
+    @Test func syllablesWithShortGapsAddUpToTheMinimumSpeech() {
+        #expect(runTurns(frames((".", 20), ("#", 2), (".", 6), ("#", 2), (".", 6), ("#", 2), (".", 40))) == [
+            "36: started@100", "62: stopped@1260", "62: commit 100..<1260",
+        ])
+    }
+
+    @Test func clicksFarApartNeverAddUp() {
+        #expect(runTurns(frames((".", 20), ("#", 1), (".", 15), ("#", 1), (".", 15), ("#", 1), (".", 15), ("#", 1), (".", 15)))
+            == [])
+    }
+
     @Test func pausesShorterThanSilenceDurationKeepOneTurn() {
         #expect(runTurns(frames((".", 20), ("#", 10), (".", 10), ("#", 10), (".", 30))) == [
             "24: started@100", "74: stopped@1500", "74: commit 100..<1500",

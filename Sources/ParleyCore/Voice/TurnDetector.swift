@@ -32,6 +32,9 @@ public struct TurnDetector: Sendable {
         public var idleTimeoutMs: Int?
         /// Speech needed before a turn is announced; shorter sounds (clicks, coughs) are dropped.
         public var minimumSpeechMs: Int
+        /// Silence that drops a start before it reached `minimumSpeechMs`; shorter gaps, like
+        /// those between the syllables of a first word, keep counting towards it.
+        public var maximumStartGapMs: Int
         /// Utterance length (prefix included) at which a commit is forced; `nil` never.
         public var maximumUtteranceMs: Int?
 
@@ -42,6 +45,7 @@ public struct TurnDetector: Sendable {
             silenceDurationMs: Int = 500,
             idleTimeoutMs: Int? = nil,
             minimumSpeechMs: Int = 100,
+            maximumStartGapMs: Int = 250,
             maximumUtteranceMs: Int? = 30_000
         ) {
             self.threshold = threshold
@@ -49,6 +53,7 @@ public struct TurnDetector: Sendable {
             self.silenceDurationMs = silenceDurationMs
             self.idleTimeoutMs = idleTimeoutMs
             self.minimumSpeechMs = minimumSpeechMs
+            self.maximumStartGapMs = maximumStartGapMs
             self.maximumUtteranceMs = maximumUtteranceMs
         }
     }
@@ -142,7 +147,7 @@ public struct TurnDetector: Sendable {
                 voicedMs += endMs - startMs
                 silenceStartMs = endMs
                 announceIfLongEnough(&actions)
-            } else if endMs - silenceStartMs >= configuration.minimumSpeechMs {
+            } else if endMs - silenceStartMs >= configuration.maximumStartGapMs {
                 abandon()
             }
         case .speaking:
