@@ -139,9 +139,10 @@ function renderBanner() {
   clearInterval(countdownTimer);
   if (state === ConnectionState.waiting) {
     const seconds = secondsUntil(detail.retryAt);
-    const message = detail.reason === "closed"
-      ? `Lost the connection to Parley (the server may be restarting). Reconnecting in ${seconds} s…`
-      : `Can't reach the Parley server. Retrying in ${seconds} s…`;
+    const message = {
+      closed: `Lost the connection to Parley (the server may be restarting). Reconnecting in ${seconds} s…`,
+      "rate-limited": `The server is limiting new connections from this address. Retrying in ${seconds} s…`,
+    }[detail.reason] ?? `Can't reach the Parley server. Retrying in ${seconds} s…`;
     banner.show(message, { label: "Retry now", run: () => connection.retryNow() });
     countdownTimer = setInterval(render, 1000);
   } else if (state === ConnectionState.blocked) {

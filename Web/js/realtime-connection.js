@@ -24,6 +24,9 @@ class TokenRefused extends Error {
   }
 }
 
+/** Raised when the server asks the page to slow down its token requests. */
+class TokenRateLimited extends Error {}
+
 /** Keeps one realtime session open, reconnecting as needed, and hands every server event on. */
 export class RealtimeConnection {
   /**
@@ -90,6 +93,8 @@ export class RealtimeConnection {
     } catch (error) {
       if (error instanceof TokenRefused) {
         this.setState(ConnectionState.blocked, { code: error.code, message: error.message });
+      } else if (error instanceof TokenRateLimited) {
+        this.scheduleRetry("rate-limited");
       } else {
         this.scheduleRetry("unreachable");
       }
@@ -157,6 +162,7 @@ export class RealtimeConnection {
     if (response.status === 403 || response.status === 401) {
       throw new TokenRefused(body?.error?.code ?? "token_refused", body?.error?.message ?? "");
     }
+    if (response.status === 429) throw new TokenRateLimited();
     if (!response.ok || typeof body?.value !== "string") throw new Error(`token request failed: ${response.status}`);
     const expiresAt = Number.isFinite(body.expires_at) ? body.expires_at : now + 600;
     this.token = { value: body.value, expiresAt };
