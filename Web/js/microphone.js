@@ -31,8 +31,12 @@ export class Microphone {
     this.unconfirmedStops = new Map();
     this.level = 0;
     this.seconds = 0;
+    this.context = null;
     this.startRequestedAt = new Map();
+    /** Milliseconds from the last press until the worklet opened its gate (a diagnostic). */
     this.startLatencyMs = null;
+    /** Milliseconds of audio after the last press that capture missed (0 when pre-roll covered it). */
+    this.startMissedMs = null;
   }
 
   /** True from a capture's start until the worklet confirms it has stopped forwarding audio. */
@@ -50,6 +54,7 @@ export class Microphone {
     }
     try {
       const context = await sharedAudioContext();
+      this.context = context;
       this.stream = await navigator.mediaDevices.getUserMedia({
         audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true, channelCount: 1 },
       });
@@ -68,8 +73,9 @@ export class Microphone {
   }
 
   /**
-   * Opens the gate: audio from now on is forwarded under the returned capture id.
-   * @param {number} requestedAt when the person asked (an event timestamp), for `startLatencyMs`
+   * Opens the gate: audio from the press on is forwarded under the returned capture id (the
+   * worklet forwards what it kept since the press first, so a late message loses nothing).
+   * @param {number} requestedAt when the person pressed (an event timestamp)
    */
   startCapture(requestedAt = performance.now()) {
     if (this.state !== "open") return null;
@@ -78,7 +84,9 @@ export class Microphone {
     this.nextCaptureId += 1;
     this.activeCaptureId = id;
     this.startRequestedAt.set(id, requestedAt);
-    this.node.port.postMessage({ type: "start", id });
+    const secondsSincePress = Math.max(0, (performance.now() - requestedAt) / 1000);
+    const fromFrame = Math.round((this.context.currentTime - secondsSincePress) * this.context.sampleRate);
+    this.node.port.postMessage({ type: "start", id, fromFrame });
     return id;
   }
 
@@ -106,6 +114,7 @@ export class Microphone {
       case "started":
         if (this.startRequestedAt.has(message.id)) {
           this.startLatencyMs = performance.now() - this.startRequestedAt.get(message.id);
+          this.startMissedMs = message.missedMs;
           this.startRequestedAt.delete(message.id);
         }
         break;
