@@ -56,8 +56,8 @@ public struct Agent: Sendable {
             let isLastStep = step == options.maxSteps
             let request = ChatRequest(
                 messages: options.window.messages(instructions: instructions, history: conversation),
-                tools: tools.definitions,
-                toolChoice: tools.isEmpty ? nil : (isLastStep && options.maxSteps > 1 ? ToolChoice.none : .auto),
+                tools: tools.definitions + options.externalTools,
+                toolChoice: tools.isEmpty && options.externalTools.isEmpty ? nil : (isLastStep && options.maxSteps > 1 ? ToolChoice.none : .auto),
                 temperature: options.temperature,
                 maxTokens: options.maxTokens
             )
@@ -94,6 +94,11 @@ public struct Agent: Sendable {
             }
             conversation.append(reply)
             events.yield(.message(reply))
+            if toolCalls.contains(where: { call in options.externalTools.contains { $0.name == call.name } }) {
+                events.yield(.stepFinished(reason, usage))
+                events.yield(.finished(.toolCalls, totalUsage))
+                return
+            }
 
             if isLastStep {
                 for call in toolCalls {

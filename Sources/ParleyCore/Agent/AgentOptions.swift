@@ -21,6 +21,9 @@ public struct AgentOptions: Sendable {
     public var window: ConversationWindow
     /// The clock tool timeouts and the filler delay are measured on.
     public var clock: any Clock<Duration>
+    /// Tools the caller runs itself (a realtime client's functions): the model may call them,
+    /// and a step that calls one ends the turn with `.finished(.toolCalls)` instead of running it.
+    public var externalTools: [ToolDefinition] = []
 
     /// Creates options; every parameter has a default suited to a voice agent.
     public init(

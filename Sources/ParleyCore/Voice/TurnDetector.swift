@@ -170,6 +170,10 @@ public struct TurnDetector: Sendable {
         return actions
     }
 
+    /// The audio of the turn in progress, prefix padding included; empty when quiet.
+    /// A recognizer re-decodes it for live partial transcripts.
+    public var utteranceInProgress: [Float] { state == .quiet ? [] : utterance }
+
     /// Starts the idle timer at audio time `ms` (call when the agent's reply finished playing).
     public mutating func armIdleTimeout(at ms: Int) { idleArmedAtMs = ms }
 

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The input side of a voice session: resampling to the recognizer's rate, framing for the
+/// VAD, the turn detector, the barge-in policy and the manual (push-to-talk) buffer.
+/// Time is input-audio time in milliseconds since the session began.
+struct InputPipeline {
+    /// One VAD frame with its speech probability.
+    struct Frame {
+        var samples: [Float]
+        var probability: Float
+        var startMs: Int
+        var endMs: Int
+    }
+
+    private var detector: any VoiceActivityDetector
+    private var turnDetector: TurnDetector
+    private var bargeInPolicy = BargeInPolicy()
+    private var resampler: (sourceRate: Int, resampler: any Resampler)?
+    private var pendingFrameSamples: [Float] = []
+    /// Samples at `rate` received since the session began.
+    private var receivedSamples = 0
+    /// Push-to-talk audio not yet committed.
+    private(set) var manualBuffer: [Float] = []
+    private var maximumBufferSamples: Int
+    /// The rate everything here runs at: the recognizer's (and the VAD's) rate.
+    let rate: Int
+
+    init(detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration) {
+        self.detector = detector
+        rate = recognizerRate
+        turnDetector = TurnDetector(sampleRate: recognizerRate)
+        maximumBufferSamples = configuration.maximumInputBufferMs * recognizerRate / 1000
+        apply(configuration)
+    }
+
+    /// Input audio time received so far.
+    var receivedMs: Int { receivedSamples * 1000 / rate }
+
+    /// Milliseconds of push-to-talk audio buffered.
+    var manualBufferMs: Int { manualBuffer.count * 1000 / rate }
+
+    /// The audio of the turn the detector is in, prefix included (empty when quiet).
+    var turnInProgress: [Float] { turnDetector.utteranceInProgress }
+
+    /// Takes the settings that apply from the next frame.
+    mutating func apply(_ configuration: VoiceSessionConfiguration) {
+        maximumBufferSamples = configuration.maximumInputBufferMs * rate / 1000
+        guard let vad = configuration.turnDetection else { return }
+        turnDetector.configuration.threshold = Float(vad.threshold)
+        turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs
+        turnDetector.configuration.silenceDurationMs = vad.silenceDurationMs
+        turnDetector.configuration.idleTimeoutMs = vad.idleTimeoutMs
+        turnDetector.configuration.maximumUtteranceMs = configuration.maximumUtteranceMs
+        bargeInPolicy.configuration.threshold = Float(vad.threshold)
+    }
+
+    /// Converts PCM16 at `sourceRate` to Float samples at `rate`, keeping one streaming
+    /// resampler for as long as the source rate stays the same.
+    mutating func resample(
+        _ samples: [Int16], from sourceRate: Int, using makeResampler: (Int, Int) -> any Resampler
+    ) -> [Float] {
+        let floats = SampleConversion.float(samples)
+        guard sourceRate != rate else {
+            receivedSamples += floats.count
+            return floats
+        }
+        if resampler?.sourceRate != sourceRate {
+            resampler = (sourceRate, makeResampler(sourceRate, rate))
+        }
+        let converted = resampler!.resampler.process(floats)
+        receivedSamples += converted.count
+        return converted
+    }
+
+    /// Adds push-to-talk audio; `false` (and nothing added) when the buffer is full.
+    mutating func buffer(_ samples: [Float]) -> Bool {
+        guard manualBuffer.count + samples.count <= maximumBufferSamples else { return false }
+        manualBuffer += samples
+        return true
+    }
+
+    /// Cuts audio into VAD frames and scores each one.
+    mutating func frames(from samples: [Float]) -> [Frame] {
+        pendingFrameSamples += samples
+        let frameLength = detector.frameLength
+        var frames: [Frame] = []
+        var start = 0
+        let firstSampleIndex = receivedSamples - pendingFrameSamples.count
+        while pendingFrameSamples.count - start >= frameLength {
+            let frame = Array(pendingFrameSamples[start..<start + frameLength])
+            let startMs = (firstSampleIndex + start) * 1000 / rate
+            frames.append(Frame(
+                samples: frame,
+                probability: detector.speechProbability(of: frame),
+                startMs: startMs,
+                endMs: (firstSampleIndex + start + frameLength) * 1000 / rate
+            ))
+            start += frameLength
+        }
+        pendingFrameSamples.removeFirst(start)
+        return frames
+    }
+
+    /// Feeds a frame to the turn detector.
+    mutating func detectTurns(_ frame: Frame) -> [TurnDetector.Action] {
+        turnDetector.process(probability: frame.probability, frame: frame.samples, at: frame.startMs)
+    }
+
+    /// Asks the barge-in policy about a frame.
+    mutating func bargeIn(probability: Float, activity: BargeInPolicy.AgentActivity, endMs: Int) -> BargeInPolicy.Action {
+        bargeInPolicy.process(probability: probability, agent: activity, at: endMs)
+    }
+
+    /// Takes the push-to-talk buffer.
+    mutating func takeManualBuffer() -> [Float] {
+        defer { manualBuffer = [] }
+        return manualBuffer
+    }
+
+    /// Takes the audio of the turn in progress and returns the detector to quiet.
+    mutating func takeTurnInProgress() -> [Float] {
+        defer { turnDetector.reset() }
+        return turnDetector.utteranceInProgress
+    }
+
+    /// Drops all buffered audio and any turn in progress.
+    mutating func clear() {
+        manualBuffer = []
+        pendingFrameSamples = []
+        turnDetector.reset()
+        bargeInPolicy.reset()
+        detector.reset()
+    }
+}

@@ -1,0 +1,470 @@
+import Foundation
+
+/// The owner of one conversation: turns incoming audio and text into spoken answers.
+///
+/// Audio goes in at any sample rate and is resampled once to what the VAD and recognizer
+/// need; the turn detector (server VAD) or the client (manual commits) ends a turn; the final
+/// transcript goes to the agent; the agent's text is cut into sentences, each synthesised as
+/// soon as it is complete, so the first audio leaves while the model is still writing. User
+/// speech over the agent cancels the whole response chain at once and keeps only what the
+/// listener heard. Everything the session says comes out of `events`, in order.
+///
+/// ```swift
+/// let session = VoiceSession(providers: providers, configuration: VoiceSessionConfiguration())
+/// Task { for await event in session.events { send(event) } }
+/// await session.appendAudio(samples, sampleRate: 24_000)
+/// ```
+public actor VoiceSession {
+    /// What the session says, in order. Ends when the session is closed.
+    public nonisolated let events: AsyncStream<VoiceSessionEvent>
+    private let continuation: AsyncStream<VoiceSessionEvent>.Continuation
+
+    /// The configuration in use.
+    public private(set) var configuration: VoiceSessionConfiguration
+    /// The conversation so far (completed items only).
+    public private(set) var ledger: ConversationLedger
+    /// Latency summaries over the session's turns.
+    public private(set) var metricsHistory: [TurnMetrics] = []
+
+    private let providers: VoiceSessionProviders
+    private let clock: MonotonicClock
+    /// The rate the session's audio output has (24 kHz for the realtime protocol).
+    public nonisolated let outputSampleRate: Int
+
+    // Input
+    private var input: InputPipeline
+    private var speechItemID: String?
+    private var lastPartialAtMs = 0
+    private var partialTask: Task<Void, Never>?
+    private var transcriptionQueue: [PendingTranscription] = []
+    private var transcriptionTask: Task<Void, Never>?
+
+    // Output
+    private var response: ActiveResponse?
+    private var responseTask: Task<Void, Never>?
+    private var isClosed = false
+
+    /// A committed utterance waiting for its final transcript.
+    private struct PendingTranscription: Sendable {
+        var itemID: String
+        var samples: [Float]
+        var committedAt: Duration
+        var createsResponse: Bool
+    }
+
+    /// Creates a session.
+    /// - Parameters:
+    ///   - providers: the engines.
+    ///   - configuration: the initial configuration.
+    ///   - history: items of a resumed conversation.
+    ///   - outputSampleRate: the sample rate of audio events.
+    ///   - clock: where latency figures read the time.
+    public init(
+        providers: VoiceSessionProviders,
+        configuration: VoiceSessionConfiguration,
+        history: [ConversationLedger.Item] = [],
+        outputSampleRate: Int = AudioFormat.realtime.sampleRate,
+        clock: MonotonicClock = .system
+    ) {
+        (events, continuation) = AsyncStream.makeStream(of: VoiceSessionEvent.self, bufferingPolicy: .unbounded)
+        self.providers = providers
+        self.configuration = configuration
+        self.ledger = ConversationLedger(items: history)
+        self.outputSampleRate = outputSampleRate
+        self.clock = clock
+        self.input = InputPipeline(
+            detector: providers.makeVoiceActivityDetector(),
+            recognizerRate: providers.recognizer.sampleRate,
+            configuration: configuration
+        )
+    }
+
+    // MARK: - Input
+
+    /// Adds audio from the user: mono PCM16 at `sampleRate`.
+    public func appendAudio(_ samples: [Int16], sampleRate: Int = AudioFormat.realtime.sampleRate) {
+        guard !isClosed, !samples.isEmpty else { return }
+        let converted = input.resample(samples, from: sampleRate, using: providers.makeResampler)
+        if configuration.turnDetection == nil {
+            if !input.buffer(converted) {
+                emit(.error(SessionError(
+                    code: "input_audio_buffer_full",
+                    message: "The input audio buffer holds at most \(configuration.maximumInputBufferMs / 1000) s; commit or clear it.",
+                    parameter: "audio"
+                )))
+            }
+            refreshPartialIfDue(utterance: { $0.manualBuffer }, itemID: nil)
+            return
+        }
+        for frame in input.frames(from: converted) {
+            handle(frame: frame)
+        }
+    }
+
+    /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
+    /// whatever the turn in progress holds).
+    public func commitAudio(createResponse: Bool = false) {
+        guard !isClosed else { return }
+        let samples = configuration.turnDetection == nil ? input.takeManualBuffer() : input.takeTurnInProgress()
+        let minimum = providers.recognizer.sampleRate / 10
+        guard samples.count >= minimum else {
+            emit(.error(SessionError(
+                code: "input_audio_buffer_commit_empty",
+                message: "Nothing to commit: the input audio buffer holds less than 100 ms of audio.",
+                parameter: "audio"
+            )))
+            return
+        }
+        commit(samples: samples, itemID: speechItemID ?? IdentifierGenerator.make("item"), createsResponse: createResponse)
+    }
+
+    /// Drops the buffered input audio.
+    public func clearAudio() {
+        guard !isClosed else { return }
+        input.clear()
+        partialTask?.cancel()
+        speechItemID = nil
+        emit(.inputCleared)
+    }
+
+    /// Adds a typed user message (or any other message) to the conversation.
+    /// - Returns: the new item's id.
+    @discardableResult
+    public func addItem(_ message: ChatMessage, id: String? = nil, after previousID: String? = nil) -> String {
+        let itemID = id ?? IdentifierGenerator.make("item")
+        let previous = previousID ?? ledger.lastItemID
+        ledger.insert(id: itemID, message: message, after: previous)
+        emit(.itemAdded(itemID: itemID, previousItemID: previous, message: message))
+        emit(.itemCompleted(itemID: itemID, message: message))
+        return itemID
+    }
+
+    /// Removes an item from the conversation.
+    /// - Returns: whether the item existed.
+    @discardableResult
+    public func deleteItem(id: String) -> Bool {
+        guard ledger.remove(id: id) else { return false }
+        emit(.itemDeleted(itemID: id))
+        return true
+    }
+
+    /// Replaces the configuration; takes effect from the next frame and the next response.
+    public func update(configuration newConfiguration: VoiceSessionConfiguration) {
+        let switchedMode = (configuration.turnDetection == nil) != (newConfiguration.turnDetection == nil)
+        configuration = newConfiguration
+        input.apply(newConfiguration)
+        if switchedMode { input.clear() }
+    }
+
+    // MARK: - Responses
+
+    /// Starts a response to the conversation so far, cancelling one in progress.
+    /// - Returns: the response id.
+    @discardableResult
+    public func createResponse(instructionsOverride: String? = nil) -> String {
+        startResponse(trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, instructions: instructionsOverride)
+    }
+
+    /// Cancels the response in progress, if any; the stored reply keeps what was sent.
+    public func cancelResponse() {
+        guard let active = response else { return }
+        finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
+    }
+
+    /// Cuts an assistant item to what the listener heard: `audioEndMs` of its audio.
+    /// - Returns: `false` when the item is unknown or not an assistant message.
+    @discardableResult
+    public func truncate(itemID: String, audioEndMs: Int) -> Bool {
+        if let active = response, active.itemID == itemID {
+            finishResponse(active.id, status: .cancelled, error: nil, heardMs: audioEndMs)
+            return true
+        }
+        guard case .assistant(_, let toolCalls, _)? = ledger.message(id: itemID),
+              let tracker = spokenTexts[itemID] else { return false }
+        let heard = tracker.heardText(upToMilliseconds: audioEndMs)
+        let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
+        ledger.upsert(id: itemID, message: message)
+        emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: heard))
+        emit(.itemCompleted(itemID: itemID, message: message))
+        return true
+    }
+
+    /// Ends the session: cancels everything it started and finishes `events`.
+    public func close() {
+        guard !isClosed else { return }
+        if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
+        partialTask?.cancel()
+        transcriptionTask?.cancel()
+        transcriptionQueue.removeAll()
+        isClosed = true
+        continuation.finish()
+    }
+
+    /// p50/p95 of end of speech → first audio over the session's turns.
+    public var firstAudioSummary: LatencySummary? { LatencySummary(metricsHistory.compactMap(\.firstAudioMs)) }
+
+    /// Whether any task of the session is still running (for leak checks).
+    public var hasRunningTasks: Bool { responseTask != nil || transcriptionTask != nil || partialTask != nil }
+
+    // MARK: - Turn detection
+
+    private func handle(frame: InputPipeline.Frame) {
+        let activity = agentActivity(atInputMs: frame.endMs)
+        if input.bargeIn(probability: frame.probability, activity: activity, endMs: frame.endMs) == .interrupt,
+           configuration.turnDetection?.interruptResponse ?? false, let active = response {
+            let heardMs = active.playback.heardMilliseconds(atInputMs: frame.endMs)
+            finishResponse(active.id, status: .cancelled, error: nil, heardMs: heardMs)
+        }
+        for action in input.detectTurns(frame) {
+            switch action {
+            case .speechStarted(let startMs):
+                let itemID = IdentifierGenerator.make("item")
+                speechItemID = itemID
+                lastPartialAtMs = frame.endMs
+                emit(.speechStarted(itemID: itemID, audioStartMs: startMs))
+            case .speechStopped(let endMs):
+                emit(.speechStopped(itemID: speechItemID ?? IdentifierGenerator.make("item"), audioEndMs: endMs))
+            case .commit(let utterance):
+                let itemID = speechItemID ?? IdentifierGenerator.make("item")
+                commit(samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false)
+            case .idleTimeout:
+                emit(.error(SessionError(code: "idle_timeout", message: "No speech was heard before the idle timeout.")))
+            }
+        }
+        if let itemID = speechItemID {
+            refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: frame.endMs)
+        }
+    }
+
+    private func agentActivity(atInputMs inputMs: Int) -> BargeInPolicy.AgentActivity {
+        guard let active = response else { return .idle }
+        return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
+    }
+
+    private func commit(samples: [Float], itemID: String, createsResponse: Bool) {
+        speechItemID = nil
+        partialTask?.cancel()
+        partialTask = nil
+        let previous = ledger.lastItemID
+        emit(.inputCommitted(itemID: itemID, previousItemID: previous))
+        transcriptionQueue.append(PendingTranscription(
+            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse
+        ))
+        startTranscriptionWorkerIfIdle()
+    }
+
+    // MARK: - Transcription
+
+    private func startTranscriptionWorkerIfIdle() {
+        guard transcriptionTask == nil, !transcriptionQueue.isEmpty else { return }
+        let pending = transcriptionQueue.removeFirst()
+        let recognizer = providers.recognizer
+        transcriptionTask = Task { [weak self] in
+            let result: Result<Transcription, any Error>
+            do {
+                result = .success(try await recognizer.transcribe(pending.samples, isFinal: true))
+            } catch {
+                result = .failure(error)
+            }
+            await self?.transcriptionFinished(pending, result: result)
+        }
+    }
+
+    private func transcriptionFinished(_ pending: PendingTranscription, result: Result<Transcription, any Error>) {
+        transcriptionTask = nil
+        defer { startTranscriptionWorkerIfIdle() }
+        guard !isClosed else { return }
+        switch result {
+        case .failure(let error):
+            if error is CancellationError { return }
+            let sessionError = SessionError.provider(error, stage: "transcription")
+            emit(.userTranscriptFailed(itemID: pending.itemID, error: sessionError))
+            emit(.error(sessionError))
+        case .success(let transcription):
+            let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            emit(.userTranscriptFinal(itemID: pending.itemID, text: text))
+            // A turn that transcribes to nothing (a cough, a false interruption) is no turn.
+            guard !text.isEmpty else { return }
+            let message = ChatMessage.user(text)
+            ledger.upsert(id: pending.itemID, message: message)
+            emit(.itemCompleted(itemID: pending.itemID, message: message))
+            if pending.createsResponse {
+                startResponse(
+                    trigger: pending.committedAt,
+                    transcriptionMs: clock.millisecondsSince(pending.committedAt),
+                    recognizedSeconds: transcription.audioDuration,
+                    instructions: nil
+                )
+            }
+        }
+    }
+
+    private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
+        let interval = configuration.partialTranscriptIntervalMs
+        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil else { return }
+        let currentMs = nowMs ?? input.manualBufferMs
+        guard currentMs - lastPartialAtMs >= interval else { return }
+        lastPartialAtMs = currentMs
+        let samples = utterance(input)
+        guard samples.count >= providers.recognizer.sampleRate / 4 else { return }
+        let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
+        speechItemID = partialItemID
+        let recognizer = providers.recognizer
+        partialTask = Task { [weak self] in
+            let transcription = try? await recognizer.transcribe(samples, isFinal: false)
+            await self?.partialFinished(itemID: partialItemID, text: transcription?.text)
+        }
+    }
+
+    private func partialFinished(itemID: String, text: String?) {
+        partialTask = nil
+        guard !isClosed, speechItemID == itemID, let text, !text.isEmpty else { return }
+        emit(.userTranscriptPartial(itemID: itemID, text: text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    // MARK: - Response lifecycle
+
+    /// Spoken-text trackers of assistant items, kept so a later `truncate` can cut them.
+    private var spokenTexts: [String: SpokenTextTracker] = [:]
+    private var spokenTextOrder: [String] = []
+
+    @discardableResult
+    private func startResponse(trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?, instructions: String?) -> String {
+        if let active = response {
+            let heard = active.playback.sentMilliseconds
+            finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
+        }
+        let responseID = IdentifierGenerator.make("resp")
+        let itemID = IdentifierGenerator.make("item")
+        var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
+        metrics.recognizedAudioSeconds = recognizedSeconds
+        response = ActiveResponse(
+            id: responseID, itemID: itemID, trigger: trigger, metrics: metrics,
+            tracker: SpokenTextTracker(sampleRate: outputSampleRate),
+            playback: PlaybackEstimate(sampleRate: outputSampleRate)
+        )
+        emit(.responseStarted(responseID: responseID))
+
+        var agentOptions = providers.agentOptions
+        agentOptions.temperature = configuration.temperature ?? agentOptions.temperature
+        agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
+        agentOptions.externalTools = configuration.clientTools
+        let agent = Agent(
+            model: providers.model,
+            instructions: instructions ?? configuration.instructions,
+            tools: providers.tools,
+            options: agentOptions
+        )
+        let runner = ResponseRunner(
+            responseID: responseID,
+            agent: agent,
+            history: ledger.messages,
+            synthesizer: configuration.speaksResponses ? providers.synthesizer : nil,
+            speech: configuration.speech,
+            outputSampleRate: outputSampleRate,
+            makeResampler: providers.makeResampler
+        )
+        responseTask = Task { [weak self] in
+            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
+        }
+        return responseID
+    }
+
+    /// Takes one event from the response runner; returns `false` when the response is over
+    /// and the runner should stop.
+    private func receive(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
+        guard var active = response, active.id == responseID else { return false }
+        defer { if response?.id == responseID { response = active } }
+        switch event {
+        case .textDelta(let delta):
+            if active.metrics.firstTokenMs == nil { active.metrics.firstTokenMs = clock.millisecondsSince(active.trigger) }
+            openMessageItem(&active)
+            active.text += delta
+            emit(.agentTextDelta(responseID: responseID, itemID: active.itemID, delta: delta))
+        case .audio(let samples, let segment):
+            if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = clock.millisecondsSince(active.trigger) }
+            openMessageItem(&active)
+            active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
+            active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
+            active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
+            emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
+        case .toolCallStarted(let call):
+            emit(.toolCallStarted(responseID: responseID, call: call))
+        case .toolCallFinished(let call, let output, let isError):
+            emit(.toolCallFinished(responseID: responseID, call: call, output: output, isError: isError))
+        case .intermediateMessage(let message):
+            let itemID = IdentifierGenerator.make("item")
+            ledger.upsert(id: itemID, message: message)
+            emit(.itemCompleted(itemID: itemID, message: message))
+        case .clientToolCalls(let text, let calls):
+            let assistantID = IdentifierGenerator.make("item")
+            let message = ChatMessage.assistant(text: text, toolCalls: calls)
+            ledger.upsert(id: assistantID, message: message)
+            emit(.itemCompleted(itemID: assistantID, message: message))
+            for call in calls {
+                emit(.functionCallRequested(responseID: responseID, itemID: IdentifierGenerator.make("item"), call: call))
+            }
+            active.clientToolsRequested = true
+        case .finished(let reason, let usage):
+            active.metrics.completionTokens = usage?.completionTokens
+            response = active
+            let status: ResponseStatus = switch reason {
+            case .stop, .toolCalls: .completed
+            default: .incomplete
+            }
+            finishResponse(responseID, status: status, error: nil, heardMs: nil, usage: usage)
+            return false
+        case .failed(let error):
+            response = active
+            finishResponse(responseID, status: .failed, error: error, heardMs: nil)
+            return false
+        }
+        return true
+    }
+
+    private func openMessageItem(_ active: inout ActiveResponse) {
+        guard !active.messageItemOpened else { return }
+        active.messageItemOpened = true
+        emit(.outputItemStarted(responseID: active.id, itemID: active.itemID, kind: .message))
+    }
+
+    /// Ends the response exactly once: stores what was heard, reports, and cancels its tasks.
+    private func finishResponse(_ responseID: String, status: ResponseStatus, error: SessionError?, heardMs: Int?, usage: TokenUsage? = nil) {
+        guard let active = response, active.id == responseID else { return }
+        response = nil
+        responseTask?.cancel()
+        responseTask = nil
+        if active.messageItemOpened {
+            let interrupted = status == .cancelled
+            // Text-only responses were "heard" as far as their text was sent.
+            let text = interrupted && configuration.speaksResponses
+                ? active.tracker.heardText(upToMilliseconds: heardMs ?? active.tracker.sentMilliseconds)
+                : active.text
+            let message = ChatMessage.assistant(text: text, toolCalls: [], interrupted: interrupted)
+            remember(active.tracker, for: active.itemID)
+            ledger.upsert(id: active.itemID, message: message)
+            if interrupted {
+                emit(.itemTruncated(itemID: active.itemID, audioEndMs: heardMs ?? active.tracker.sentMilliseconds, heardText: text))
+            }
+            emit(.outputItemDone(responseID: responseID, itemID: active.itemID, message: message))
+            emit(.itemCompleted(itemID: active.itemID, message: message))
+        }
+        if let error { emit(.error(error)) }
+        emit(.responseDone(responseID: responseID, status: status, error: error, usage: usage))
+        metricsHistory.append(active.metrics)
+        if metricsHistory.count > 1000 { metricsHistory.removeFirst(metricsHistory.count - 1000) }
+        emit(.turnMetrics(active.metrics))
+    }
+
+    /// Keeps the spoken-text tracker of a finished reply for a later `truncate`; only the most
+    /// recent replies are kept, so a long session does not grow.
+    private func remember(_ tracker: SpokenTextTracker, for itemID: String) {
+        spokenTexts[itemID] = tracker
+        spokenTextOrder.append(itemID)
+        if spokenTextOrder.count > 8 { spokenTexts.removeValue(forKey: spokenTextOrder.removeFirst()) }
+    }
+
+    private func emit(_ event: VoiceSessionEvent) {
+        continuation.yield(event)
+    }
+}

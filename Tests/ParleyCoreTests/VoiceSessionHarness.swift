@@ -1,0 +1,125 @@
+import Foundation
+import ParleyCore
+import ParleyTesting
+
+/// A VAD for scenario tests: a frame is speech when it is loud.
+struct LoudnessVAD: VoiceActivityDetector {
+    let sampleRate = 16_000
+    let frameLength = 320
+    mutating func speechProbability(of frame: [Float]) -> Float {
+        let energy = frame.reduce(Float(0)) { $0 + $1 * $1 } / Float(max(frame.count, 1))
+        return energy > 0.001 ? 1 : 0
+    }
+    mutating func reset() {}
+}
+
+/// A resampler for tests that only handles equal rates (the scenarios run at 16 kHz in and 24 kHz out).
+struct PassThroughResampler: Resampler {
+    let inputSampleRate = 16_000
+    let outputSampleRate = 16_000
+    mutating func process(_ input: [Float]) -> [Float] { input }
+    mutating func flush() -> [Float] { [] }
+}
+
+/// Audio at 16 kHz for scenarios: silence and "speech" (loud noise).
+enum ScenarioAudio {
+    static func silence(milliseconds: Int) -> [Int16] { [Int16](repeating: 0, count: 16 * milliseconds) }
+    static func speech(milliseconds: Int) -> [Int16] {
+        var generator = SeededGenerator(seed: 7)
+        return (0..<(16 * milliseconds)).map { _ in Int16.random(in: -8000...8000, using: &generator) }
+    }
+}
+
+/// Runs a session and records its events so a test can await the one it expects, with a deadline.
+actor SessionRecorder {
+    private struct Waiter {
+        var predicate: @Sendable ([VoiceSessionEvent]) -> Bool
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private(set) var events: [VoiceSessionEvent] = []
+    private var waiters: [Int: Waiter] = [:]
+    private var nextWaiter = 0
+    private var finished = false
+
+    /// Starts recording `session`'s events.
+    nonisolated func record(_ session: VoiceSession) {
+        Task { await self.consume(session.events) }
+    }
+
+    private func consume(_ stream: AsyncStream<VoiceSessionEvent>) async {
+        for await event in stream {
+            events.append(event)
+            resumeSatisfied()
+        }
+        finished = true
+        resumeSatisfied()
+    }
+
+    private func resumeSatisfied() {
+        for (id, waiter) in waiters where waiter.predicate(events) || finished {
+            waiters.removeValue(forKey: id)
+            waiter.continuation.resume(returning: waiter.predicate(events))
+        }
+    }
+
+    /// Waits until the recorded events satisfy `predicate`, at most `seconds`.
+    /// - Returns: whether they did.
+    func wait(seconds: Double = 10, until predicate: @escaping @Sendable ([VoiceSessionEvent]) -> Bool) async -> Bool {
+        if predicate(events) { return true }
+        nextWaiter += 1
+        let id = nextWaiter
+        return await withCheckedContinuation { continuation in
+            waiters[id] = Waiter(predicate: predicate, continuation: continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                self.expire(id)
+            }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
+    }
+
+    /// Waits for `count` events matching `match`.
+    func waitFor(_ match: @escaping @Sendable (VoiceSessionEvent) -> Bool, count: Int = 1, seconds: Double = 10) async -> Bool {
+        await wait(seconds: seconds) { $0.filter(match).count >= count }
+    }
+
+    /// How many recorded events match.
+    func count(_ match: (VoiceSessionEvent) -> Bool) -> Int { events.filter(match).count }
+}
+
+/// Event predicates used by the scenarios.
+enum Match {
+    static func responseDone(_ status: ResponseStatus) -> @Sendable (VoiceSessionEvent) -> Bool {
+        { if case .responseDone(_, status, _, _) = $0 { true } else { false } }
+    }
+    static let responseStarted: @Sendable (VoiceSessionEvent) -> Bool = { if case .responseStarted = $0 { true } else { false } }
+    static let audio: @Sendable (VoiceSessionEvent) -> Bool = { if case .agentAudio = $0 { true } else { false } }
+    static let textDelta: @Sendable (VoiceSessionEvent) -> Bool = { if case .agentTextDelta = $0 { true } else { false } }
+    static let error: @Sendable (VoiceSessionEvent) -> Bool = { if case .error = $0 { true } else { false } }
+    static let finalTranscript: @Sendable (VoiceSessionEvent) -> Bool = { if case .userTranscriptFinal = $0 { true } else { false } }
+    static let toolStarted: @Sendable (VoiceSessionEvent) -> Bool = { if case .toolCallStarted = $0 { true } else { false } }
+    static let truncated: @Sendable (VoiceSessionEvent) -> Bool = { if case .itemTruncated = $0 { true } else { false } }
+}
+
+/// Builds sessions with scripted providers.
+func makeSession(
+    recognizer: ScriptedSpeechRecognizer = ScriptedSpeechRecognizer(texts: ["What time is it?"]),
+    model: ScriptedLanguageModel,
+    synthesizer: ScriptedSpeechSynthesizer = ScriptedSpeechSynthesizer(),
+    tools: ToolRegistry = ToolRegistry(),
+    configuration: VoiceSessionConfiguration = VoiceSessionConfiguration()
+) -> (VoiceSession, SessionRecorder) {
+    let providers = VoiceSessionProviders(
+        recognizer: recognizer, model: model, synthesizer: synthesizer, tools: tools,
+        makeVoiceActivityDetector: { LoudnessVAD() },
+        makeResampler: { _, _ in PassThroughResampler() }
+    )
+    let session = VoiceSession(providers: providers, configuration: configuration)
+    let recorder = SessionRecorder()
+    recorder.record(session)
+    return (session, recorder)
+}

@@ -1,0 +1,305 @@
+import Foundation
+import ParleyCore
+import ParleyTesting
+import Testing
+
+/// Scenario tests of the voice session with scripted providers: no sleeps, every wait has a deadline.
+@Suite struct VoiceSessionTests {
+    /// 300 ms of silence, 800 ms of speech, 700 ms of silence: one turn for the server VAD.
+    func speakOneTurn(into session: VoiceSession) async {
+        await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+        await session.appendAudio(ScenarioAudio.silence(milliseconds: 700), sampleRate: 16_000)
+    }
+
+    @Test func voiceTurnStreamsTranscriptTextAndAudioInOrder() async throws {
+        let model = ScriptedLanguageModel(replies: [.text("It is noon. Have a nice lunch.")])
+        let synthesizer = ScriptedSpeechSynthesizer()
+        let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
+        await speakOneTurn(into: session)
+
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        let events = await recorder.events
+        let kinds = events.map(EventKind.init)
+        let order: [EventKind] = [.speechStarted, .speechStopped, .inputCommitted, .userTranscriptFinal, .responseStarted, .agentTextDelta, .agentAudio, .responseDone]
+        #expect(kinds.isSubsequence(order), "events: \(kinds)")
+        #expect(synthesizer.texts == ["It is noon.", "Have a nice lunch."])
+        let ledger = await session.ledger.messages
+        #expect(ledger == [.user("What time is it?"), .assistant(text: "It is noon. Have a nice lunch.", toolCalls: [], interrupted: false)])
+        #expect(model.requests.first?.messages.last == .user("What time is it?"))
+        let metrics = await session.metricsHistory
+        #expect(metrics.count == 1 && metrics[0].firstAudioMs != nil && metrics[0].transcriptionMs != nil)
+    }
+
+    @Test func audioChunksAreBetween20And100Milliseconds() async throws {
+        let (session, recorder) = makeSession(model: ScriptedLanguageModel(replies: [.text("One two three four five six seven eight.")]))
+        await session.addItem(.user("Count"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        let chunks = await recorder.events.compactMap { event -> Int? in
+            if case .agentAudio(_, _, let samples) = event { samples.count } else { nil }
+        }
+        #expect(!chunks.isEmpty)
+        #expect(chunks.dropLast().allSatisfy { $0 == 24 * 40 })
+        #expect(chunks.last! > 0 && chunks.last! <= 24 * 100)
+    }
+
+    @Test func textTurnGetsASpokenAnswer() async throws {
+        let (session, recorder) = makeSession(model: ScriptedLanguageModel(replies: [.text("Hello to you too.")]))
+        await session.addItem(.user("Hello"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        #expect(await recorder.count(Match.audio) > 0)
+        #expect(await session.ledger.messages.count == 2)
+    }
+
+    @Test func quickTapWithNoAudioIsAnErrorNotATurn() async throws {
+        var configuration = VoiceSessionConfiguration()
+        configuration.turnDetection = nil
+        let model = ScriptedLanguageModel(replies: [])
+        let (session, recorder) = makeSession(model: model, configuration: configuration)
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 40), sampleRate: 16_000)
+        await session.commitAudio(createResponse: true)
+        #expect(await recorder.waitFor(Match.error))
+        let events = await recorder.events
+        #expect(events.contains { if case .error(let error) = $0 { error.code == "input_audio_buffer_commit_empty" } else { false } })
+        #expect(await recorder.count(Match.responseStarted) == 0)
+        #expect(model.requests.isEmpty)
+    }
+
+    @Test func pushToTalkCommitsTheWholeHoldWithoutCuttingEarly() async throws {
+        var configuration = VoiceSessionConfiguration()
+        configuration.turnDetection = nil
+        let recognizer = ScriptedSpeechRecognizer(texts: ["Tell me a joke"])
+        let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Why not.")]), configuration: configuration)
+        // Long pauses inside the hold do not end the turn in manual mode.
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
+        await session.appendAudio(ScenarioAudio.silence(milliseconds: 1500), sampleRate: 16_000)
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
+        await session.commitAudio(createResponse: true)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        #expect(recognizer.finalUtteranceSampleCounts == [16 * 2500])
+        #expect(await recorder.count { if case .speechStarted = $0 { true } else { false } } == 0)
+    }
+
+    @Test func bargeInDuringLanguageModelStreamingCancelsAndKeepsWhatWasHeard() async throws {
+        let model = ScriptedLanguageModel(replies: [ScriptedLanguageModel.Reply([.text("Sure, here goes. "), .text("The first part"), .hang])])
+        let (session, recorder) = makeSession(model: model)
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor(Match.audio))
+        // The user talks over the agent for 600 ms while its audio plays.
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
+        #expect(await recorder.waitFor(Match.truncated))
+        let stored = await session.ledger.messages.last
+        guard case .assistant(let text, _, let interrupted)? = stored else {
+            Issue.record("expected the interrupted assistant message, got \(String(describing: stored))")
+            return
+        }
+        #expect(interrupted)
+        #expect("Sure, here goes.".hasPrefix(text) || text.isEmpty)
+        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+    }
+
+    @Test func bargeInWhileSpeechIsBeingSynthesisedCancels() async throws {
+        let gate = AsyncGate()
+        let synthesizer = ScriptedSpeechSynthesizer(gate: gate)
+        let model = ScriptedLanguageModel(replies: [.text("A long answer that takes a while to say.")])
+        let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
+        await speakOneTurn(into: session)
+        await gate.waitForArrivals(1)
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
+        #expect(await recorder.count(Match.audio) == 0)
+    }
+
+    @Test func bargeInDuringAToolCallCancelsTheTool() async throws {
+        let gate = AsyncGate()
+        let tool = GatedTool(gate: gate)
+        let model = ScriptedLanguageModel(replies: [.toolCalls([ToolCall(id: "call_1", name: "slow_lookup", arguments: "{}")])])
+        let (session, recorder) = makeSession(model: model, tools: ToolRegistry([tool]))
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor(Match.toolStarted))
+        await gate.waitForArrivals(1)
+        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
+        #expect(await recorder.wait { _ in tool.cancellations == 1 })
+    }
+
+    @Test func recognizerFailureIsAnErrorAndTheNextTurnWorks() async throws {
+        let recognizer = ScriptedSpeechRecognizer(results: [
+            .failure(ProviderError(.server, provider: "scripted-asr", message: "the recognizer crashed")),
+            .success("Second try"),
+        ])
+        let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Got it.")]))
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor { if case .userTranscriptFailed = $0 { true } else { false } })
+        #expect(await recorder.count(Match.responseStarted) == 0)
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+    }
+
+    @Test func languageModelFailureFailsTheResponseAndTheNextTurnWorks() async throws {
+        let model = ScriptedLanguageModel(replies: [
+            .failure(ProviderError(.rateLimited, provider: "scripted-llm", message: "slow down")),
+            .text("Fine now."),
+        ])
+        let (session, recorder) = makeSession(recognizer: ScriptedSpeechRecognizer(texts: ["one", "two"]), model: model)
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor(Match.responseDone(.failed)))
+        let failure = await recorder.events.compactMap { event -> SessionError? in
+            if case .responseDone(_, .failed, let error, _) = event { error } else { nil }
+        }.first
+        #expect(failure?.category == .rateLimited)
+        await speakOneTurn(into: session)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+    }
+
+    @Test func synthesizerFailureFailsTheResponseAndTheNextTurnWorks() async throws {
+        let synthesizer = ScriptedSpeechSynthesizer(failures: [ProviderError(.connectivity, provider: "scripted-tts", message: "unreachable")])
+        let model = ScriptedLanguageModel(replies: [.text("First."), .text("Second.")])
+        let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
+        await session.addItem(.user("one"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.failed)))
+        await session.addItem(.user("two"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+    }
+
+    @Test func truncateCutsTheStoredReplyToTheAudioHeard() async throws {
+        // 200 ms per word: "One two three." is 600 ms, "Four five six." the next 600 ms.
+        let model = ScriptedLanguageModel(replies: [.text("One two three. Four five six.")])
+        let (session, recorder) = makeSession(model: model)
+        await session.addItem(.user("count"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        let itemID = await session.ledger.items.last!.id
+        #expect(await session.truncate(itemID: itemID, audioEndMs: 900))
+        let stored = await session.ledger.messages.last
+        #expect(stored == .assistant(text: "One two three. Four", toolCalls: [], interrupted: true))
+        #expect(await session.truncate(itemID: "item_unknown", audioEndMs: 10) == false)
+    }
+
+    @Test func switchingToManualModeMidSessionStopsTheTurnDetector() async throws {
+        let (session, recorder) = makeSession(recognizer: ScriptedSpeechRecognizer(texts: ["manual words"]), model: ScriptedLanguageModel(replies: [.text("Okay.")]))
+        var manual = await session.configuration
+        manual.turnDetection = nil
+        await session.update(configuration: manual)
+        await speakOneTurn(into: session)
+        #expect(await recorder.count { if case .speechStarted = $0 { true } else { false } } == 0)
+        await session.commitAudio(createResponse: true)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        #expect(await session.ledger.messages.first == .user("manual words"))
+    }
+
+    @Test func clientToolCallsEndTheResponseAndComeBackAsItems() async throws {
+        var configuration = VoiceSessionConfiguration()
+        configuration.clientTools = [ToolDefinition(name: "open_door", description: "Opens the door", parameters: .object(["type": .string("object")]))]
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_9", name: "open_door", arguments: "{}")]),
+            .text("The door is open."),
+        ])
+        let (session, recorder) = makeSession(model: model, configuration: configuration)
+        await session.addItem(.user("Open the door"))
+        await session.createResponse()
+        #expect(await recorder.waitFor { if case .functionCallRequested = $0 { true } else { false } })
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        await session.addItem(.tool(callID: "call_9", content: "done"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.responseDone(.completed), count: 2))
+        #expect(model.requests.last?.messages.contains(.tool(callID: "call_9", content: "done")) == true)
+    }
+
+    @Test func aHundredTurnsLeaveNoTasksAndBoundedState() async throws {
+        let model = ScriptedLanguageModel(replies: [], fallback: .text("Yes."))
+        let (session, recorder) = makeSession(model: model)
+        for turn in 1...100 {
+            await session.addItem(.user("Turn \(turn)"))
+            await session.createResponse()
+            #expect(await recorder.waitFor(Match.responseDone(.completed), count: turn))
+        }
+        #expect(await session.hasRunningTasks == false)
+        #expect(await session.ledger.items.count == 200)
+        await session.close()
+        #expect(await recorder.wait { _ in true })
+    }
+
+    @Test func closingCancelsTheResponseInProgress() async throws {
+        let model = ScriptedLanguageModel(replies: [ScriptedLanguageModel.Reply([.text("Hanging on"), .hang])])
+        let (session, recorder) = makeSession(model: model)
+        await session.addItem(.user("hi"))
+        await session.createResponse()
+        #expect(await recorder.waitFor(Match.textDelta))
+        await session.close()
+        #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
+        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+        #expect(await session.hasRunningTasks == false)
+    }
+}
+
+/// A server tool that waits at a gate and counts its cancellations.
+final class GatedTool: Tool, @unchecked Sendable {
+    // @unchecked Sendable: `cancelled` is guarded by `lock`.
+    private let lock = NSLock()
+    private var cancelled = 0
+    let gate: AsyncGate
+    let name = "slow_lookup"
+    let description = "Looks something up slowly"
+    let parameters: JSONValue = .object(["type": .string("object"), "properties": .object([:])])
+
+    init(gate: AsyncGate) { self.gate = gate }
+
+    var cancellations: Int { lock.withLock { cancelled } }
+
+    func call(arguments: JSONValue) async throws -> String {
+        await gate.wait()
+        if Task.isCancelled { lock.withLock { cancelled += 1 } }
+        try Task.checkCancellation()
+        return "found"
+    }
+}
+
+/// The kind of a session event, for order checks.
+enum EventKind: Equatable {
+    case speechStarted, speechStopped, inputCommitted, inputCleared, userTranscriptPartial, userTranscriptFinal
+    case userTranscriptFailed, itemAdded, itemCompleted, itemDeleted, itemTruncated, responseStarted, outputItemStarted
+    case agentTextDelta, agentAudio, outputItemDone, toolCallStarted, toolCallFinished, functionCallRequested
+    case responseDone, error, turnMetrics
+
+    init(_ event: VoiceSessionEvent) {
+        self = switch event {
+        case .speechStarted: .speechStarted
+        case .speechStopped: .speechStopped
+        case .inputCommitted: .inputCommitted
+        case .inputCleared: .inputCleared
+        case .userTranscriptPartial: .userTranscriptPartial
+        case .userTranscriptFinal: .userTranscriptFinal
+        case .userTranscriptFailed: .userTranscriptFailed
+        case .itemAdded: .itemAdded
+        case .itemCompleted: .itemCompleted
+        case .itemDeleted: .itemDeleted
+        case .itemTruncated: .itemTruncated
+        case .responseStarted: .responseStarted
+        case .outputItemStarted: .outputItemStarted
+        case .agentTextDelta: .agentTextDelta
+        case .agentAudio: .agentAudio
+        case .outputItemDone: .outputItemDone
+        case .toolCallStarted: .toolCallStarted
+        case .toolCallFinished: .toolCallFinished
+        case .functionCallRequested: .functionCallRequested
+        case .responseDone: .responseDone
+        case .error: .error
+        case .turnMetrics: .turnMetrics
+        }
+    }
+}
+
+extension Array where Element == EventKind {
+    /// Whether `order` appears in this array in order (not necessarily adjacent).
+    func isSubsequence(_ order: [EventKind]) -> Bool {
+        var remaining = order[...]
+        for kind in self where kind == remaining.first { remaining = remaining.dropFirst() }
+        return remaining.isEmpty
+    }
+}
