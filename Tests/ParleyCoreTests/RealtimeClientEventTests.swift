@@ -102,7 +102,7 @@ import Testing
          "temperature":0.6,"max_response_output_tokens":4096,"tool_choice":"my_tool"}}
         """#
         let expected = RealtimeSessionSettings(
-            voice: "ash", outputModalities: [.text, .audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            voice: "ash", outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
             turnDetection: .serverVAD(ServerVADSettings(prefixPaddingMs: 100, createResponse: false)),
             inputTranscription: .enabled(model: "whisper-1", language: nil, prompt: nil), toolChoice: .function("my_tool"),
             temperature: 0.6, maxOutputTokens: .limited(4096)
@@ -368,7 +368,7 @@ extension RealtimeSamples {
     static func clientEvents(dialect: RealtimeDialect) -> [RealtimeClientEvent] {
         let full = RealtimeSessionSettings(
             instructions: "Say \"hi\".\n", voice: "alloy", speed: 1.2,
-            outputModalities: dialect == .ga ? [.audio] : [.text, .audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
             turnDetection: .serverVAD(ServerVADSettings(threshold: 0.7, idleTimeoutMs: dialect == .ga ? 9000 : nil)),
             inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: "names"),
             tools: [weatherTool], toolChoice: .function("get_weather"), temperature: dialect == .ga ? nil : 0.9,

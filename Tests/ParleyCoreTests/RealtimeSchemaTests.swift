@@ -70,7 +70,7 @@ import Testing
         )
         let full = RealtimeSessionSettings(
             instructions: "Be brief.", voice: dialect == .ga ? "marin" : "verse", speed: 1.1,
-            outputModalities: dialect == .ga ? [.audio] : [.text, .audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
             turnDetection: .serverVAD(vad), inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: "Parley"),
             tools: tools, toolChoice: .required, temperature: dialect == .ga ? nil : 0.7, maxOutputTokens: .limited(512)
         )

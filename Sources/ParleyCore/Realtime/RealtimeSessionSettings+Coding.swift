@@ -80,19 +80,21 @@ extension RealtimeSessionSettings {
 
     // MARK: Fields
 
+    /// Decodes a modality list, normalised: `[.audio]` when it names audio (speech always comes
+    /// with its transcript), `[.text]` otherwise.
     static func decodeModalities(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> [RealtimeModality]? {
         guard let names = try reader.strings(key) else { return nil }
-        var modalities: [RealtimeModality] = []
+        var modalities: Set<RealtimeModality> = []
         for name in names {
             guard let modality = RealtimeModality(rawValue: name) else {
                 throw .invalidValue(reader.path(of: key), "'\(name)' is not a modality; use 'text' or 'audio'.")
             }
-            if !modalities.contains(modality) { modalities.append(modality) }
+            modalities.insert(modality)
         }
         guard !modalities.isEmpty else {
             throw .invalidValue(reader.path(of: key), "name at least one of 'text' and 'audio'.")
         }
-        return modalities
+        return modalities.contains(.audio) ? [.audio] : [.text]
     }
 
     static func decodeTokenLimit(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> RealtimeTokenLimit? {

@@ -42,7 +42,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var voice: String?
     /// Speaking rate, 1.0 is normal (OpenAI allows 0.25…1.5).
     public var speed: Double?
-    /// Whether responses are spoken (`[.audio]`) or text only (`[.text]`).
+    /// Whether responses are spoken (`[.audio]`, with transcripts) or text only (`[.text]`).
+    /// Decoding normalises to one of these two; beta's `["text", "audio"]` is `[.audio]`.
     public var outputModalities: [RealtimeModality]?
     /// The input audio sample rate; only 24000 (pcm16) is supported.
     public var inputAudioRate: Int?
