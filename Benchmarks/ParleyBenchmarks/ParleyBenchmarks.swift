@@ -7,6 +7,7 @@ struct ParleyBenchmarks {
     /// Every benchmark area, by name.
     static let areas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
         ("audio", runAudioBenchmarks),
+        ("realtime", runRealtimeBenchmarks),
     ]
 
     static func main() async {

@@ -378,7 +378,7 @@ extension RealtimeSamples {
             .sessionUpdate(full, eventID: "e1"),
             .sessionUpdate(RealtimeSessionSettings(turnDetection: .manual, inputTranscription: .disabled, tools: [])),
             .sessionUpdate(RealtimeSessionSettings(outputModalities: [.text], toolChoice: .required, maxOutputTokens: .unlimited)),
-            .inputAudioBufferAppend(audio: RealtimePCM16.base64([1, 2, 3]), eventID: "e2"),
+            .inputAudioBufferAppend(audio: PCM16Buffer(samples: [1, 2, 3]).base64EncodedString(), eventID: "e2"),
             .inputAudioBufferCommit(),
             .inputAudioBufferClear(eventID: "e3"),
             .conversationItemCreate(item: .message(id: "item_x", role: .user, content: [.inputText("Hi")])),

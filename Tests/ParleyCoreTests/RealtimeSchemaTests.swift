@@ -89,7 +89,7 @@ import Testing
             Issue.record("append: \(String(describing: decoded["evt_append"]))")
             return
         }
-        #expect(try RealtimePCM16.samples(base64: audio) == (-240..<240).map { Int16($0) })
+        #expect(try PCM16Buffer(base64: audio).samples == (-240..<240).map { Int16($0) })
         #expect(decoded["evt_commit"] == .inputAudioBufferCommit(eventID: "evt_commit"))
         #expect(decoded["evt_clear"] == .inputAudioBufferClear(eventID: "evt_clear"))
         #expect(decoded["evt_item_user_text"] == .conversationItemCreate(
@@ -232,7 +232,7 @@ enum RealtimeSamples {
             .responseContentPartAdded(position, part: .outputText("")),
             .responseContentPartDone(position, part: .outputAudio(audio: nil, transcript: "Hi there")),
             .responseContentPartDone(position, part: .outputText("Hi there")),
-            .responseOutputAudioDelta(position, delta: RealtimePCM16.base64([0, 1, -1, 32767, -32768])),
+            .responseOutputAudioDelta(position, delta: PCM16Buffer(samples: [0, 1, -1, 32767, -32768]).base64EncodedString()),
             .responseOutputAudioDone(position),
             .responseOutputAudioTranscriptDelta(position, delta: "Hi "),
             .responseOutputAudioTranscriptDone(position, transcript: "Hi there"),

@@ -137,6 +137,21 @@ import Testing
         #expect(try RealtimeServerEvent.decode(text) == event)
     }
 
+    @Test func theWordAtATimeScanFindsEveryByteThatNeedsEscaping() {
+        func naive(_ bytes: [UInt8]) -> Bool { bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
+        var generator = SystemRandomNumberGenerator()
+        let safe = Array("ABCXYZabcxyz0189+/=é€ ~!#$%&'()*,-.:;<>?@[]^_`{|}".utf8)
+        for _ in 0..<20_000 {
+            var bytes = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in safe.randomElement(using: &generator)! }
+            if !bytes.isEmpty, Bool.random(using: &generator) {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = [0x00, 0x1F, 0x0A, 0x22, 0x5C, 0x7F, 0x80, 0xFF, 0x20, 0x21, 0x5B, 0x5D]
+                    .randomElement(using: &generator)!
+            }
+            let found = bytes.withUnsafeBufferPointer(RealtimeJSONWriter.containsEscapable)
+            #expect(found == naive(bytes), "\(bytes)")
+        }
+    }
+
     @Test func decodingToleratesBothSpellingsAndReportsUnknownTypes() throws {
         let beta = #"{"type":"conversation.item.created","event_id":"e","previous_item_id":null,"item":{"id":"i","type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}]}}"#
         #expect(try RealtimeServerEvent.decode(beta) == .conversationItemAdded(
@@ -193,25 +208,6 @@ import Testing
             let converted = RealtimeItem.items(for: message, spoken: false)
             #expect(converted.count == 1)
             #expect(converted.first?.chatMessage == message)
-        }
-    }
-
-    // MARK: Audio payloads
-
-    @Test func pcm16SurvivesBase64() throws {
-        let samples: [Int16] = [0, 1, -1, 255, 256, .max, .min, 12345]
-        let base64 = RealtimePCM16.base64(samples)
-        #expect(base64 == "AAABAP///wAAAf9/AIA5MA==")
-        #expect(try RealtimePCM16.samples(base64: base64) == samples)
-        #expect(try RealtimePCM16.samples(base64: "") == [])
-    }
-
-    @Test func pcm16RejectsBadPayloads() {
-        #expect(throws: RealtimeProtocolError.invalidValue("audio", "pcm16 audio needs an even number of bytes, got 3.")) {
-            try RealtimePCM16.samples(base64: "AAAA")
-        }
-        for bad in ["not base64!", "AAA", "A===", "AA AA"] {
-            #expect(throws: RealtimeProtocolError.self, "\(bad)") { try RealtimePCM16.samples(base64: bad) }
         }
     }
 }

@@ -186,9 +186,8 @@ struct RealtimeJSONWriter {
     /// characters; a string with nothing to escape (base64 audio) is copied whole.
     static func appendQuoted(_ value: String, to text: inout String) {
         text.append("\"")
-        let needsEscaping = value.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        } ?? value.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        let needsEscaping = value.utf8.withContiguousStorageIfAvailable(Self.containsEscapable)
+            ?? Array(value.utf8).withUnsafeBufferPointer(Self.containsEscapable)
         if !needsEscaping {
             text.append(value)
         } else {
@@ -209,5 +208,29 @@ struct RealtimeJSONWriter {
             }
         }
         text.append("\"")
+    }
+
+    /// Whether `bytes` hold a quote, a backslash or a control character. Eight bytes at a time
+    /// (SWAR): a 2.5 KB base64 audio chunk is scanned in a few hundred nanoseconds.
+    static func containsEscapable(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var offset = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while offset + 8 <= bytes.count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                let belowSpace = (word &- ones &* 0x20) & ~word & highs != 0
+                if belowSpace || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C)) { return true }
+                offset += 8
+            }
+        }
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            offset += 1
+        }
+        return false
     }
 }
