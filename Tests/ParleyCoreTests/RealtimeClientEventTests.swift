@@ -155,6 +155,26 @@ import Testing
         #expect(!RealtimeSessionSettings(outputModalities: [.text]).speaksResponses)
     }
 
+    @Test func settingsBridgeToTheVoiceSessionConfiguration() {
+        let base = VoiceSessionConfiguration()
+        let full = RealtimeSessionSettings(base)
+        #expect(full.turnDetection == .serverVAD(base.turnDetection ?? ServerVADSettings()))
+        #expect(full.outputModalities == [.audio] && full.maxOutputTokens == .unlimited && full.inputAudioRate == 24_000)
+        #expect(full.applied(to: VoiceSessionConfiguration(instructions: "other", turnDetection: nil)) == base)
+
+        let update = RealtimeSessionSettings(
+            instructions: "New", voice: "ash", speed: 1.2, outputModalities: [.text], turnDetection: .manual,
+            tools: [RealtimeSamples.weatherTool], temperature: 0.6, maxOutputTokens: .limited(99)
+        )
+        let applied = update.applied(to: base)
+        #expect(applied.instructions == "New" && applied.speech == SpeechOptions(voice: "ash", speed: 1.2))
+        #expect(!applied.speaksResponses && applied.turnDetection == nil && applied.clientTools == [RealtimeSamples.weatherTool])
+        #expect(applied.temperature == 0.6 && applied.maxResponseTokens == 99)
+        #expect(applied.maximumInputBufferMs == base.maximumInputBufferMs)
+        #expect(RealtimeSessionSettings().applied(to: applied) == applied)
+        #expect(RealtimeSessionSettings(applied).applied(to: base) == applied)
+    }
+
     // MARK: Malformed input
 
     /// A hostile message and the error it must produce.

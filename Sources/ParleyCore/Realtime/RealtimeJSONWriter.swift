@@ -107,7 +107,7 @@ struct RealtimeJSONWriter {
         writeNested(open: "{", close: "}", body)
     }
 
-    /// Writes a member holding an array written by `body`; use the `element…` methods inside.
+    /// Writes a member holding an array written by `body`; use `elementObject` inside.
     mutating func array(_ key: String, _ body: (inout RealtimeJSONWriter) -> Void) {
         self.key(key)
         writeNested(open: "[", close: "]", body)
@@ -119,12 +119,6 @@ struct RealtimeJSONWriter {
     mutating func elementObject(_ body: (inout RealtimeJSONWriter) -> Void) {
         separate()
         writeNested(open: "{", close: "}", body)
-    }
-
-    /// Writes a string element of the current array.
-    mutating func element(_ value: String) {
-        separate()
-        Self.appendQuoted(value, to: &text)
     }
 
     // MARK: Plumbing

@@ -1,0 +1,53 @@
+import Foundation
+
+extension RealtimeSessionSettings {
+    /// The full settings of a voice session, for `session.created` and `session.updated`.
+    ///
+    /// - Parameters:
+    ///   - configuration: The session's configuration.
+    ///   - inputTranscription: How the input is transcribed (the configuration does not say).
+    ///   - toolChoice: The tool choice in effect (the configuration does not say).
+    public init(
+        _ configuration: VoiceSessionConfiguration,
+        inputTranscription: RealtimeInputTranscription = .enabled(model: nil, language: nil, prompt: nil),
+        toolChoice: ToolChoice = .auto
+    ) {
+        self.init(
+            instructions: configuration.instructions,
+            voice: configuration.speech.voice,
+            speed: configuration.speech.speed,
+            outputModalities: configuration.speaksResponses ? [.audio] : [.text],
+            inputAudioRate: Self.supportedAudioRate,
+            outputAudioRate: Self.supportedAudioRate,
+            turnDetection: configuration.turnDetection.map { .serverVAD($0) } ?? .manual,
+            inputTranscription: inputTranscription,
+            tools: configuration.clientTools,
+            toolChoice: toolChoice,
+            temperature: configuration.temperature,
+            maxOutputTokens: configuration.maxResponseTokens.map { .limited($0) } ?? .unlimited
+        )
+    }
+
+    /// `configuration` with every setting these settings mention applied to it (the audio
+    /// rates, transcription and tool choice have no place there and are left to the caller).
+    public func applied(to configuration: VoiceSessionConfiguration) -> VoiceSessionConfiguration {
+        var configuration = configuration
+        if let instructions { configuration.instructions = instructions }
+        if let voice { configuration.speech.voice = voice }
+        if let speed { configuration.speech.speed = speed }
+        if outputModalities != nil { configuration.speaksResponses = speaksResponses }
+        switch turnDetection {
+        case .manual?: configuration.turnDetection = nil
+        case .serverVAD(let vad)?: configuration.turnDetection = vad
+        case nil: break
+        }
+        if let tools { configuration.clientTools = tools }
+        if let temperature { configuration.temperature = temperature }
+        switch maxOutputTokens {
+        case .limited(let tokens)?: configuration.maxResponseTokens = tokens
+        case .unlimited?: configuration.maxResponseTokens = nil
+        case nil: break
+        }
+        return configuration
+    }
+}
