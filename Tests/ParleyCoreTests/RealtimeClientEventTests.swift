@@ -291,6 +291,9 @@ import Testing
         MalformedCase(#"{"type":"response.create","response":{"input":[{"type":"item_reference","id":"i"}]}}"#, "unsupported_value", param: "response.input[0].type"),
         MalformedCase(#"{"type":"response.create","event_id":"r1","response":{"output_modalities":[1]}}"#, "invalid_value", param: "response.output_modalities[0]", eventID: "r1"),
         MalformedCase(#"{"type":"response.cancel","response_id":false}"#, "invalid_value", param: "response_id"),
+        MalformedCase(#"{"type":"session.update","session":{"modalities":["\#(String(repeating: "v", count: 10_000))"]}}"#, "invalid_value", param: "session.modalities", messageContains: "vvv…'"),
+        MalformedCase(#"{"type":"conversation.item.create","item":{"type":"message","role":"\#(String(repeating: "r", count: 10_000))"}}"#, "invalid_value", param: "item.role", messageContains: "rrr…'"),
+        MalformedCase(#"{"type":"response.create","response":{"metadata":{"\#(String(repeating: "k", count: 10_000))":1}}}"#, "invalid_value", messageContains: "kkk…'"),
     ]
 
     @Test(arguments: malformedCases, RealtimeDialect.allCases)

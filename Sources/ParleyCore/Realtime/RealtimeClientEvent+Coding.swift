@@ -62,7 +62,7 @@ extension RealtimeClientEvent {
         default:
             throw RealtimeProtocolError(
                 code: "unknown_event",
-                message: "Unknown event type '\(RealtimeEventEnvelope.excerpt(type))'. Supported: \(typeNames.joined(separator: ", ")).",
+                message: "Unknown event type \(quotedExcerpt(type)). Supported: \(typeNames.joined(separator: ", ")).",
                 param: "type"
             )
         }
@@ -110,9 +110,6 @@ extension RealtimeClientEvent {
 /// The outer shape every realtime event shares: a JSON object with a string `type` and an
 /// optional string `event_id`.
 enum RealtimeEventEnvelope {
-    /// The longest excerpt of a client's value repeated in an error message.
-    static let excerptLength = 64
-
     /// Parses `text` and returns the object's reader, its type and its event id.
     static func open(_ text: String) throws(RealtimeProtocolError) -> (RealtimeJSONReader, String, String?) {
         let value: JSONValue
@@ -148,10 +145,5 @@ enum RealtimeEventEnvelope {
                 param: "type", eventID: eventID
             )
         }
-    }
-
-    /// `value` cut to `excerptLength` characters, for error messages.
-    static func excerpt(_ value: String) -> String {
-        value.count <= excerptLength ? value : String(value.prefix(excerptLength)) + "…"
     }
 }

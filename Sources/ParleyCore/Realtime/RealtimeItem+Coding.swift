@@ -51,7 +51,7 @@ extension RealtimeItem {
         let status: RealtimeItemStatus?
         if let statusName = try reader.string("status") {
             guard let known = RealtimeItemStatus(rawValue: statusName) else {
-                throw .invalidValue(reader.path(of: "status"), "'\(statusName)' is not an item status.")
+                throw .invalidValue(reader.path(of: "status"), "\(quotedExcerpt(statusName)) is not an item status.")
             }
             status = known
         } else {
@@ -63,7 +63,7 @@ extension RealtimeItem {
         case "message"?:
             let roleName = try reader.requiredString("role")
             guard let role = RealtimeRole(rawValue: roleName) else {
-                throw .invalidValue(reader.path(of: "role"), "'\(roleName)' is not a role; use 'user', 'assistant' or 'system'.")
+                throw .invalidValue(reader.path(of: "role"), "\(quotedExcerpt(roleName)) is not a role; use 'user', 'assistant' or 'system'.")
             }
             var content: [RealtimeContentPart] = []
             for part in try reader.objects("content") ?? [] {
@@ -84,7 +84,7 @@ extension RealtimeItem {
         case let other?:
             throw .unsupported(
                 reader.path(of: "type"),
-                "'\(other)' items are not supported; use 'message', 'function_call' or 'function_call_output'."
+                "\(quotedExcerpt(other)) items are not supported; use 'message', 'function_call' or 'function_call_output'."
             )
         }
         self.init(id: id, status: status, kind: kind)
@@ -146,7 +146,7 @@ extension RealtimeContentPart {
         case "output_audio", "audio": self = .outputAudio(audio: try reader.string("audio"), transcript: try reader.string("transcript"))
         case "input_image": self = .inputImage(url: try reader.requiredString("image_url"))
         default:
-            throw .unsupported(reader.path(of: "type"), "'\(type)' content is not supported.")
+            throw .unsupported(reader.path(of: "type"), "\(quotedExcerpt(type)) content is not supported.")
         }
     }
 }

@@ -2,8 +2,11 @@ import Foundation
 
 /// Who wrote a message item.
 public enum RealtimeRole: String, Sendable, Hashable, CaseIterable {
+    /// The person talking to the agent.
     case user
+    /// The agent.
     case assistant
+    /// Instructions added to the conversation.
     case system
 }
 

@@ -136,8 +136,14 @@ struct RealtimeJSONReader {
     func stringMap(_ key: String) throws(RealtimeProtocolError) -> [String: String]? {
         guard let reader = try object(key) else { return nil }
         var map: [String: String] = [:]
-        for name in reader.members.keys {
-            map[name] = try reader.requiredString(name)
+        for (name, value) in reader.members {
+            guard case .string(let text) = value else {
+                throw .invalidValue(
+                    reader.path(of: name.utf8.count <= 64 ? name : String(name.prefix(64)) + "…"),
+                    "expected a string, got \(value.kindName)."
+                )
+            }
+            map[name] = text
         }
         return map
     }

@@ -67,3 +67,11 @@ public struct RealtimeProtocolError: Error, Sendable, Hashable {
         RealtimeProtocolError(code: "unsupported_value", message: "Unsupported value for '\(param)': \(message)", param: param)
     }
 }
+
+/// A client's value quoted for an error message, cut to 64 characters so that a hostile
+/// megabyte-long value is never echoed back.
+func quotedExcerpt(_ value: String) -> String {
+    let limit = 64
+    let excerpt = value.utf8.count <= limit ? value : String(value.prefix(limit)) + "…"
+    return "'\(excerpt)'"
+}

@@ -2,10 +2,15 @@ import Foundation
 
 /// Where a response stands.
 public enum RealtimeResponseStatus: String, Sendable, Hashable, CaseIterable {
+    /// Still producing output.
     case inProgress = "in_progress"
+    /// Finished normally.
     case completed
+    /// Cancelled by the client or by the user talking over it.
     case cancelled
+    /// Stopped by an error.
     case failed
+    /// Stopped early (token limit, content filter).
     case incomplete
 
     /// The realtime status of a finished voice-session response.
@@ -187,7 +192,7 @@ extension RealtimeResponse {
     init(decoding reader: RealtimeJSONReader) throws(RealtimeProtocolError) {
         let statusName = try reader.string("status") ?? RealtimeResponseStatus.inProgress.rawValue
         guard let status = RealtimeResponseStatus(rawValue: statusName) else {
-            throw .invalidValue(reader.path(of: "status"), "'\(statusName)' is not a response status.")
+            throw .invalidValue(reader.path(of: "status"), "\(quotedExcerpt(statusName)) is not a response status.")
         }
         var statusDetails: RealtimeResponseStatusDetails?
         if let details = try reader.object("status_details") {

@@ -66,7 +66,7 @@ extension RealtimeResponseOptions {
         case nil: conversation = nil
         case let name?:
             guard let mode = RealtimeConversationMode(rawValue: name) else {
-                throw .unsupported(reader.path(of: "conversation"), "'\(name)' is not supported; use 'auto' or 'none'.")
+                throw .unsupported(reader.path(of: "conversation"), "\(quotedExcerpt(name)) is not supported; use 'auto' or 'none'.")
             }
             conversation = mode
         }

@@ -134,7 +134,7 @@ extension RealtimeServerEvent {
             return .error(try decodeError(try reader.requiredObject("error")))
         default:
             throw RealtimeProtocolError(
-                code: "unknown_event", message: "Unknown server event type '\(RealtimeEventEnvelope.excerpt(type))'.",
+                code: "unknown_event", message: "Unknown server event type \(quotedExcerpt(type)).",
                 param: "type"
             )
         }

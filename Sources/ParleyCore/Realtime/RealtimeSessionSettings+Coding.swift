@@ -20,7 +20,7 @@ extension RealtimeSessionSettings {
             if type == "transcription" {
                 throw .unsupported(session.path(of: "type"), "transcription-only sessions are not supported; use 'realtime'.")
             }
-            throw .invalidValue(session.path(of: "type"), "expected 'realtime', got '\(type)'.")
+            throw .invalidValue(session.path(of: "type"), "expected 'realtime', got \(quotedExcerpt(type)).")
         }
         let audio = try session.object("audio")
         let audioInput = try audio?.object("input")
@@ -87,7 +87,7 @@ extension RealtimeSessionSettings {
         var modalities: Set<RealtimeModality> = []
         for name in names {
             guard let modality = RealtimeModality(rawValue: name) else {
-                throw .invalidValue(reader.path(of: key), "'\(name)' is not a modality; use 'text' or 'audio'.")
+                throw .invalidValue(reader.path(of: key), "\(quotedExcerpt(name)) is not a modality; use 'text' or 'audio'.")
             }
             modalities.insert(modality)
         }
@@ -119,7 +119,7 @@ extension RealtimeSessionSettings {
         guard let format = try reader.object("format") else { return nil }
         let type = try format.string("type") ?? "audio/pcm"
         guard type == "audio/pcm" else {
-            throw .unsupported(format.path(of: "type"), "'\(type)' is not supported; use 'audio/pcm' at 24000 Hz.")
+            throw .unsupported(format.path(of: "type"), "\(quotedExcerpt(type)) is not supported; use 'audio/pcm' at 24000 Hz.")
         }
         let rate = try format.int("rate", in: 0...Int(Int32.max)) ?? supportedAudioRate
         guard rate == supportedAudioRate else {
@@ -132,7 +132,7 @@ extension RealtimeSessionSettings {
     private static func decodeBetaFormat(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> Int? {
         guard let name = try reader.string(key) else { return nil }
         guard name == "pcm16" else {
-            throw .unsupported(reader.path(of: key), "'\(name)' is not supported; use 'pcm16' (24 kHz).")
+            throw .unsupported(reader.path(of: key), "\(quotedExcerpt(name)) is not supported; use 'pcm16' (24 kHz).")
         }
         return supportedAudioRate
     }
@@ -187,7 +187,7 @@ extension RealtimeSessionSettings {
         case "semantic_vad":
             break
         case let other:
-            throw .invalidValue(reader.path(of: "type"), "'\(other)' is not a turn detection type; use 'server_vad' or null.")
+            throw .invalidValue(reader.path(of: "type"), "\(quotedExcerpt(other)) is not a turn detection type; use 'server_vad' or null.")
         }
         return .serverVAD(settings)
     }
@@ -204,7 +204,7 @@ extension RealtimeSessionSettings {
     static func decodeTool(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> ToolDefinition {
         let type = try reader.string("type") ?? "function"
         guard type == "function" else {
-            throw .unsupported(reader.path(of: "type"), "'\(type)' tools are not supported; use 'function'.")
+            throw .unsupported(reader.path(of: "type"), "\(quotedExcerpt(type)) tools are not supported; use 'function'.")
         }
         let name = try reader.requiredString("name")
         let isValidName = (1...64).contains(name.utf8.count) && name.utf8.allSatisfy {
@@ -212,7 +212,7 @@ extension RealtimeSessionSettings {
                 || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
         }
         guard isValidName else {
-            throw .invalidValue(reader.path(of: "name"), "'\(name)' must be 1–64 letters, digits, '_' or '-'.")
+            throw .invalidValue(reader.path(of: "name"), "\(quotedExcerpt(name)) must be 1–64 letters, digits, '_' or '-'.")
         }
         let parameters: JSONValue
         switch reader.member("parameters") {
@@ -235,7 +235,7 @@ extension RealtimeSessionSettings {
             let choice = try reader.requiredObject(key)
             let type = try choice.requiredString("type")
             guard type == "function" else {
-                throw .unsupported(choice.path(of: "type"), "'\(type)' tool choices are not supported; use 'function'.")
+                throw .unsupported(choice.path(of: "type"), "\(quotedExcerpt(type)) tool choices are not supported; use 'function'.")
             }
             return .function(try choice.requiredString("name"))
         case let other?: throw .invalidValue(reader.path(of: key), "expected a string or an object, got \(other.kindName).")
