@@ -50,7 +50,8 @@ final class OutputDeadline: @unchecked Sendable {  // `lock` guards `deadline`, 
     func enforce(_ errors: OpenAIErrorMapper) async throws {
         while true {
             let (current, started) = lock.withLock { (deadline, outputStarted) }
-            try await clock.sleep(until: current, tolerance: nil)
+            // Sleeping at most `idle` notices when output starts and the deadline moves closer.
+            try await clock.sleep(until: min(current, clock.now.advanced(by: timeouts.idle)), tolerance: nil)
             let (latest, stillStarted) = lock.withLock { (deadline, outputStarted) }
             if latest <= clock.now {
                 let message = stillStarted || started
@@ -70,18 +71,21 @@ struct OpenAIRequestRunner: Sendable {
 
     /// Runs `attempt` until it succeeds or fails for good.
     /// - Throws: `ProviderError`, or `CancellationError` when the calling task is cancelled.
-    func run(_ attempt: @escaping @Sendable (OutputDeadline) async throws -> Void) async throws {
+    func run<Output: Sendable>(_ attempt: @escaping @Sendable (OutputDeadline) async throws -> Output) async throws -> Output {
         var number = 1
         while true {
             let deadline = OutputDeadline(timeouts: configuration.timeouts)
             do {
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                return try await withThrowingTaskGroup(of: Output?.self) { group in
                     group.addTask { try await attempt(deadline) }
-                    group.addTask { try await deadline.enforce(errors) }
-                    try await group.next()
-                    group.cancelAll()
+                    group.addTask {
+                        try await deadline.enforce(errors)
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next(), let result = first else { throw CancellationError() }
+                    return result
                 }
-                return
             } catch {
                 guard !Task.isCancelled, let failure = errors.failure(transport: error) else { throw CancellationError() }
                 guard failure.error.isRetryable, !deadline.hasDelivered, number < configuration.retry.maxAttempts else {

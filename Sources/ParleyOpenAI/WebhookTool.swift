@@ -59,7 +59,7 @@ public struct WebhookTool: Tool {
             method: "POST",
             headers: headers,
             body: try JSONEncoder().encode(arguments),
-            idleTimeout: timeout
+            idleTimeout: timeout + .seconds(1)
         )
         let client = client
         let host = configuration.url.host ?? configuration.url.absoluteString
