@@ -6,17 +6,17 @@ import Testing
 /// Scenario tests of the voice session with scripted providers: no sleeps, every wait has a deadline.
 @Suite struct VoiceSessionTests {
     /// 300 ms of silence, 800 ms of speech, 700 ms of silence: one turn for the server VAD.
-    func speakOneTurn(into session: VoiceSession) async {
-        await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        await session.appendAudio(ScenarioAudio.silence(milliseconds: 700), sampleRate: 16_000)
+    func speakOneTurn(into session: VoiceSession) async throws {
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 700), sampleRate: 16_000)
     }
 
     @Test func voiceTurnStreamsTranscriptTextAndAudioInOrder() async throws {
         let model = ScriptedLanguageModel(replies: [.text("It is noon. Have a nice lunch.")])
         let synthesizer = ScriptedSpeechSynthesizer()
         let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
 
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
         let events = await recorder.events
@@ -58,13 +58,29 @@ import Testing
         configuration.turnDetection = nil
         let model = ScriptedLanguageModel(replies: [])
         let (session, recorder) = makeSession(model: model, configuration: configuration)
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 40), sampleRate: 16_000)
-        await session.commitAudio(createResponse: true)
-        #expect(await recorder.waitFor(Match.error))
-        let events = await recorder.events
-        #expect(events.contains { if case .error(let error) = $0 { error.code == "input_audio_buffer_commit_empty" } else { false } })
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 40), sampleRate: 16_000)
+        await #expect(throws: SessionError.self) { try await session.commitAudio(createResponse: true) }
         #expect(await recorder.count(Match.responseStarted) == 0)
+        #expect(await recorder.count { if case .inputCommitted = $0 { true } else { false } } == 0)
         #expect(model.requests.isEmpty)
+        // The session goes on: a real hold after the tap is a turn.
+        let recognizerTurn = ScenarioAudio.speech(milliseconds: 500)
+        try await session.appendAudio(recognizerTurn, sampleRate: 16_000)
+        try await session.commitAudio(createResponse: false)
+        #expect(await recorder.waitFor(Match.finalTranscript))
+    }
+
+    @Test func aFullPushToTalkBufferRefusesMoreAudioButKeepsWhatItHas() async throws {
+        var configuration = VoiceSessionConfiguration()
+        configuration.turnDetection = nil
+        configuration.maximumInputBufferMs = 1000
+        let recognizer = ScriptedSpeechRecognizer(texts: ["kept"])
+        let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: []), configuration: configuration)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+        await #expect(throws: SessionError.self) { try await session.appendAudio(ScenarioAudio.speech(milliseconds: 400), sampleRate: 16_000) }
+        try await session.commitAudio()
+        #expect(await recorder.waitFor(Match.finalTranscript))
+        #expect(recognizer.finalUtteranceSampleCounts == [16 * 800])
     }
 
     @Test func pushToTalkCommitsTheWholeHoldWithoutCuttingEarly() async throws {
@@ -73,10 +89,10 @@ import Testing
         let recognizer = ScriptedSpeechRecognizer(texts: ["Tell me a joke"])
         let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Why not.")]), configuration: configuration)
         // Long pauses inside the hold do not end the turn in manual mode.
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
-        await session.appendAudio(ScenarioAudio.silence(milliseconds: 1500), sampleRate: 16_000)
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
-        await session.commitAudio(createResponse: true)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 1500), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
+        try await session.commitAudio(createResponse: true)
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
         #expect(recognizer.finalUtteranceSampleCounts == [16 * 2500])
         #expect(await recorder.count { if case .speechStarted = $0 { true } else { false } } == 0)
@@ -85,10 +101,10 @@ import Testing
     @Test func bargeInDuringLanguageModelStreamingCancelsAndKeepsWhatWasHeard() async throws {
         let model = ScriptedLanguageModel(replies: [ScriptedLanguageModel.Reply([.text("Sure, here goes. "), .text("The first part"), .hang])])
         let (session, recorder) = makeSession(model: model)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.audio))
         // The user talks over the agent for 600 ms while its audio plays.
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         #expect(await recorder.waitFor(Match.truncated))
         let stored = await session.ledger.messages.last
@@ -106,9 +122,9 @@ import Testing
         let synthesizer = ScriptedSpeechSynthesizer(gate: gate)
         let model = ScriptedLanguageModel(replies: [.text("A long answer that takes a while to say.")])
         let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         await gate.waitForArrivals(1)
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         #expect(await recorder.count(Match.audio) == 0)
     }
@@ -118,10 +134,10 @@ import Testing
         let tool = GatedTool(gate: gate)
         let model = ScriptedLanguageModel(replies: [.toolCalls([ToolCall(id: "call_1", name: "slow_lookup", arguments: "{}")])])
         let (session, recorder) = makeSession(model: model, tools: ToolRegistry([tool]))
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.toolStarted))
         await gate.waitForArrivals(1)
-        await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         #expect(await recorder.wait { _ in tool.cancellations == 1 })
     }
@@ -132,10 +148,10 @@ import Testing
             .success("Second try"),
         ])
         let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Got it.")]))
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor { if case .userTranscriptFailed = $0 { true } else { false } })
         #expect(await recorder.count(Match.responseStarted) == 0)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
     }
 
@@ -145,13 +161,13 @@ import Testing
             .text("Fine now."),
         ])
         let (session, recorder) = makeSession(recognizer: ScriptedSpeechRecognizer(texts: ["one", "two"]), model: model)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.responseDone(.failed)))
         let failure = await recorder.events.compactMap { event -> SessionError? in
             if case .responseDone(_, .failed, let error, _) = event { error } else { nil }
         }.first
         #expect(failure?.category == .rateLimited)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
     }
 
@@ -186,9 +202,9 @@ import Testing
         var manual = await session.configuration
         manual.turnDetection = nil
         await session.update(configuration: manual)
-        await speakOneTurn(into: session)
+        try await speakOneTurn(into: session)
         #expect(await recorder.count { if case .speechStarted = $0 { true } else { false } } == 0)
-        await session.commitAudio(createResponse: true)
+        try await session.commitAudio(createResponse: true)
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
         #expect(await session.ledger.messages.first == .user("manual words"))
     }

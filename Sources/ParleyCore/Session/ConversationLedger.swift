@@ -9,6 +9,12 @@ public struct ConversationLedger: Sendable, Hashable {
         public var id: String
         /// The message as the model sees it.
         public var message: ChatMessage
+
+        /// Creates an item.
+        public init(id: String, message: ChatMessage) {
+            self.id = id
+            self.message = message
+        }
     }
 
     /// The items, oldest first.

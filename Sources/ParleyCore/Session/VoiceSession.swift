@@ -12,7 +12,7 @@ import Foundation
 /// ```swift
 /// let session = VoiceSession(providers: providers, configuration: VoiceSessionConfiguration())
 /// Task { for await event in session.events { send(event) } }
-/// await session.appendAudio(samples, sampleRate: 24_000)
+/// try await session.appendAudio(samples, sampleRate: 24_000)
 /// ```
 public actor VoiceSession {
     /// What the session says, in order. Ends when the session is closed.
@@ -82,16 +82,21 @@ public actor VoiceSession {
     // MARK: - Input
 
     /// Adds audio from the user: mono PCM16 at `sampleRate`.
-    public func appendAudio(_ samples: [Int16], sampleRate: Int = AudioFormat.realtime.sampleRate) {
+    /// - Throws: `SessionError` `input_audio_buffer_full` when a push-to-talk buffer is full
+    ///   (the audio is not added; what was buffered stays).
+    public func appendAudio(_ samples: [Int16], sampleRate: Int = AudioFormat.realtime.sampleRate) throws(SessionError) {
         guard !isClosed, !samples.isEmpty else { return }
+        guard (8_000...192_000).contains(sampleRate) else {
+            throw SessionError(code: "invalid_sample_rate", message: "Audio must be sampled at 8 to 192 kHz (got \(sampleRate) Hz).", parameter: "audio")
+        }
         let converted = input.resample(samples, from: sampleRate, using: providers.makeResampler)
         if configuration.turnDetection == nil {
-            if !input.buffer(converted) {
-                emit(.error(SessionError(
+            guard input.buffer(converted) else {
+                throw SessionError(
                     code: "input_audio_buffer_full",
                     message: "The input audio buffer holds at most \(configuration.maximumInputBufferMs / 1000) s; commit or clear it.",
                     parameter: "audio"
-                )))
+                )
             }
             refreshPartialIfDue(utterance: { $0.manualBuffer }, itemID: nil)
             return
@@ -103,20 +108,23 @@ public actor VoiceSession {
 
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
     /// whatever the turn in progress holds).
-    public func commitAudio(createResponse: Bool = false) {
+    /// - Throws: `SessionError` `input_audio_buffer_commit_empty` when less than 100 ms is buffered;
+    ///   nothing is committed and no turn starts.
+    public func commitAudio(createResponse: Bool = false) throws(SessionError) {
         guard !isClosed else { return }
         let samples = configuration.turnDetection == nil ? input.takeManualBuffer() : input.takeTurnInProgress()
-        let minimum = providers.recognizer.sampleRate / 10
-        guard samples.count >= minimum else {
-            emit(.error(SessionError(
+        guard samples.count >= providers.recognizer.sampleRate / 10 else {
+            throw SessionError(
                 code: "input_audio_buffer_commit_empty",
                 message: "Nothing to commit: the input audio buffer holds less than 100 ms of audio.",
                 parameter: "audio"
-            )))
-            return
+            )
         }
         commit(samples: samples, itemID: speechItemID ?? IdentifierGenerator.make("item"), createsResponse: createResponse)
     }
+
+    /// Whether a response is in progress.
+    public var hasActiveResponse: Bool { response != nil }
 
     /// Drops the buffered input audio.
     public func clearAudio() {

@@ -1,0 +1,120 @@
+import Foundation
+
+/// Where one provider comes from.
+public enum ProviderChoice: Sendable, Hashable {
+    /// The embedded engine (whisper.cpp, flite, llama.cpp).
+    case embedded
+    /// An OpenAI-compatible HTTP service.
+    case remote(baseURL: URL, apiKey: String?, model: String)
+}
+
+/// Everything `parley serve` is configured with, read from flags, the environment and `.env`,
+/// and checked once at start.
+public struct ServerSettings: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = URL(fileURLWithPath: ".parley")
+    /// The server secret; `nil` until one is loaded or generated.
+    public var serverSecret: String?
+    public var systemPrompt = "You are Parley, a friendly voice assistant. Answer in one or two short spoken sentences."
+    public var speechRecognition: ProviderChoice = .embedded
+    public var speechSynthesis: ProviderChoice = .embedded
+    public var languageModel: ProviderChoice = .embedded
+    /// The voice for remote speech synthesis.
+    public var voice: String?
+    /// `silero` (default when its model is present) or `energy`.
+    public var voiceActivityDetector = "silero"
+    /// Folder with the embedded models.
+    public var modelDirectory: URL?
+    /// The most concurrent realtime sessions.
+    public var maximumSessions = 500
+    /// Client tokens minted per minute per client address.
+    public var tokenMintsPerMinute = 30
+    /// Whether `/v1/local/token` hands out client tokens without the secret (the local
+    /// single-user setup); off by default when bound beyond loopback.
+    public var allowsLocalTokens: Bool?
+    /// The folder of the web client.
+    public var webRoot: URL?
+
+    /// Creates default settings.
+    public init() {}
+
+    /// Whether the host is a loopback address.
+    public var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host) }
+
+    /// Whether the local token endpoint is on.
+    public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
+
+    /// Reads settings from environment variables (after `.env` values, which they override).
+    /// - Returns: the settings and one line per problem found; an empty list means valid.
+    public static func load(environment: [String: String]) -> (ServerSettings, problems: [String]) {
+        var settings = ServerSettings()
+        var problems: [String] = []
+        func value(_ key: String) -> String? {
+            guard let raw = environment[key]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+            return raw
+        }
+        func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
+            guard let raw = value(key) else { return nil }
+            guard let number = Int(raw), range.contains(number) else {
+                problems.append("\(key): \"\(raw)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+                return nil
+            }
+            return number
+        }
+        func provider(_ kind: String, embeddedName: String, defaultModel: String?) -> ProviderChoice? {
+            let choice = value("PARLEY_\(kind)")?.lowercased()
+            let url = value("PARLEY_\(kind)_URL")
+            guard choice == "openai" || (choice == nil && url != nil) else {
+                if let choice, choice != embeddedName, choice != "embedded" {
+                    problems.append("PARLEY_\(kind): \"\(choice)\" is not a provider (use \(embeddedName) or openai)")
+                }
+                return nil
+            }
+            guard let url, let baseURL = URL(string: url), let scheme = baseURL.scheme, ["http", "https"].contains(scheme) else {
+                problems.append("PARLEY_\(kind)_URL: an http(s) base URL is required for an OpenAI-compatible provider, e.g. https://api.openai.com/v1")
+                return nil
+            }
+            guard let model = value("PARLEY_\(kind)_MODEL") ?? defaultModel else {
+                problems.append("PARLEY_\(kind)_MODEL: the model name is required with PARLEY_\(kind)_URL")
+                return nil
+            }
+            return .remote(baseURL: baseURL, apiKey: value("PARLEY_\(kind)_API_KEY"), model: model)
+        }
+
+        if let host = value("PARLEY_HOST") { settings.host = host }
+        if let port = integer("PARLEY_PORT", in: 0...65535) { settings.port = port }
+        if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }
+        if let secret = value("PARLEY_SERVER_SECRET") {
+            if secret.utf8.count < 16 {
+                problems.append("PARLEY_SERVER_SECRET: must be at least 16 characters")
+            } else {
+                settings.serverSecret = secret
+            }
+        }
+        if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.systemPrompt = prompt }
+        if let choice = provider("ASR", embeddedName: "whisper", defaultModel: "whisper-1") { settings.speechRecognition = choice }
+        if let choice = provider("TTS", embeddedName: "flite", defaultModel: "tts-1") { settings.speechSynthesis = choice }
+        if let choice = provider("LLM", embeddedName: "llama", defaultModel: nil) { settings.languageModel = choice }
+        settings.voice = value("PARLEY_TTS_VOICE")
+        if let vad = value("PARLEY_VAD")?.lowercased() {
+            if ["silero", "energy"].contains(vad) {
+                settings.voiceActivityDetector = vad
+            } else {
+                problems.append("PARLEY_VAD: \"\(vad)\" is not a voice activity detector (use silero or energy)")
+            }
+        }
+        if let directory = value("PARLEY_MODEL_DIR") { settings.modelDirectory = URL(fileURLWithPath: directory) }
+        if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
+        if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
+        if let raw = value("PARLEY_LOCAL_TOKENS") {
+            switch raw.lowercased() {
+            case "1", "true", "yes", "on": settings.allowsLocalTokens = true
+            case "0", "false", "no", "off": settings.allowsLocalTokens = false
+            default: problems.append("PARLEY_LOCAL_TOKENS: \"\(raw)\" is not true or false")
+            }
+        }
+        if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
+        return (settings, problems)
+    }
+}

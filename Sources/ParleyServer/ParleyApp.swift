@@ -1,0 +1,67 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyStore
+
+/// A running Parley server: the realtime endpoint, the REST API, the web client and metrics on
+/// one port, with its SQLite store.
+///
+/// ```swift
+/// let app = try ParleyApp(settings: settings, secret: secret)
+/// try app.start()
+/// app.providersReady(try await ProviderFactory.make(settings))
+/// ```
+public final class ParleyApp: Sendable {
+    /// What routes and sessions share.
+    public let context: ServerContext
+    private let server: HTTPServer
+
+    /// Opens the store and prepares the routes; nothing listens until `start()`.
+    /// - Throws: when the data directory or the database cannot be opened.
+    public init(settings: ServerSettings, secret: String, providers: ProviderSet? = nil, log: EventLog = EventLog()) throws {
+        try FileManager.default.createDirectory(at: settings.dataDirectory, withIntermediateDirectories: true)
+        let store = try ParleyStore(path: settings.dataDirectory.appendingPathComponent("parley.sqlite").path)
+        context = ServerContext(
+            settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
+            metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
+            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers)
+        )
+        var router = Router()
+        let context = self.context
+        router.get("/healthz") { _ in
+            context.providers.current == nil
+                ? .error(status: 503, code: "starting", message: "The providers are still loading.")
+                : JSONResponse.ok(["status": "ok"])
+        }
+        router.get("/metrics") { _ in
+            .text(context.metrics.prometheusText(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        TokenRoutes.register(on: &router, context: context)
+        AgentRoutes.register(on: &router, context: context)
+        InstanceRoutes.register(on: &router, context: context)
+        router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
+
+        var configuration = HTTPServer.Configuration()
+        configuration.host = settings.host
+        configuration.port = settings.port
+        configuration.staticRoot = settings.webRoot
+        configuration.maxWebSocketMessageSize = 16 << 20
+        server = HTTPServer(configuration: configuration, router: router)
+    }
+
+    /// Binds and starts serving.
+    public func start() throws { try server.start() }
+
+    /// The port the server listens on.
+    public var port: Int { server.port }
+
+    /// Makes the providers available; `/healthz` answers 200 from now on.
+    public func providersReady(_ providers: ProviderSet) { context.providers.set(providers) }
+
+    /// Finishes in-flight requests, closes every socket and stops the providers.
+    public func shutdown() async {
+        for entry in context.sessions.all { await entry.session.close() }
+        await server.shutdown()
+        await context.providers.current?.shutdown()
+    }
+}

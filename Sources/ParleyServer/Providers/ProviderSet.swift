@@ -1,0 +1,36 @@
+import Foundation
+import ParleyCore
+
+/// The engines the server's sessions run on, made once at start and shared by all sessions.
+public struct ProviderSet: Sendable {
+    /// Speech to text.
+    public var recognizer: any SpeechRecognizer
+    /// The default language model (agents may name another).
+    public var languageModel: any LanguageModel
+    /// Text to speech.
+    public var synthesizer: any SpeechSynthesizer
+    /// Makes each session's voice activity detector.
+    public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
+    /// Makes streaming resamplers.
+    public var makeResampler: @Sendable (Int, Int) -> any Resampler
+    /// One line per provider, for the start-up banner.
+    public var summary: [String]
+    /// Stops what the providers started (child processes).
+    public var shutdown: @Sendable () async -> Void
+
+    /// Creates a provider set.
+    public init(
+        recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
+        makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
+        makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
+        summary: [String] = [], shutdown: @escaping @Sendable () async -> Void = {}
+    ) {
+        self.recognizer = recognizer
+        self.languageModel = languageModel
+        self.synthesizer = synthesizer
+        self.makeVoiceActivityDetector = makeVoiceActivityDetector
+        self.makeResampler = makeResampler
+        self.summary = summary
+        self.shutdown = shutdown
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyStore
+
+/// `POST/GET/PATCH/DELETE /v1/agents[/{id}]`: the agents a backend defines.
+enum AgentRoutes {
+    struct AgentList: Encodable {
+        var object = "list"
+        var data: [AgentDefinition]
+    }
+
+    static func register(on router: inout Router, context: ServerContext) {
+        router.post("/v1/agents") { request in
+            if let refusal = context.authentication.requireBackend(request) { return refusal }
+            do {
+                var definition = try request.jsonBody(AgentDefinition.self)
+                try check(definition)
+                let now = Date()
+                definition.id = IdentifierGenerator.make("agent")
+                definition.createdAt = Int(now.timeIntervalSince1970)
+                definition.updatedAt = definition.createdAt
+                try save(definition, context: context, createdAt: now)
+                context.log.log("agent.created", ["agent": .string(definition.id!)])
+                return JSONResponse.ok(definition.redacted, status: 201)
+            } catch let error as BadRequest {
+                return error.response
+            } catch {
+                return storageFailure(error)
+            }
+        }
+
+        router.get("/v1/agents") { request in
+            if let refusal = context.authentication.requireBackend(request) { return refusal }
+            do {
+                let agents = try context.store.agents().map { try decode($0).redacted }
+                return JSONResponse.ok(AgentList(data: agents))
+            } catch {
+                return storageFailure(error)
+            }
+        }
+
+        router.get("/v1/agents/{id}") { request in
+            if let refusal = context.authentication.requireBackend(request) { return refusal }
+            do {
+                guard let record = try context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
+                return JSONResponse.ok(try decode(record).redacted)
+            } catch {
+                return storageFailure(error)
+            }
+        }
+
+        router.patch("/v1/agents/{id}") { request in
+            if let refusal = context.authentication.requireBackend(request) { return refusal }
+            do {
+                guard let record = try context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
+                var definition = try decode(record)
+                let patch = try request.jsonBody(AgentDefinition.self)
+                definition.merge(patch)
+                try check(definition)
+                definition.updatedAt = Int(Date().timeIntervalSince1970)
+                try save(definition, context: context, createdAt: record.createdAt)
+                return JSONResponse.ok(definition.redacted)
+            } catch let error as BadRequest {
+                return error.response
+            } catch {
+                return storageFailure(error)
+            }
+        }
+
+        router.delete("/v1/agents/{id}") { request in
+            if let refusal = context.authentication.requireBackend(request) { return refusal }
+            do {
+                let id = request.pathParameters["id"] ?? ""
+                guard try context.store.deleteAgent(id: id) else { return notFound(request) }
+                return JSONResponse.ok(["id": id, "object": "agent.deleted", "deleted": "true"])
+            } catch {
+                return storageFailure(error)
+            }
+        }
+    }
+
+    /// The stored definition of an agent.
+    static func decode(_ record: AgentRecord) throws -> AgentDefinition {
+        try JSONDecoder().decode(AgentDefinition.self, from: Data(record.document.jsonText.utf8))
+    }
+
+    private static func check(_ definition: AgentDefinition) throws(BadRequest) {
+        let problems = definition.validationProblems()
+        guard problems.isEmpty else { throw BadRequest(problems.joined(separator: "; ")) }
+    }
+
+    private static func save(_ definition: AgentDefinition, context: ServerContext, createdAt: Date) throws {
+        let document = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(definition))
+        try context.store.saveAgent(AgentRecord(id: definition.id!, document: document, createdAt: createdAt, updatedAt: Date()))
+    }
+
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        .error(status: 404, code: "not_found", message: "No such resource: \(request.path)")
+    }
+
+    static func storageFailure(_ error: any Error) -> HTTPResponse {
+        .error(status: 500, code: "storage_error", message: "The server could not read or write its database.")
+    }
+}

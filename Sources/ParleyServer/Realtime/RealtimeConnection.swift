@@ -1,0 +1,207 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyStore
+
+/// One realtime client: decodes its events into calls on its voice session, and turns the
+/// session's events into protocol events on the socket. Items are stored as they complete.
+actor RealtimeConnection {
+    private let socket: WebSocketConnection
+    private let dialect: RealtimeDialect
+    private let context: ServerContext
+    private let session: VoiceSession
+    private let sessionID = RealtimeID.session()
+    private let conversationID: String
+    private let instanceID: String?
+    private var configuration: VoiceSessionConfiguration
+    private var translator = RealtimeEventTranslator()
+
+    init(
+        socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?
+    ) {
+        self.socket = socket
+        self.dialect = dialect
+        self.context = context
+        self.session = session
+        self.configuration = configuration
+        self.conversationID = conversationID
+        self.instanceID = instanceID
+        translator.speaksResponses = configuration.speaksResponses
+    }
+
+    /// Serves the connection until the client leaves or the session ends.
+    func run() async {
+        send(.sessionCreated(sessionInfo))
+        context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.forwardSessionEvents() }
+            group.addTask {
+                for await message in self.socket.messages {
+                    await self.receive(message)
+                }
+                await self.session.close()
+            }
+        }
+        context.log.log("session.ended", session: sessionID)
+    }
+
+    private var sessionInfo: RealtimeSessionInfo {
+        RealtimeSessionInfo(
+            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600,
+            settings: RealtimeSessionSettings(configuration)
+        )
+    }
+
+    // MARK: Client → session
+
+    private func receive(_ message: WebSocketMessage) async {
+        guard case .text(let text) = message else {
+            reportError(RealtimeProtocolError(code: "invalid_event", message: "Binary messages are not part of the protocol; send JSON text events."))
+            return
+        }
+        let event: RealtimeClientEvent
+        do {
+            event = try RealtimeClientEvent.decode(text, dialect: dialect)
+        } catch {
+            reportError(error)
+            return
+        }
+        await handle(event)
+    }
+
+    private func handle(_ event: RealtimeClientEvent) async {
+        switch event {
+        case .sessionUpdate(let update, let eventID):
+            if let problem = RealtimeSettingsValidation.problem(in: update) {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
+                return
+            }
+            configuration = update.applied(to: configuration)
+            translator.speaksResponses = configuration.speaksResponses
+            await session.update(configuration: configuration)
+            send(.sessionUpdated(sessionInfo))
+        case .inputAudioBufferAppend(let audio, let eventID):
+            let buffer: PCM16Buffer
+            do {
+                buffer = try PCM16Buffer(format: .realtime, base64: audio)
+            } catch {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be base64 pcm16 (16-bit little-endian samples): \(error)", param: "audio", eventID: eventID))
+                return
+            }
+            do {
+                try await session.appendAudio(buffer.samples, sampleRate: RealtimeSessionSettings.supportedAudioRate)
+            } catch {
+                reportError(RealtimeProtocolError(error, eventID: eventID))
+            }
+        case .inputAudioBufferCommit(let eventID):
+            do {
+                try await session.commitAudio(createResponse: false)
+            } catch {
+                reportError(RealtimeProtocolError(error, eventID: eventID))
+            }
+        case .inputAudioBufferClear:
+            await session.clearAudio()
+        case .conversationItemCreate(let item, let previousItemID, let eventID):
+            guard let message = item.chatMessage else {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "The item has no content a model can read (text, a transcript, a function call or its output).", param: "item", eventID: eventID))
+                return
+            }
+            if let previousItemID, previousItemID != "root", await session.ledger.message(id: previousItemID) == nil {
+                reportError(RealtimeProtocolError(code: "item_not_found", message: "previous_item_id \(previousItemID) is not in the conversation.", param: "previous_item_id", eventID: eventID))
+                return
+            }
+            await session.addItem(message, id: item.id ?? RealtimeID.item(), after: previousItemID == "root" ? nil : previousItemID)
+        case .conversationItemDelete(let itemID, let eventID):
+            if !(await session.deleteItem(id: itemID)) {
+                reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
+            }
+        case .conversationItemRetrieve(let itemID, let eventID):
+            guard let message = await session.ledger.message(id: itemID),
+                  var item = RealtimeItem.items(for: message, spoken: configuration.speaksResponses).first else {
+                reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
+                return
+            }
+            item.id = itemID
+            send(.conversationItemRetrieved(item))
+        case .conversationItemTruncate(let itemID, _, let audioEndMs, let eventID):
+            if audioEndMs < 0 {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio_end_ms must not be negative.", param: "audio_end_ms", eventID: eventID))
+            } else if !(await session.truncate(itemID: itemID, audioEndMs: audioEndMs)) {
+                reportError(RealtimeProtocolError(code: "item_not_found", message: "No assistant audio item \(itemID) to truncate.", param: "item_id", eventID: eventID))
+            }
+        case .responseCreate(let options, _):
+            await session.createResponse(instructionsOverride: options?.instructions)
+        case .responseCancel(_, let eventID):
+            if await session.hasActiveResponse {
+                await session.cancelResponse()
+            } else {
+                reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", eventID: eventID))
+            }
+        case .outputAudioBufferClear:
+            await session.cancelResponse()
+        }
+    }
+
+    // MARK: Session → client
+
+    private func forwardSessionEvents() async {
+        for await event in session.events {
+            observe(event)
+            for serverEvent in translator.translate(event) { send(serverEvent) }
+        }
+        socket.close(code: WebSocketCloseCode.normal, reason: "session ended")
+    }
+
+    /// Stores completed items and keeps metrics and the instance status up to date.
+    private func observe(_ event: VoiceSessionEvent) {
+        switch event {
+        case .itemCompleted(let itemID, let message):
+            do {
+                try context.store.appendItem(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date()))
+            } catch {
+                context.log.log("store.failed", session: sessionID, ["item": .string(itemID)])
+                reportError(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
+            }
+        case .itemDeleted(let itemID):
+            _ = try? context.store.deleteItem(id: itemID)
+        case .responseStarted:
+            setStatus("thinking")
+        case .agentAudio:
+            setStatus("speaking")
+        case .responseDone(let responseID, let status, let error, _):
+            setStatus("listening")
+            context.metrics.turnFinished()
+            if let category = error?.category { context.metrics.errorReported(category: category.rawValue) }
+            context.log.log("response.done", session: sessionID, ["response": .string(responseID), "status": .string(status.rawValue)])
+        case .error(let error):
+            context.metrics.errorReported(category: error.category?.rawValue ?? "invalid_request")
+        case .turnMetrics(let metrics):
+            if let value = metrics.transcriptionMs { context.metrics.observe(stage: "transcription", milliseconds: value) }
+            if let value = metrics.firstTokenMs { context.metrics.observe(stage: "first_token", milliseconds: value) }
+            if let value = metrics.firstAudioMs { context.metrics.observe(stage: "first_audio", milliseconds: value) }
+        default:
+            break
+        }
+    }
+
+    private func setStatus(_ status: String) {
+        guard let instanceID else { return }
+        context.sessions.setStatus(status, instanceID: instanceID)
+    }
+
+    private func reportError(_ error: RealtimeProtocolError) {
+        context.metrics.errorReported(category: "invalid_request")
+        send(.error(error))
+    }
+
+    private func send(_ event: RealtimeServerEvent) {
+        guard let text = event.encode(dialect: dialect) else { return }
+        do {
+            try socket.send(.text(text))
+        } catch {
+            // The socket is closed or the client stopped reading (it is being closed with 1008);
+            // the incoming loop ends and closes the session.
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyOpenAI
+import ParleyStore
+
+/// `GET /v1/realtime`: the OpenAI-Realtime-compatible WebSocket endpoint.
+///
+/// Credentials are checked before the upgrade (401 for missing, expired, forged or
+/// out-of-scope ones). `?instance=ID` joins an agent instance (its agent, user and
+/// conversation); `?agent=ID` starts a fresh conversation with an agent; otherwise the
+/// server's default agent answers.
+enum RealtimeEndpoint {
+    static func route(context: ServerContext) -> WebSocketRoute {
+        WebSocketRoute(
+            decide: { request in decide(request, context: context) },
+            onConnection: { socket, request in await serve(socket, request: request, context: context) }
+        )
+    }
+
+    private static func decide(_ request: HTTPRequest, context: ServerContext) -> WebSocketUpgradeDecision {
+        let caller: Caller
+        do {
+            caller = try context.authentication.caller(of: request)
+        } catch {
+            return .reject(.error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error)."))
+        }
+        if case .client(let claims) = caller {
+            let instanceID = request.query["instance"]
+            var agentID = request.query["agent"]
+            if let instanceID, agentID == nil { agentID = (try? context.store.instance(id: instanceID))?.agentID }
+            do {
+                try claims.checkScope(agentID: agentID, instanceID: instanceID)
+            } catch {
+                return .reject(.error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance."))
+            }
+        }
+        guard context.sessions.count < context.sessions.maximum else {
+            return .reject(.error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly."))
+        }
+        let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
+            .flatMap { $0.split(separator: ",") }
+            .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
+        return .accept(subprotocol: offersRealtime ? "realtime" : nil)
+    }
+
+    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+        let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
+        let setup: SessionSetup
+        do {
+            setup = try SessionSetup.make(for: request, context: context)
+        } catch {
+            let event = RealtimeServerEvent.error(RealtimeProtocolError(code: "session_setup_failed", message: "\(error)"))
+            if let text = event.encode(dialect: dialect) { try? socket.send(.text(text)) }
+            socket.close(code: WebSocketCloseCode.policyViolation, reason: "session setup failed")
+            return
+        }
+        let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
+        let entry = LiveSessions.Entry(
+            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
+            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
+        )
+        guard context.sessions.admit(entry) else {
+            socket.close(code: 1013, reason: "too many sessions")
+            return
+        }
+        context.metrics.sessionOpened()
+        defer {
+            context.sessions.remove(sessionID: entry.sessionID)
+            context.metrics.sessionClosed()
+        }
+        let connection = RealtimeConnection(
+            socket: socket, dialect: dialect, context: context, session: session,
+            configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID
+        )
+        await connection.run()
+    }
+}
+
+/// What a new realtime session starts with: its agent's configuration, providers and history.
+struct SessionSetup {
+    var providers: VoiceSessionProviders
+    var configuration: VoiceSessionConfiguration
+    var history: [ConversationLedger.Item]
+    var conversationID: String
+    var instanceID: String?
+
+    /// An error that keeps a session from starting.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func make(for request: HTTPRequest, context: ServerContext) throws -> SessionSetup {
+        guard let engines = context.providers.current else { throw Failure(description: "The server is still starting; try again in a moment.") }
+        var agent = AgentDefinition()
+        var conversationID = RealtimeID.conversation()
+        var instanceID: String?
+        if let requested = request.query["instance"] {
+            guard let instance = try context.store.instance(id: requested) else { throw Failure(description: "No instance \(requested).") }
+            guard instance.status != "ended" else { throw Failure(description: "Instance \(requested) has ended.") }
+            instanceID = instance.id
+            conversationID = instance.conversationID
+            if let record = try context.store.agent(id: instance.agentID) { agent = try AgentRoutes.decode(record) }
+        } else if let agentID = request.query["agent"] {
+            guard let record = try context.store.agent(id: agentID) else { throw Failure(description: "No agent \(agentID).") }
+            agent = try AgentRoutes.decode(record)
+        }
+        try context.store.ensureConversation(id: conversationID, agentID: agent.id)
+        let history = try context.store.items(conversationID: conversationID).map { ConversationLedger.Item(id: $0.id, message: $0.message) }
+
+        let turnDetection: ServerVADSettings? = agent.manualTurns == true ? nil : ServerVADSettings(
+            threshold: agent.turnDetection?.threshold ?? 0.5,
+            prefixPaddingMs: agent.turnDetection?.prefixPaddingMs ?? 300,
+            silenceDurationMs: agent.turnDetection?.silenceDurationMs ?? 300
+        )
+        let configuration = VoiceSessionConfiguration(
+            instructions: agent.instructions ?? context.settings.systemPrompt,
+            turnDetection: turnDetection,
+            speech: SpeechOptions(voice: agent.voice),
+            temperature: agent.llm?.temperature,
+            maxResponseTokens: agent.llm?.maxOutputTokens
+        )
+
+        var options = AgentOptions()
+        if let memory = agent.memory {
+            options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
+        }
+        let providers = VoiceSessionProviders(
+            recognizer: engines.recognizer,
+            model: agent.llm.flatMap(AgentLanguageModel.make) ?? engines.languageModel,
+            synthesizer: engines.synthesizer,
+            tools: AgentTools.registry(for: agent),
+            agentOptions: options,
+            makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
+            makeResampler: engines.makeResampler
+        )
+        return SessionSetup(
+            providers: providers, configuration: configuration, history: history,
+            conversationID: conversationID, instanceID: instanceID
+        )
+    }
+}

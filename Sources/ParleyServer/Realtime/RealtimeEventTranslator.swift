@@ -1,0 +1,160 @@
+import Foundation
+import ParleyCore
+
+/// Turns a voice session's events into the OpenAI Realtime server events a client expects,
+/// keeping the little state the protocol needs (output indexes, transcripts, the output items
+/// of each response). A pure value: events in, events out.
+struct RealtimeEventTranslator {
+    private struct ResponseState {
+        var output: [RealtimeItem] = []
+        var messageItemID: String?
+        var transcriptSoFar = ""
+        var cancelReason: RealtimeResponseStatusDetails.Reason = .clientCancelled
+    }
+
+    /// Whether responses are spoken (audio + transcript) or written (text).
+    var speaksResponses = true
+    private var responses: [String: ResponseState] = [:]
+    private var partialTranscripts: [String: String] = [:]
+
+    /// The protocol events for one session event.
+    mutating func translate(_ event: VoiceSessionEvent) -> [RealtimeServerEvent] {
+        switch event {
+        case .speechStarted(let itemID, let audioStartMs):
+            // A response cancelled from here on was cut off by the user's speech.
+            for responseID in responses.keys { responses[responseID]?.cancelReason = .turnDetected }
+            return [.inputAudioBufferSpeechStarted(itemID: itemID, audioStartMs: audioStartMs)]
+        case .speechStopped(let itemID, let audioEndMs):
+            return [.inputAudioBufferSpeechStopped(itemID: itemID, audioEndMs: audioEndMs)]
+        case .inputCommitted(let itemID, let previousItemID):
+            let item = RealtimeItem.message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: nil)], status: .completed)
+            return [.inputAudioBufferCommitted(itemID: itemID, previousItemID: previousItemID),
+                    .conversationItemAdded(item, previousItemID: previousItemID)]
+        case .inputCleared:
+            return [.inputAudioBufferCleared]
+        case .userTranscriptPartial(let itemID, let text):
+            // The standard delta appends; when a re-decode revised earlier words, only the
+            // Parley event (a full replacement) can say so.
+            let previous = partialTranscripts[itemID] ?? ""
+            partialTranscripts[itemID] = text
+            var events: [RealtimeServerEvent] = [.parley(type: "parley.input_transcript.partial", payload: .object([
+                "item_id": .string(itemID), "text": .string(text),
+            ]))]
+            if text.hasPrefix(previous), text.count > previous.count {
+                events.append(.inputAudioTranscriptionDelta(itemID: itemID, contentIndex: 0, delta: String(text.dropFirst(previous.count))))
+            }
+            return events
+        case .userTranscriptFinal(let itemID, let text):
+            partialTranscripts[itemID] = nil
+            let item = RealtimeItem.message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: text)], status: .completed)
+            return [.inputAudioTranscriptionCompleted(itemID: itemID, contentIndex: 0, transcript: text, usage: .duration(seconds: 0)),
+                    .conversationItemDone(item, previousItemID: nil)]
+        case .userTranscriptFailed(let itemID, let error):
+            partialTranscripts[itemID] = nil
+            return [.inputAudioTranscriptionFailed(itemID: itemID, contentIndex: 0, error: RealtimeProtocolError(error))]
+        case .itemAdded(let itemID, let previousItemID, let message):
+            guard var item = RealtimeItem.items(for: message, spoken: speaksResponses).first else { return [] }
+            item.id = itemID
+            return [.conversationItemAdded(item, previousItemID: previousItemID), .conversationItemDone(item, previousItemID: previousItemID)]
+        case .itemCompleted:
+            return []
+        case .itemDeleted(let itemID):
+            return [.conversationItemDeleted(itemID: itemID)]
+        case .itemTruncated(let itemID, let audioEndMs, _):
+            return [.conversationItemTruncated(itemID: itemID, contentIndex: 0, audioEndMs: audioEndMs)]
+        case .responseStarted(let responseID):
+            responses[responseID] = ResponseState()
+            return [.responseCreated(RealtimeResponse(id: responseID, status: .inProgress, outputModalities: modalities))]
+        case .outputItemStarted(let responseID, let itemID, _):
+            var state = responses[responseID] ?? ResponseState()
+            let outputIndex = state.output.count
+            let item = RealtimeItem.message(id: itemID, role: .assistant, content: [], status: .inProgress)
+            state.output.append(item)
+            state.messageItemID = itemID
+            responses[responseID] = state
+            let position = RealtimeContentPosition(responseID: responseID, itemID: itemID, outputIndex: outputIndex)
+            let part: RealtimeContentPart = speaksResponses ? .outputAudio(audio: nil, transcript: "") : .outputText("")
+            return [.responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: item),
+                    .conversationItemAdded(item, previousItemID: nil),
+                    .responseContentPartAdded(position, part: part)]
+        case .agentTextDelta(let responseID, let itemID, let delta):
+            responses[responseID]?.transcriptSoFar += delta
+            let position = self.position(responseID, itemID)
+            return [speaksResponses ? .responseOutputAudioTranscriptDelta(position, delta: delta) : .responseOutputTextDelta(position, delta: delta)]
+        case .agentAudio(let responseID, let itemID, let samples):
+            return [.responseOutputAudioDelta(position(responseID, itemID), delta: PCM16Buffer(samples: samples).base64EncodedString())]
+        case .outputItemDone(let responseID, let itemID, let message):
+            guard var state = responses[responseID] else { return [] }
+            let position = self.position(responseID, itemID)
+            guard case .assistant(let text, _, let interrupted) = message else { return [] }
+            let part: RealtimeContentPart = speaksResponses ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
+            let item = RealtimeItem.message(id: itemID, role: .assistant, content: [part], status: interrupted ? .incomplete : .completed)
+            if position.outputIndex < state.output.count { state.output[position.outputIndex] = item }
+            responses[responseID] = state
+            var events: [RealtimeServerEvent] = []
+            if speaksResponses {
+                events.append(.responseOutputAudioDone(position))
+                events.append(.responseOutputAudioTranscriptDone(position, transcript: text))
+            } else {
+                events.append(.responseOutputTextDone(position, text: text))
+            }
+            events.append(.responseContentPartDone(position, part: part))
+            events.append(.responseOutputItemDone(responseID: responseID, outputIndex: position.outputIndex, item: item))
+            events.append(.conversationItemDone(item, previousItemID: nil))
+            return events
+        case .toolCallStarted(let responseID, let call):
+            return [.parley(type: "parley.tool_call.started", payload: .object([
+                "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
+            ]))]
+        case .toolCallFinished(let responseID, let call, _, let isError):
+            return [.parley(type: "parley.tool_call.finished", payload: .object([
+                "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
+                "is_error": .bool(isError),
+            ]))]
+        case .functionCallRequested(let responseID, let itemID, let call):
+            var state = responses[responseID] ?? ResponseState()
+            let outputIndex = state.output.count
+            let pending = RealtimeItem.functionCall(id: itemID, callID: call.id, name: call.name, arguments: "", status: .inProgress)
+            let done = RealtimeItem.functionCall(id: itemID, callID: call.id, name: call.name, arguments: call.arguments, status: .completed)
+            state.output.append(done)
+            responses[responseID] = state
+            return [
+                .responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: pending),
+                .conversationItemAdded(pending, previousItemID: nil),
+                .responseFunctionCallArgumentsDelta(responseID: responseID, itemID: itemID, outputIndex: outputIndex, callID: call.id, delta: call.arguments),
+                .responseFunctionCallArgumentsDone(responseID: responseID, itemID: itemID, outputIndex: outputIndex, callID: call.id, name: call.name, arguments: call.arguments),
+                .responseOutputItemDone(responseID: responseID, outputIndex: outputIndex, item: done),
+                .conversationItemDone(done, previousItemID: nil),
+            ]
+        case .responseDone(let responseID, let status, let error, let usage):
+            let state = responses.removeValue(forKey: responseID) ?? ResponseState()
+            let details: RealtimeResponseStatusDetails? = switch status {
+            case .completed: nil
+            case .cancelled: RealtimeResponseStatusDetails(reason: state.cancelReason)
+            case .failed: RealtimeResponseStatusDetails(error: error.map { RealtimeProtocolError($0) })
+            case .incomplete: RealtimeResponseStatusDetails(reason: .maxOutputTokens)
+            }
+            return [.responseDone(RealtimeResponse(
+                id: responseID, status: RealtimeResponseStatus(status), statusDetails: details,
+                output: state.output, usage: usage.map(RealtimeUsage.init), outputModalities: modalities
+            ))]
+        case .error(let error):
+            return [.error(RealtimeProtocolError(error))]
+        case .turnMetrics(let metrics):
+            var payload: [String: JSONValue] = ["response_id": .string(metrics.responseID),
+                                                "synthesized_audio_s": .number(metrics.synthesizedAudioSeconds)]
+            if let value = metrics.transcriptionMs { payload["transcription_ms"] = .number(value) }
+            if let value = metrics.firstTokenMs { payload["first_token_ms"] = .number(value) }
+            if let value = metrics.firstAudioMs { payload["first_audio_ms"] = .number(value) }
+            if let value = metrics.completionTokens { payload["completion_tokens"] = .number(Double(value)) }
+            return [.parley(type: "parley.turn_metrics", payload: .object(payload))]
+        }
+    }
+
+    private var modalities: [RealtimeModality] { speaksResponses ? [.audio] : [.text] }
+
+    private func position(_ responseID: String, _ itemID: String) -> RealtimeContentPosition {
+        let index = responses[responseID]?.output.firstIndex { $0.id == itemID } ?? 0
+        return RealtimeContentPosition(responseID: responseID, itemID: itemID, outputIndex: index)
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import ParleyCore
+import ParleyStore
+
+/// What every route and session of a running server shares.
+public struct ServerContext: Sendable {
+    public var settings: ServerSettings
+    public var store: ParleyStore
+    public var authentication: RequestAuthentication
+    public var metrics: Metrics
+    public var log: EventLog
+    public var sessions: LiveSessions
+    public var tokenRateLimiter: RateLimiter
+    /// The engines new sessions run on (empty until they are ready).
+    public var providers: ProviderHandle
+}

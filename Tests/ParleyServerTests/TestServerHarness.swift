@@ -1,0 +1,154 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyServer
+import ParleyTesting
+
+/// A language model for server tests that answers by keyword, so each scenario gets the
+/// reply it needs whatever order the scenarios run in.
+struct KeywordLanguageModel: LanguageModel {
+    func stream(_ request: ChatRequest) -> AsyncThrowingStream<LanguageModelEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                let reply = Self.reply(to: request)
+                for event in reply.events {
+                    if Task.isCancelled { break }
+                    if reply.streamsSlowly { try? await Task.sleep(for: .milliseconds(40)) }
+                    continuation.yield(event)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private static func reply(to request: ChatRequest) -> (events: [LanguageModelEvent], streamsSlowly: Bool) {
+        let last = request.messages.last
+        if case .tool(_, let content)? = last {
+            let sky = (try? JSONValue(parsing: content))?["sky"]?.stringValue ?? "unknown"
+            return (text("The weather is \(sky)."), false)
+        }
+        guard case .user(let parts)? = last else { return (text("Hello from Parley."), false) }
+        let said = parts.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined(separator: " ").lowercased()
+        if said.contains("weather"), request.tools.contains(where: { $0.name == "get_weather" }) {
+            return ([.toolCall(ToolCall(id: "call_weather_1", name: "get_weather", arguments: #"{"city":"Paris"}"#)), .finished(.toolCalls, nil)], false)
+        }
+        if said.contains("long story") {
+            let sentences = (1...200).map { "This is sentence number \($0) of a very long story. " }
+            return (sentences.map(LanguageModelEvent.textDelta) + [.finished(.stop, nil)], true)
+        }
+        return (text("Hello from Parley."), false)
+    }
+
+    private static func text(_ text: String) -> [LanguageModelEvent] {
+        text.split(separator: " ", omittingEmptySubsequences: false).enumerated().map { index, word in
+            .textDelta(index == 0 ? String(word) : " " + word)
+        } + [.finished(.stop, TokenUsage(promptTokens: 10, completionTokens: 5))]
+    }
+}
+
+/// A recognizer that always hears the same words.
+struct FixedSpeechRecognizer: SpeechRecognizer {
+    var text = "hello there"
+    let sampleRate = 16_000
+    let supportsPartials = false
+    func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
+        Transcription(text: text, audioDuration: Double(samples.count) / 16_000, processingDuration: 0)
+    }
+}
+
+/// A real Parley server on a free loopback port with fast, deterministic providers.
+struct TestServer {
+    let app: ParleyApp
+    let secret = "test-server-secret-0123456789"
+    let dataDirectory: URL
+
+    var port: Int { app.port }
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Starts a server; `providers` default to the deterministic test set.
+    static func start(providers: ProviderSet? = nil, configure: (inout ServerSettings) -> Void = { _ in }) throws -> TestServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-server-\(UUID().uuidString)")
+        var settings = ServerSettings()
+        settings.port = 0
+        settings.dataDirectory = directory
+        settings.webRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Web").standardizedFileURL
+        configure(&settings)
+        let server = TestServer(
+            app: try ParleyApp(settings: settings, secret: "test-server-secret-0123456789", providers: providers ?? testProviders(), log: .silent),
+            dataDirectory: directory
+        )
+        try server.app.start()
+        return server
+    }
+
+    /// The deterministic provider set.
+    static func testProviders() -> ProviderSet {
+        ProviderSet(
+            recognizer: FixedSpeechRecognizer(), languageModel: KeywordLanguageModel(),
+            synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
+            makeVoiceActivityDetector: { EnergyVAD() },
+            makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
+        )
+    }
+
+    /// A client token for `user`.
+    func clientToken(user: String = "tester", agentID: String? = nil, instanceID: String? = nil) -> String {
+        ClientTokenAuthority(secret: secret).mint(subject: user, agentID: agentID, instanceID: instanceID).token
+    }
+
+    func stop() async { await app.shutdown() }
+}
+
+/// Runs a child process to completion with a deadline and returns its exit code and output.
+enum ChildProcess {
+    struct Result {
+        var status: Int32
+        var output: String
+    }
+
+    /// The Python of the test virtualenv.
+    static var python: String {
+        if let configured = ProcessInfo.processInfo.environment["PARLEY_PYTHON"] { return configured }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/parley/venv/bin/python").path
+    }
+
+    static func run(_ executable: String, _ arguments: [String], deadline: Duration = .seconds(120)) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = OutputCollector()
+        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+        let exited = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { process in
+            exited.continuation.yield(process.terminationStatus)
+            exited.continuation.finish()
+        }
+        try process.run()
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await exited.stream.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if status == nil { process.terminate() }
+        pipe.fileHandleForReading.readabilityHandler = nil
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        return Result(status: status ?? -1, output: output.text + (status == nil ? "\n[killed after the deadline]" : ""))
+    }
+}
+
+/// Collects a child's output from its pipe's handler thread. `@unchecked Sendable`: `data` is guarded by `lock`.
+final class OutputCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+}
