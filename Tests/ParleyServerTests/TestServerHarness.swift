@@ -67,7 +67,9 @@ struct TestServer {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Starts a server; `providers` default to the deterministic test set.
-    static func start(providers: ProviderSet? = nil, configure: (inout ServerSettings) -> Void = { _ in }) throws -> TestServer {
+    static func start(
+        providers: ProviderSet? = nil, startsReady: Bool = true, configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws -> TestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-server-\(UUID().uuidString)")
         var settings = ServerSettings()
         settings.port = 0
@@ -75,7 +77,10 @@ struct TestServer {
         settings.webRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Web").standardizedFileURL
         configure(&settings)
         let server = TestServer(
-            app: try ParleyApp(settings: settings, secret: "test-server-secret-0123456789", providers: providers ?? testProviders(), log: .silent),
+            app: try ParleyApp(
+                settings: settings, secret: "test-server-secret-0123456789",
+                providers: providers ?? (startsReady ? testProviders() : nil), log: .silent
+            ),
             dataDirectory: directory
         )
         try server.app.start()
@@ -151,4 +156,23 @@ final class OutputCollector: @unchecked Sendable {
     private var data = Data()
     func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
     var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+}
+
+extension TestServer {
+    /// Sends a request and returns the status and the body parsed as JSON (`.null` when it is not JSON).
+    func request(
+        _ method: String, _ path: String, json: String? = nil, token: String?? = .none
+    ) async throws -> (status: Int, body: JSONValue, headers: [String: String]) {
+        var headers = ["Content-Type": "application/json"]
+        switch token {
+        case .none: headers["Authorization"] = "Bearer \(secret)"
+        case .some(let value?): headers["Authorization"] = "Bearer \(value)"
+        case .some(nil): break
+        }
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: baseURL.appendingPathComponent(path), method: method, headers: headers, body: json.map { Data($0.utf8) }
+        ))
+        let body = (try? JSONDecoder().decode(JSONValue.self, from: response.body)) ?? .null
+        return (response.status, body, response.headers)
+    }
 }

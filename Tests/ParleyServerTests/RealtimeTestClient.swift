@@ -1,0 +1,97 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+
+/// A raw realtime client for server tests: sends JSON text, waits for event types with a deadline.
+final class RealtimeTestClient: Sendable {
+    let socket: WebSocketConnection
+    private let received: EventInbox
+
+    private init(socket: WebSocketConnection) {
+        self.socket = socket
+        received = EventInbox()
+        let inbox = received
+        Task {
+            for await message in socket.messages {
+                if case .text(let text) = message, let event = try? JSONValue(parsing: text) { await inbox.add(event) }
+            }
+            await inbox.close()
+        }
+    }
+
+    /// Connects to `server` with `token` (the server secret when `nil`).
+    static func connect(_ server: TestServer, token: String? = nil, query: String = "", beta: Bool = false) async throws -> RealtimeTestClient {
+        var headers: HTTPHeaders = ["Authorization": "Bearer \(token ?? server.secret)"]
+        if beta { headers.add("OpenAI-Beta", "realtime=v1") }
+        let url = URL(string: "ws://127.0.0.1:\(server.port)/v1/realtime\(query)")!
+        return RealtimeTestClient(socket: try await WebSocketClient.connect(to: url, headers: headers))
+    }
+
+    func send(_ json: String) throws { try socket.send(.text(json)) }
+
+    /// Waits for the next event of `type` (events before it are kept for `events`).
+    func next(_ type: String, seconds: Double = 10) async -> JSONValue? {
+        await received.first(where: { $0["type"]?.stringValue == type }, seconds: seconds)
+    }
+
+    /// Every event received so far.
+    var events: [JSONValue] { get async { await received.all } }
+}
+
+/// Received events and the waits on them.
+actor EventInbox {
+    private var events: [JSONValue] = []
+    private var consumed = 0
+    private var closed = false
+    private var waiters: [Int: (predicate: @Sendable (JSONValue) -> Bool, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
+    private var nextWaiter = 0
+
+    var all: [JSONValue] { events }
+
+    func add(_ event: JSONValue) {
+        events.append(event)
+        serve()
+    }
+
+    func close() {
+        closed = true
+        serve()
+    }
+
+    /// The first event after the last one returned that matches, waiting up to `seconds`.
+    func first(where predicate: @escaping @Sendable (JSONValue) -> Bool, seconds: Double) async -> JSONValue? {
+        if let found = take(predicate) { return found }
+        if closed { return nil }
+        nextWaiter += 1
+        let id = nextWaiter
+        return await withCheckedContinuation { continuation in
+            waiters[id] = (predicate, continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                self.expire(id)
+            }
+        }
+    }
+
+    private func take(_ predicate: (JSONValue) -> Bool) -> JSONValue? {
+        guard let index = events[consumed...].firstIndex(where: predicate) else { return nil }
+        consumed = index + 1
+        return events[index]
+    }
+
+    private func serve() {
+        for (id, waiter) in waiters {
+            if let found = take(waiter.predicate) {
+                waiters.removeValue(forKey: id)
+                waiter.continuation.resume(returning: found)
+            } else if closed {
+                waiters.removeValue(forKey: id)
+                waiter.continuation.resume(returning: nil)
+            }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        waiters.removeValue(forKey: id)?.continuation.resume(returning: nil)
+    }
+}
