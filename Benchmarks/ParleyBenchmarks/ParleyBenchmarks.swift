@@ -8,6 +8,7 @@ struct ParleyBenchmarks {
     static let areas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
         ("audio", runAudioBenchmarks),
         ("realtime", runRealtimeBenchmarks),
+        ("network", runNetworkBenchmarks),
     ]
 
     static func main() async {

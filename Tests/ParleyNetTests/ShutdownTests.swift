@@ -41,6 +41,15 @@ struct ShutdownTests {
         #expect(throws: RawSocketError.self) { _ = try RawSocket(port: port) }
     }
 
+    @Test func aPortInUseIsABindError() async throws {
+        try await withServer(router: Router()) { server in
+            #expect(server.port > 0)
+            let second = HTTPServer(configuration: HTTPServer.Configuration(port: server.port), router: Router())
+            #expect(second.port == 0)
+            #expect(throws: HTTPServerError.bindFailed(host: "127.0.0.1", port: server.port)) { try second.start() }
+        }
+    }
+
     @Test func idleWebSocketThatNeverAnswersPingsIsDropped() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.webSocketIdleTimeout = 2

@@ -194,6 +194,40 @@ struct WebSocketTests {
         }
     }
 
+    @Test func aSlowHandlerPausesTheSenderWithoutLosingMessages() async throws {
+        let (go, goContinuation) = AsyncStream<Void>.makeStream()
+        let received = Guarded<[Int]>([])
+        let (done, doneContinuation) = AsyncStream<Void>.makeStream()
+        var router = Router()
+        router.webSocket("/sink", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                for await _ in go { break }
+                for await message in connection.messages {
+                    guard case .binary(let data) = message else { continue }
+                    let count = received.withLock { list -> Int in
+                        list.append(Int(data[0]))
+                        return list.count
+                    }
+                    if count == 40 { doneContinuation.yield() }
+                }
+            }))
+        try await withServer(router: router) { server in
+            let connection = try await WebSocketClient.connect(
+                to: Self.url(server, "/sink"), maxOutgoingQueueBytes: 64 << 20)
+            // 20 MiB while the handler is not reading: the server buffers a few MiB, then stops
+            // reading the socket until the handler catches up.
+            for index in 0..<40 {
+                try connection.send(.binary(Data(repeating: UInt8(index), count: 512 << 10)))
+            }
+            goContinuation.yield()
+            try await withDeadline(30) {
+                for await _ in done { return }
+            }
+            #expect(received.withLock { $0 } == Array(0..<40))
+        }
+    }
+
     @Test func shutdownClosesWebSocketsWith1001() async throws {
         let server = HTTPServer(router: Self.echoRouter())
         try server.start()

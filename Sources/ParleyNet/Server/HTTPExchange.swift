@@ -16,6 +16,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
 
     private enum Phase {
         case readingBody
+        case awaitingDispatch
         case awaitingResponse
         case sendingData(Data, offset: Int)
         case streaming(framing: BodyFraming)
@@ -126,13 +127,38 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     /// Service thread: answers with `response` without running a handler.
     func respond(_ response: HTTPResponse) {
         phase = .awaitingResponse
-        deliver(response)
+        shared.withLock { $0.response = response }
+        if let wsi { lws_callback_on_writable(wsi) }
+    }
+
+    /// Service thread: the request is complete; route it from the next writable callback.
+    ///
+    /// Waiting for that callback matters: lws arms a content timeout after `LWS_CALLBACK_HTTP`
+    /// returns, and `takeDispatch()` lifts it so slow handlers and long streams survive.
+    func awaitDispatch() {
+        guard let wsi else { return }
+        phase = .awaitingDispatch
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Service thread: whether routing is due now; lifts lws' content timeout when it is.
+    func takeDispatch() -> Bool {
+        guard case .awaitingDispatch = phase, let wsi else { return false }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        phase = .awaitingResponse
+        return true
+    }
+
+    /// Service thread: the response is fully handed to lws; the connection moves on without
+    /// this exchange.
+    func completed() {
+        wsi = nil
+        phase = .done
     }
 
     /// Runs `handler` as a task, then sends what it returns.
     func run(_ handler: @escaping HTTPHandler) {
         phase = .awaitingResponse
-        wake()
         let request = request
         let isHead = request.method == "HEAD"
         let task = Task { [self] in
@@ -203,9 +229,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         if schedule { loop.schedule(self) }
     }
 
-    /// Service thread: asks lws for a writable callback. The first time, it also lifts the
-    /// content timeout lws arms after the request head, which would otherwise cut off slow
-    /// handlers and long streams.
+    /// Service thread: asks lws for a writable callback (or drops a vanished client).
     func runOnServiceThread() {
         shared.withLock { $0.wakeScheduled = false }
         guard let wsi else { return }
@@ -215,16 +239,10 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             return
         }
-        if !contentTimeoutLifted {
-            contentTimeoutLifted = true
-            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
-        }
         resumeReading()
         lws_callback_on_writable(wsi)
     }
 
-    /// Whether the lws content timeout was lifted (service thread only).
-    private var contentTimeoutLifted = false
 
     // MARK: Writing (service thread)
 
@@ -242,7 +260,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     func writable() -> WriteOutcome {
         guard let wsi else { return .close }
         switch phase {
-        case .readingBody, .done:
+        case .readingBody, .awaitingDispatch, .done:
             return .wait
         case .closingAfterFlush:
             if lws_partial_buffered(wsi) != 0 {

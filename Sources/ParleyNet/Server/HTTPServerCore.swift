@@ -126,9 +126,10 @@ final class HTTPServerCore: @unchecked Sendable {
             }
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             guard let exchange = attached(wsi) as? HTTPExchange else { return -1 }
-            if !exchange.isDiscardingBody { dispatch(exchange) }
+            if !exchange.isDiscardingBody { exchange.awaitDispatch() }
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let exchange = attached(wsi) as? HTTPExchange else { return 0 }
+            if exchange.takeDispatch() { dispatch(exchange) }
             return completeWrite(wsi, exchange, exchange.writable())
         case LWS_CALLBACK_CLOSED_HTTP:
             if let exchange = attached(wsi) as? HTTPExchange {
@@ -232,7 +233,7 @@ final class HTTPServerCore: @unchecked Sendable {
             // lws treats the rest of the connection as body here, so it cannot be reused.
             exchange.closeAfterResponding()
         }
-        dispatch(exchange)
+        exchange.awaitDispatch()
         return 0
     }
 
@@ -269,6 +270,7 @@ final class HTTPServerCore: @unchecked Sendable {
             return -1
         case .completed:
             exchange.resumeReading()
+            exchange.completed()
             detach(wsi)
             exchanges.end()
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0

@@ -1,0 +1,207 @@
+import Foundation
+import ParleyNet
+
+/// ParleyNet against raw libwebsockets, side by side on the same machine: tiny GET requests
+/// per second (load from `wrk`) and WebSocket echo round trips (from a small C client).
+///
+/// The raw server and the client are C programs in `Benchmarks/RawLWS`, built with
+/// `scripts/build-raw-lws`. Targets from the issue: the Swift layer keeps at least 70% of the
+/// raw GET throughput and adds at most 50 µs to the round-trip median.
+func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let tools = try await NetworkBenchmarkTools.build()
+    var router = Router()
+    router.get("/") { _ in .text("ok") }
+    router.webSocket("/echo", WebSocketRoute(
+        decide: { _ in .accept(subprotocol: nil) },
+        onConnection: { connection, _ in
+            for await message in connection.messages { try? connection.send(message) }
+        }))
+    let swiftServer = HTTPServer(router: router)
+    try swiftServer.start()
+    let rawServer = try await RawLWSServer.start(tools.server)
+    defer { rawServer.stop() }
+    progress("network: ParleyNet on port \(swiftServer.port), raw lws on port \(rawServer.port)")
+
+    var results: [BenchmarkResult] = []
+    let seconds = quick ? 2 : 4
+    // The machine is shared: alternate the two servers and keep the median of the runs.
+    let repeats = quick ? 1 : 3
+    for connections in quick ? [50] : [1, 50, 200] {
+        progress("network: GET with \(connections) connections")
+        var rawRuns: [Double] = []
+        var swiftRuns: [Double] = []
+        for _ in 0..<repeats {
+            rawRuns.append(try await tools.getThroughput(port: rawServer.port, connections: connections, seconds: seconds))
+            swiftRuns.append(try await tools.getThroughput(port: swiftServer.port, connections: connections, seconds: seconds))
+        }
+        let raw = percentile(rawRuns, 50)
+        let swift = percentile(swiftRuns, 50)
+        let ratio = swift / raw * 100
+        results += [
+            BenchmarkResult(area: "network", name: "GET req/s, \(connections) connections, raw lws", value: raw,
+                            unit: "req/s", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "GET req/s, \(connections) connections, ParleyNet", value: swift,
+                            unit: "req/s", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "GET throughput ParleyNet/raw, \(connections) connections", value: ratio,
+                            unit: "%", target: ">= 70%", meetsTarget: ratio >= 70),
+        ]
+    }
+
+    for (connections, bytes) in [(1, 1024), (1, 16384), (100, 1024), (100, 16384)] {
+        let rounds = connections == 1 ? (quick ? 500 : 2000) : (quick ? 20 : 60)
+        progress("network: WebSocket echo, \(bytes) bytes, \(connections) connections")
+        var rawRuns: [(p50: Double, p99: Double)] = []
+        var swiftRuns: [(p50: Double, p99: Double)] = []
+        for _ in 0..<repeats {
+            rawRuns.append(try await tools.roundTrip(port: rawServer.port, connections: connections, bytes: bytes, rounds: rounds))
+            swiftRuns.append(try await tools.roundTrip(port: swiftServer.port, connections: connections, bytes: bytes, rounds: rounds))
+        }
+        let raw = (p50: percentile(rawRuns.map(\.p50), 50), p99: percentile(rawRuns.map(\.p99), 50))
+        let swift = (p50: percentile(swiftRuns.map(\.p50), 50), p99: percentile(swiftRuns.map(\.p99), 50))
+        let label = "\(bytes / 1024) KB, \(connections) connection\(connections == 1 ? "" : "s")"
+        let added = swift.p50 - raw.p50
+        results += [
+            BenchmarkResult(area: "network", name: "WS RTT p50, \(label), raw lws", value: raw.p50, unit: "µs", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "WS RTT p99, \(label), raw lws", value: raw.p99, unit: "µs", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "WS RTT p50, \(label), ParleyNet", value: swift.p50, unit: "µs", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "WS RTT p99, \(label), ParleyNet", value: swift.p99, unit: "µs", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "network", name: "WS RTT p50 added by ParleyNet, \(label)", value: added, unit: "µs",
+                            target: "<= +50 µs", meetsTarget: added <= 50),
+        ]
+    }
+    await swiftServer.shutdown()
+    return results
+}
+
+/// The external programs the network benchmark drives.
+struct NetworkBenchmarkTools {
+    let server: URL
+    let roundTripClient: URL
+    let wrk: URL
+
+    /// Builds the C baseline (if needed) and finds `wrk`.
+    static func build() async throws -> NetworkBenchmarkTools {
+        let root = repositoryRoot()
+        let output = try await runProcess(URL(fileURLWithPath: "/bin/bash"), [root.appendingPathComponent("scripts/build-raw-lws").path])
+        let folder = URL(fileURLWithPath: output.trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: "\n").last ?? "")
+        guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk", "/opt/homebrew/bin/wrk"].first(where: FileManager.default.isExecutableFile) else {
+            throw NetworkBenchmarkError("wrk is not installed (scripts/setup installs it)")
+        }
+        return NetworkBenchmarkTools(
+            server: folder.appendingPathComponent("raw_lws_server"),
+            roundTripClient: folder.appendingPathComponent("ws_rtt_client"),
+            wrk: URL(fileURLWithPath: wrk))
+    }
+
+    /// Requests per second `wrk` reaches on `GET /` with `connections` connections.
+    func getThroughput(port: Int, connections: Int, seconds: Int) async throws -> Double {
+        let output = try await runProcess(wrk, [
+            "-t1", "-c\(connections)", "-d\(seconds)s", "http://127.0.0.1:\(port)/",
+        ])
+        if output.contains("Non-2xx") || output.contains("Socket errors") {
+            throw NetworkBenchmarkError("wrk saw errors:\n\(output)")
+        }
+        guard let line = output.components(separatedBy: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
+              let value = Double(line.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces))
+        else { throw NetworkBenchmarkError("unexpected wrk output:\n\(output)") }
+        return value
+    }
+
+    /// Echo round-trip percentiles in microseconds.
+    func roundTrip(port: Int, connections: Int, bytes: Int, rounds: Int) async throws -> (p50: Double, p99: Double) {
+        let output = try await runProcess(roundTripClient, ["\(port)", "/echo", "\(connections)", "\(bytes)", "\(rounds)"])
+        let fields = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard fields.count == 3 else { throw NetworkBenchmarkError("unexpected ws_rtt_client output: \(output)") }
+        return (fields[0], fields[1])
+    }
+
+    private static func repositoryRoot() -> URL {
+        if let root = ProcessInfo.processInfo.environment["PARLEY_ROOT"] { return URL(fileURLWithPath: root) }
+        // Benchmarks/ParleyBenchmarks/NetworkBenchmarks.swift → the repository root.
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+}
+
+/// The raw libwebsockets server running as a child process.
+final class RawLWSServer {
+    let process: Process
+    let port: Int
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// Starts the server and reads the port it printed.
+    static func start(_ executable: URL) async throws -> RawLWSServer {
+        let process = Process()
+        process.executableURL = executable
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
+            DispatchQueue.global().async {
+                var bytes = Data()
+                while !bytes.contains(UInt8(ascii: "\n")) {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    bytes.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)), port > 0 else {
+            process.terminate()
+            throw NetworkBenchmarkError("raw_lws_server did not report a port: \(line)")
+        }
+        return RawLWSServer(process: process, port: port)
+    }
+
+    /// Stops the server.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
+
+/// Runs a program to completion without blocking the cooperative thread pool (the server
+/// under test needs it); returns its standard output.
+private func runProcess(_ executable: URL, _ arguments: [String]) async throws -> String {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    return try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            do {
+                try process.run()
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                let text = String(decoding: data, as: UTF8.self)
+                if process.terminationStatus == 0 {
+                    continuation.resume(returning: text)
+                } else {
+                    continuation.resume(throwing: NetworkBenchmarkError(
+                        "\(executable.lastPathComponent) exited with \(process.terminationStatus): \(text)"))
+                }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}
+
+/// Reports what the benchmark is doing on standard error (standard output carries the results).
+private func progress(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// A benchmark step failed.
+struct NetworkBenchmarkError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
