@@ -1,0 +1,51 @@
+import Foundation
+
+/// `parley serve`: declares the server's options and hands them to the server.
+struct ServeLauncher: ParleyCommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Run the Parley server: realtime voice endpoint, REST API and web client.",
+        discussion: "With nothing configured it runs the embedded offline stack (whisper.cpp, flite, llama.cpp) and, "
+            + "when no server secret is set, generates one into the data directory. Settings come from the "
+            + "environment and a .env file; the flags below override them.",
+        options: [
+            .option("host", value: "address", help: "The address to listen on (default 127.0.0.1)."),
+            .option("port", value: "port", help: "The port to listen on (default 8080; 0 picks a free one)."),
+            .option("data-dir", value: "path", help: "Where the database and a generated secret are kept (default ./.parley)."),
+            .option("env-file", value: "path", help: "A .env file with PARLEY_* settings (default ./.env when present)."),
+            .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
+        ],
+        environment: [
+            EnvironmentSpec("PARLEY_SERVER_SECRET", "Signs client tokens and authorises the REST API."),
+            EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
+            EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
+            EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
+            EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of flite."),
+        ],
+        examples: ["parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley"],
+        command: ServeLauncher.self
+    )
+
+    /// The address to listen on.
+    var host: String?
+    /// The port to listen on.
+    var port: Int?
+    /// The data directory.
+    var dataDirectory: String?
+    /// The `.env` file.
+    var envFile: String?
+    /// The web client's folder.
+    var webRoot: String?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        host = try arguments.value("host", .nonEmpty)
+        port = try arguments.value("port", .port)
+        dataDirectory = try arguments.value("data-dir", .nonEmpty)
+        envFile = try arguments.value("env-file", .nonEmpty)
+        webRoot = try arguments.value("web-root", .nonEmpty)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        throw CommandFailure("'parley serve' is not available in this build yet: the server has not landed")
+    }
+}

@@ -1,0 +1,403 @@
+import Foundation
+import Testing
+@testable import ParleyCLI
+
+/// The exact `--help` text of every command: help is part of the interface.
+@Suite("Help text")
+struct HelpTextTests {
+    @Test("--help, -h and 'parley help' print the same text for every command", arguments: HelpTextTests.expected.keys.sorted())
+    func helpText(command: String) async {
+        let path = command.split(separator: " ").map(String.init)
+        let expected = HelpTextTests.expected[command] ?? ""
+        for arguments in [path + ["--help"], path + ["-h"], ["help"] + path] {
+            let run = await CommandRun.run(arguments)
+            #expect(run.status == 0, "\(arguments)")
+            #expect(run.output == expected, "\(arguments)")
+            #expect(run.errorOutput.isEmpty, "\(arguments)")
+        }
+    }
+
+    @Test("no help line is wider than 80 columns")
+    func width() {
+        for (command, text) in HelpTextTests.expected {
+            for line in text.split(separator: "\n") where line.count > 80 && !line.hasPrefix("  parley ") {
+                Issue.record("\(command): \(line)")
+            }
+        }
+    }
+
+    @Test("--version")
+    func version() async {
+        let run = await CommandRun.run(["--version"])
+        #expect(run.status == 0)
+        #expect(run.output == "parley \(ParleyCommandLine.version)\n")
+    }
+
+    static let expected: [String: String] = [
+        "": #"""
+Parley — a self-hostable, voice-first AI agent.
+
+Usage: parley <command>
+
+Commands:
+  serve          Run the Parley server: realtime voice endpoint, REST API and
+                 web client.
+  chat           Chat with an agent in the terminal.
+  talk           One voice turn from a WAV file: print what was heard and the
+                 reply, and speak the reply.
+  transcribe     Print the transcript of each WAV file.
+  say            Speak text to a WAV file.
+  token          Mint a client token from the server secret.
+  agents         Manage the agents of a running server.
+  help           Show the help of a command.
+
+Options:
+  -h, --help     Show this help.
+      --version  Show the version.
+
+See 'parley help <command>' for a command's options.
+
+"""#,
+        "serve": #"""
+Run the Parley server: realtime voice endpoint, REST API and web client.
+
+With nothing configured it runs the embedded offline stack (whisper.cpp, flite,
+llama.cpp) and, when no server secret is set, generates one into the data
+directory. Settings come from the environment and a .env file; the flags below
+override them.
+
+Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
+       [--env-file <path>] [--web-root <path>]
+
+Options:
+      --host <address>   The address to listen on (default 127.0.0.1).
+      --port <port>      The port to listen on (default 8080; 0 picks a free
+                         one).
+      --data-dir <path>  Where the database and a generated secret are kept
+                         (default ./.parley).
+      --env-file <path>  A .env file with PARLEY_* settings (default ./.env when
+                         present).
+      --web-root <path>  The folder of the web client served at / (default
+                         ./Web).
+  -h, --help             Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET   Signs client tokens and authorises the REST API.
+  PARLEY_SYSTEM_PROMPT   The default agent's instructions.
+  PARLEY_LLM_URL         An OpenAI-compatible chat API instead of the embedded
+                         model.
+  PARLEY_ASR_URL         An OpenAI-compatible transcription API instead of
+                         whisper.cpp.
+  PARLEY_TTS_URL         An OpenAI-compatible speech API instead of flite.
+
+Examples:
+  parley serve
+  parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley
+
+"""#,
+        "chat": #"""
+Chat with an agent in the terminal.
+
+Replies stream as they are written and tool calls show as they run. Type /reset
+to start over and /exit (or end the input) to leave. In process by default, with
+the embedded language model or the one PARLEY_LLM_URL names; with --url, through
+a running server over the OpenAI Realtime protocol.
+
+Usage: parley chat [--url <url>] [--agent <id>] [--instructions <text>]
+
+Options:
+      --url <url>            A running Parley server, e.g.
+                             http://127.0.0.1:8080.
+      --agent <id>           The server's agent to chat with (with --url;
+                             default: the server's own).
+      --instructions <text>  The system prompt of an in-process chat.
+  -h, --help                 Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET       Credentials for --url (else the secret in
+                             ./.parley).
+  PARLEY_LLM_URL             An OpenAI-compatible chat API instead of the
+                             embedded model.
+  PARLEY_LLM_MODEL           The model name for that API.
+  PARLEY_LLM_API_KEY         The API key for that API.
+  PARLEY_SYSTEM_PROMPT       The default system prompt.
+
+Examples:
+  parley chat
+  parley chat --url http://127.0.0.1:8080 --agent agent_123
+
+"""#,
+        "talk": #"""
+One voice turn from a WAV file: print what was heard and the reply, and speak
+the reply.
+
+In process by default, with the same engines and PARLEY_* settings as 'parley
+serve'. With --url the turn goes to a running server over the OpenAI Realtime
+protocol.
+
+Usage: parley talk <file> [--out <file>] [--url <url>] [--agent <id>]
+
+Arguments:
+  <file>                A WAV file with what the user says (any rate, mono or
+                        stereo).
+
+Options:
+  -o, --out <file>      Write the spoken reply to this WAV file (24 kHz mono).
+      --url <url>       A running Parley server, e.g. http://127.0.0.1:8080.
+      --agent <id>      The server's agent to talk to (with --url; default: the
+                        server's own).
+  -h, --help            Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET  Credentials for --url (else the secret in ./.parley).
+  PARLEY_LLM_URL        An OpenAI-compatible chat API instead of the embedded
+                        model.
+  PARLEY_SYSTEM_PROMPT  The agent's instructions in process.
+
+Examples:
+  parley talk question.wav --out reply.wav
+  parley talk question.wav --url http://127.0.0.1:8080 --agent agent_123
+
+"""#,
+        "transcribe": #"""
+Print the transcript of each WAV file.
+
+Uses whisper.cpp in process, or the OpenAI-compatible transcription service
+PARLEY_ASR_URL names. Any sample rate and channel count is accepted. With
+several files, each line starts with the file's name.
+
+Usage: parley transcribe <file>... [--json]
+
+Arguments:
+  <file>            A WAV file to transcribe.
+
+Options:
+      --json        Print one JSON object per file, with the text and timings.
+  -h, --help        Show this help.
+
+Environment:
+  PARLEY_ASR_URL    An OpenAI-compatible transcription API to use instead of
+                    whisper.cpp.
+  PARLEY_MODEL_DIR  Where the embedded models are (default
+                    ~/.cache/parley/models).
+
+Examples:
+  parley transcribe question.wav
+  parley transcribe *.wav --json
+
+"""#,
+        "say": #"""
+Speak text to a WAV file.
+
+Uses flite in process, or the OpenAI-compatible speech service PARLEY_TTS_URL
+names.
+
+Usage: parley say [<text>...] --output <file> [--voice <name>] [--speed <rate>]
+
+Arguments:
+  <text>               The text to speak; read from standard input when omitted.
+
+Options:
+  -o, --output <file>  The WAV file to write.
+      --voice <name>   The voice to speak with (default: the synthesizer's own).
+      --speed <rate>   Speaking rate: 1 is normal, from 0.25 to 4.
+  -h, --help           Show this help.
+
+Environment:
+  PARLEY_TTS_URL       An OpenAI-compatible speech API to use instead of flite.
+  PARLEY_TTS_VOICE     The default voice for that API.
+
+Examples:
+  parley say "Hello there." -o hello.wav
+  echo "Hello there." | parley say -o hello.wav
+
+"""#,
+        "token": #"""
+Mint a client token from the server secret.
+
+The token is an HS256 JWT that lets one user open realtime sessions without the
+server secret. It is signed locally, so no server needs to be running.
+
+Usage: parley token --user <id> [--agent <id>] [--ttl <duration>]
+       [--data-dir <path>] [--json]
+
+Options:
+      --user <id>        The user the token is for (its subject).
+      --agent <id>       Limit the token to this agent.
+      --ttl <duration>   How long the token lives, e.g. 90s, 10m, 2h (default
+                         10m, at most 24h).
+      --data-dir <path>  Where 'parley serve' keeps its generated secret
+                         (default ./.parley).
+      --json             Print the token, its expiry and scope as JSON.
+  -h, --help             Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET   The server secret that signs the token.
+  PARLEY_DATA_DIR        The data directory when --data-dir is not given.
+
+Examples:
+  parley token --user alice
+  parley token --user alice --agent agent_123 --ttl 2h --json
+
+"""#,
+        "agents": #"""
+Manage the agents of a running server.
+
+Talks to the server's REST API with the server secret from PARLEY_SERVER_SECRET
+(else the secret 'parley serve' generated in ./.parley).
+
+Usage: parley agents <command>
+
+Commands:
+  list        List the server's agents.
+  show        Print one agent as JSON.
+  create      Create an agent from a JSON file and/or options; prints the new
+              agent as JSON.
+  update      Change an agent's fields from a JSON file and/or options; prints
+              the agent as JSON.
+  delete      Delete an agent.
+
+Options:
+  -h, --help  Show this help.
+
+See 'parley help agents <command>' for a command's options.
+
+"""#,
+        "agents list": #"""
+List the server's agents.
+
+Usage: parley agents list [--url <url>] [--json]
+
+Options:
+      --url <url>       The server (default $PARLEY_URL, else
+                        http://127.0.0.1:8080).
+      --json            Print the server's JSON answer.
+  -h, --help            Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET  The server secret (else the secret in ./.parley).
+  PARLEY_URL            The server when --url is not given.
+
+Examples:
+  parley agents list
+  parley agents list --url https://voice.example.com --json
+
+"""#,
+        "agents show": #"""
+Print one agent as JSON.
+
+Usage: parley agents show <id> [--url <url>]
+
+Arguments:
+  <id>                  The agent's id.
+
+Options:
+      --url <url>       The server (default $PARLEY_URL, else
+                        http://127.0.0.1:8080).
+  -h, --help            Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET  The server secret (else the secret in ./.parley).
+  PARLEY_URL            The server when --url is not given.
+
+"""#,
+        "agents create": #"""
+Create an agent from a JSON file and/or options; prints the new agent as JSON.
+
+Usage: parley agents create [<file>] [--name <name>] [--instructions <text>]
+       [--voice <name>] [--tools <names>] [--manual-turns] [--url <url>]
+
+Arguments:
+  <file>                     A JSON file with the agent's fields ('-' reads
+                             standard input).
+
+Options:
+      --name <name>          The agent's name.
+      --instructions <text>  The agent's instructions (its system prompt).
+      --voice <name>         The voice the agent speaks with.
+      --tools <names>        Built-in tools it may use, comma-separated:
+                             calculate, get_current_time.
+      --manual-turns         Push-to-talk: turns end when the client commits,
+                             not on silence.
+      --url <url>            The server (default $PARLEY_URL, else
+                             http://127.0.0.1:8080).
+  -h, --help                 Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET       The server secret (else the secret in ./.parley).
+  PARLEY_URL                 The server when --url is not given.
+
+Examples:
+  parley agents create --name Helper --instructions "Be brief." --tools calculate
+  parley agents create agent.json --voice slt
+
+"""#,
+        "agents update": #"""
+Change an agent's fields from a JSON file and/or options; prints the agent as
+JSON.
+
+Usage: parley agents update <id> [<file>] [--name <name>]
+       [--instructions <text>] [--voice <name>] [--tools <names>]
+       [--manual-turns] [--url <url>]
+
+Arguments:
+  <id>                       The agent's id.
+  <file>                     A JSON file with the fields to change ('-' reads
+                             standard input).
+
+Options:
+      --name <name>          The agent's name.
+      --instructions <text>  The agent's instructions (its system prompt).
+      --voice <name>         The voice the agent speaks with.
+      --tools <names>        Built-in tools it may use, comma-separated:
+                             calculate, get_current_time.
+      --manual-turns         Push-to-talk: turns end when the client commits,
+                             not on silence.
+      --url <url>            The server (default $PARLEY_URL, else
+                             http://127.0.0.1:8080).
+  -h, --help                 Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET       The server secret (else the secret in ./.parley).
+  PARLEY_URL                 The server when --url is not given.
+
+Examples:
+  parley agents update agent_123 --instructions "Answer in French."
+
+"""#,
+        "agents delete": #"""
+Delete an agent.
+
+Usage: parley agents delete <id> [--url <url>]
+
+Arguments:
+  <id>                  The agent's id.
+
+Options:
+      --url <url>       The server (default $PARLEY_URL, else
+                        http://127.0.0.1:8080).
+  -h, --help            Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET  The server secret (else the secret in ./.parley).
+  PARLEY_URL            The server when --url is not given.
+
+"""#,
+        "help": #"""
+Show the help of a command.
+
+Usage: parley help [<command>...]
+
+Arguments:
+  <command>   The command, e.g. 'say' or 'agents create'.
+
+Options:
+  -h, --help  Show this help.
+
+Examples:
+  parley help talk
+  parley help agents create
+
+"""#,
+    ]
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// The built `parley` executable, run as a real child process.
+enum ParleyProcess {
+    /// Why a run could not complete.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The result of a run.
+    struct Result: Sendable {
+        var status: Int32
+        var output: String
+        var errorOutput: String
+    }
+
+    /// The `parley` executable built next to the test bundle (`swift build` builds it with the tests).
+    static func executable() throws -> URL {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidates = [
+            bundleDirectory.appendingPathComponent("parley"),
+            bundleDirectory.deletingLastPathComponent().appendingPathComponent("parley"),
+            packageRoot.appendingPathComponent(".build/debug/parley"),
+        ]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw Failure(description: "the parley executable is not built; run 'swift build' (looked in \(candidates.map(\.path)))")
+        }
+        return found
+    }
+
+    /// Runs `parley arguments` and waits for it to exit, killing it after `timeout`.
+    static func run(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        input: Data = Data(),
+        directory: URL = FileManager.default.temporaryDirectory,
+        timeout: Duration = .seconds(120)
+    ) async throws -> Result {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLEY_") && $0.key != "NO_COLOR" }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.currentDirectoryURL = directory
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+
+        let exited = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+        try process.run()
+        async let output = readToEnd(stdout.fileHandleForReading)
+        async let errorOutput = readToEnd(stderr.fileHandleForReading)
+        Thread {
+            try? stdin.fileHandleForWriting.write(contentsOf: input)
+            try? stdin.fileHandleForWriting.close()
+        }.start()
+
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await exited.stream.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let status else {
+            process.terminate()
+            throw Failure(description: "parley \(arguments.joined(separator: " ")) did not exit within \(timeout)")
+        }
+        return Result(status: status, output: await output, errorOutput: await errorOutput)
+    }
+
+    /// Reads a pipe to its end on a thread of its own.
+    private static func readToEnd(_ handle: FileHandle) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
+        }
+    }
+}
