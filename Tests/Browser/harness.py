@@ -2,8 +2,9 @@
 
 Settings come from the environment:
   PARLEY_URL           the server's base URL, e.g. http://127.0.0.1:8080 (required)
-  PARLEY_SPEECH_WAV    a WAV of synthesised speech for the fake microphone (required)
-  PARLEY_SPEECH_TEXT   the words spoken in that WAV (required)
+  PARLEY_SPEECH_WAV    a WAV the fake microphone plays: synthesised speech, or any sound the
+                       server's recognizer turns into PARLEY_SPEECH_TEXT (required)
+  PARLEY_SPEECH_TEXT   the words the server should hear in that WAV (required)
   PARLEY_ARTIFACTS_DIR where screenshots go (default: <repo>/.cache/browser-tests)
   PARLEY_CONTROL       "stdio" when a supervisor can stop and start the server: the tests print
                        "parley-control: <stop-server|start-server>" on stdout and wait for a line
@@ -104,6 +105,10 @@ def content_words(text):
     return [word for word in re.findall(r"[a-z0-9']+", text.lower()) if len(word) >= 3]
 
 
+class ServerRefusedConnection(Exception):
+    """The server answered the page's WebSocket upgrade with an HTTP error: no use waiting."""
+
+
 def wait_until(predicate, timeout, describe):
     """Polls `predicate` until it returns something truthy, or fails after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -152,6 +157,7 @@ class Page:
         service = Service(os.environ.get("PARLEY_CHROMEDRIVER", "/usr/bin/chromedriver"))
         self.driver = webdriver.Chrome(service=service, options=options)
         self.microphone = microphone
+        self.console_errors = []
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": size[0] < 600})
         if dark:
@@ -205,7 +211,12 @@ class Page:
         return self.driver.execute_script("return window.statusHistory")
 
     def browser_errors(self):
-        return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        """Every error the browser console has shown so far."""
+        self.console_errors += [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        return list(self.console_errors)
+
+    def refused_handshakes(self):
+        return [error for error in self.browser_errors() if "Error during WebSocket handshake" in error]
 
     def screenshot(self, path):
         self.driver.save_screenshot(str(path))
@@ -214,10 +225,22 @@ class Page:
 
     def wait_ready(self, timeout=30, microphone=True):
         def ready():
+            refusals = self.refused_handshakes()
+            if refusals:
+                raise ServerRefusedConnection(f"the server refused the page's WebSocket handshake: {refusals[0]}")
             snapshot = self.debug()
             return snapshot and snapshot["connection"] == "open" and (
                 not microphone or snapshot["microphone"] == "open") and snapshot["status"] == "ready"
-        wait_until(ready, timeout, "the page to connect" + (" and open the microphone" if microphone else ""))
+        try:
+            wait_until(ready, timeout, "the page to connect" + (" and open the microphone" if microphone else ""))
+        except (AssertionError, ServerRefusedConnection) as error:
+            raise AssertionError(f"{error}; the page shows {self.describe()}") from None
+
+    def describe(self):
+        """What the page shows and logs, for failure messages."""
+        banner = self.driver.find_element(By.ID, "banner")
+        return (f"status {self.status_text()!r}, banner {banner.text!r}, notices {self.notices()}, "
+                f"debug {self.debug()}, console {self.browser_errors()}")
 
     def wait_for_agent_answer(self, after_count, timeout=120, states=("done",)):
         """Waits for agent message number `after_count + 1` to end in one of `states`."""
@@ -265,6 +288,11 @@ class Page:
             quiet_since = quiet_since if quiet_since is not None else snapshot["micSeconds"]
             return quiet_since if snapshot["micSeconds"] - quiet_since >= quiet_for else None
         return wait_until(quiet_long_enough, timeout, "the silence after the fake microphone's speech")
+
+    def wait_until_next_utterance_is_near(self, lead=0.4, timeout=60):
+        """Waits until the looped utterance will start again in about `lead` seconds."""
+        gap_started = self.wait_for_gap_start(timeout=timeout)
+        self.wait_for_mic_clock(gap_started + self.microphone.gap_seconds - lead, timeout=timeout)
 
     def wait_for_mic_clock(self, seconds, timeout=30):
         wait_until(lambda: self.debug()["micSeconds"] >= seconds, timeout, f"microphone clock {seconds:.2f} s")

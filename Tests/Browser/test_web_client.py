@@ -19,7 +19,7 @@ class WebClientTests(unittest.TestCase):
         cls.settings = Settings.from_environment()
         cls.scratch = tempfile.TemporaryDirectory()
         cls.talk_microphone = make_fake_microphone(cls.settings.speech_wav, 2.5, cls.scratch.name)
-        cls.hands_free_microphone = make_fake_microphone(cls.settings.speech_wav, 30, cls.scratch.name)
+        cls.hands_free_microphone = make_fake_microphone(cls.settings.speech_wav, 8, cls.scratch.name)
         cls.barge_in_microphone = make_fake_microphone(cls.settings.speech_wav, 1.0, cls.scratch.name)
 
     @classmethod
@@ -128,7 +128,7 @@ class WebClientTests(unittest.TestCase):
     def test_hands_free_turn(self):
         page = self.open_page(microphone=self.hands_free_microphone)
         page.wait_ready()
-        page.wait_for_gap_start(timeout=60)
+        page.wait_until_next_utterance_is_near()
         page.by_test_id("handsfree").click()
         self.assertEqual("true", page.by_test_id("handsfree").get_attribute("aria-checked"))
         self.assertEqual("hands-free", page.debug()["mode"])
