@@ -39,7 +39,8 @@ public enum ParleyCommandLine {
                 guard let command = spec.command else {
                     throw UsageError("'\(parsed.commandPath.joined(separator: " "))' is not a command", commandPath: [])
                 }
-                try await command.init(parsed).run(context)
+                let parsedCommand = try command.init(parsed)
+                try await parsedCommand.run(command.readsDotEnvFile ? context.includingDotEnvFile() : context)
             }
             return success
         } catch let error as UsageError {

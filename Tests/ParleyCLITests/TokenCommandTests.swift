@@ -84,3 +84,32 @@ struct TokenCommandTests {
         #expect(tiny.errorOutput.hasSuffix("/.parley/server-secret does not hold a server secret of at least 16 characters\n"))
     }
 }
+
+@Suite("The .env file")
+struct DotEnvTests {
+    @Test("commands read ./.env beneath the environment, which wins")
+    func readsDotEnv() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try "# settings\nPARLEY_SERVER_SECRET=\"dotenv-secret-0123456789\"\n".write(toFile: directory.path(".env"), atomically: true, encoding: .utf8)
+
+        let fromFile = await CommandRun.run(["token", "--user", "frank"], directory: directory.url)
+        #expect(try ClientTokenAuthority(secret: "dotenv-secret-0123456789").verify(fromFile.output.trimmingCharacters(in: .newlines)).subject == "frank")
+
+        let overridden = await CommandRun.run(
+            ["token", "--user", "frank"], environment: ["PARLEY_SERVER_SECRET": TokenCommandTests.secret], directory: directory.url
+        )
+        #expect(try ClientTokenAuthority(secret: TokenCommandTests.secret).verify(overridden.output.trimmingCharacters(in: .newlines)).subject == "frank")
+    }
+
+    @Test("a broken .env is one line, exit 1")
+    func brokenDotEnv() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try "PARLEY_SERVER_SECRET=dotenv-secret-0123456789\nthis is not a setting\n".write(toFile: directory.path(".env"), atomically: true, encoding: .utf8)
+        let run = await CommandRun.run(["token", "--user", "frank"], directory: directory.url)
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty)
+        #expect(run.errorOutput == "error: .env line 2: expected KEY=value, got \"this is not a setting\"\n")
+    }
+}

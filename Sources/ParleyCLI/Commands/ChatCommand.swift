@@ -43,6 +43,26 @@ struct ChatCommand: ParleyCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        throw CommandFailure("'parley chat' is not available in this build yet: the language model providers have not landed")
+        if let serverURL {
+            let server = try ServerConnection.resolve(serverURL, context: context)
+            let backend = try await RemoteChat(server: server, agentID: agentID)
+            try await ChatLoop(backend: backend, context: context).run()
+            return
+        }
+        let engines = try InProcessEngines(context)
+        let (model, stop) = try await context.withProgress("Starting the language model") { try await engines.languageModel() }
+        let agent = Agent(
+            model: model,
+            instructions: instructions ?? engines.settings.systemPrompt,
+            tools: ToolRegistry([CalculatorTool(), CurrentTimeTool()]),
+            options: AgentOptions(fillerDelay: nil)
+        )
+        do {
+            try await ChatLoop(backend: InProcessChat(agent: agent, description: engines.languageModelDescription), context: context).run()
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
     }
 }

@@ -26,6 +26,9 @@ struct ServeLauncher: ParleyCommand {
         command: ServeLauncher.self
     )
 
+    /// The server reads its own `.env` file (`--env-file`).
+    static let readsDotEnvFile = false
+
     /// The address to listen on.
     var host: String?
     /// The port to listen on.

@@ -144,4 +144,10 @@ protocol ParleyCommand: Sendable {
     init(_ arguments: ParsedArguments) throws(UsageError)
     /// Runs the command; throws `CommandFailure` (or any error) for a runtime failure.
     func run(_ context: CommandContext) async throws
+    /// Whether the command sees the values of `./.env` in its environment (default `true`).
+    static var readsDotEnvFile: Bool { get }
+}
+
+extension ParleyCommand {
+    static var readsDotEnvFile: Bool { true }
 }

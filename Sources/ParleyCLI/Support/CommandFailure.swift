@@ -1,7 +1,7 @@
 import Foundation
 
 /// A command failed at run time: the tool prints `message` as one `error:` line and exits 1.
-struct CommandFailure: Error, Sendable, CustomStringConvertible {
+struct CommandFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, in one line; `nil` when the command already reported the details.
     var message: String?
 

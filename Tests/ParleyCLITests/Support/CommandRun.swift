@@ -37,8 +37,20 @@ struct CommandRun: Sendable {
         environment: [String: String] = [:],
         input: String = "",
         terminal: Bool = false,
-        directory: URL = FileManager.default.temporaryDirectory
+        directory: URL = CommandRun.emptyDirectory
     ) async -> CommandRun {
+        let (context, output, errorOutput) = capturing(environment: environment, input: input, terminal: terminal, directory: directory)
+        let status = await ParleyCommandLine.run(arguments, context: context)
+        return CommandRun(status: status, output: output.value, errorOutput: errorOutput.value)
+    }
+
+    /// A context whose outputs are captured.
+    static func capturing(
+        environment: [String: String] = [:],
+        input: String = "",
+        terminal: Bool = false,
+        directory: URL = CommandRun.emptyDirectory
+    ) -> (context: CommandContext, output: CapturedText, errorOutput: CapturedText) {
         let output = CapturedText()
         let errorOutput = CapturedText()
         let context = CommandContext(
@@ -46,11 +58,17 @@ struct CommandRun: Sendable {
             workingDirectory: directory,
             output: TextOutput(isTerminal: terminal) { output.append($0) },
             errorOutput: TextOutput(isTerminal: terminal) { errorOutput.append($0) },
-            input: .text(input)
+            input: .text(input, isTerminal: terminal)
         )
-        let status = await ParleyCommandLine.run(arguments, context: context)
-        return CommandRun(status: status, output: output.value, errorOutput: errorOutput.value)
+        return (context, output, errorOutput)
     }
+
+    /// An empty directory (no `.env`, no `.parley`) that runs use unless a test gives its own.
+    static let emptyDirectory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-cli-empty-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
 }
 
 /// A fresh empty directory under the temporary directory, removed by `remove()`.

@@ -1,0 +1,49 @@
+import Foundation
+import ParleyCore
+import ParleyServer
+import ParleyTesting
+
+/// A real Parley server on a free loopback port, with scripted providers, for the CLI's
+/// `--url` modes.
+struct CLITestServer {
+    /// The server secret.
+    static let secret = "cli-test-server-secret-0123456789"
+
+    let app: ParleyApp
+    let dataDirectory: TemporaryDirectory
+
+    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    var url: String { "http://127.0.0.1:\(app.port)" }
+    /// The environment a CLI run needs to talk to this server.
+    var environment: [String: String] { ["PARLEY_SERVER_SECRET": Self.secret, "PARLEY_URL": url] }
+
+    /// Starts a server whose sessions run on `languageModel`, hear `heard` and speak with a
+    /// scripted synthesizer at 24 kHz.
+    static func start(
+        languageModel: any LanguageModel = ScriptedLanguageModel(replies: [], fallback: .text("Hello from Parley.")),
+        heard: [String] = []
+    ) throws -> CLITestServer {
+        let directory = try TemporaryDirectory()
+        var settings = ServerSettings()
+        settings.port = 0
+        settings.dataDirectory = directory.url
+        let providers = ProviderSet(
+            recognizer: ScriptedSpeechRecognizer(texts: heard), languageModel: languageModel,
+            synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
+            makeVoiceActivityDetector: { EnergyVAD() },
+            makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
+        )
+        let server = CLITestServer(
+            app: try ParleyApp(settings: settings, secret: secret, providers: providers, log: .silent),
+            dataDirectory: directory
+        )
+        try server.app.start()
+        return server
+    }
+
+    /// Stops the server and removes its data.
+    func stop() async {
+        await app.shutdown()
+        dataDirectory.remove()
+    }
+}
