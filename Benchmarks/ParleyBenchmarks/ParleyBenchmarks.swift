@@ -9,6 +9,7 @@ struct ParleyBenchmarks {
         ("audio", runAudioBenchmarks),
         ("realtime", runRealtimeBenchmarks),
         ("network", runNetworkBenchmarks),
+        ("agent", runAgentBenchmarks),
     ]
 
     static func main() async {

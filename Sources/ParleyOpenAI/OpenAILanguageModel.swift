@@ -74,13 +74,11 @@ public struct OpenAILanguageModel: LanguageModel {
         events: AsyncThrowingStream<LanguageModelEvent, any Error>.Continuation
     ) async throws {
         let response = try await client.stream(request)
-        deadline.receivedBytes()
         guard (200..<300).contains(response.status) else {
             throw errors.failure(status: response.status, headers: response.headers, body: try await response.bodyPrefix(64 << 10))
         }
         var reader = ChatStreamReader(errors: errors, deadline: deadline, events: events)
         for try await piece in response.body {
-            deadline.receivedBytes()
             if try reader.push(piece) { break }
         }
         try reader.finish()
@@ -122,6 +120,7 @@ private struct ChatStreamReader {
     }
 
     private mutating func handle(_ event: ServerSentEvent) throws {
+        deadline.progressed()
         let data = event.data.trimmingCharacters(in: .whitespaces)
         if data == "[DONE]" {
             sawDone = true

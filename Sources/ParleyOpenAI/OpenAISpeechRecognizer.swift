@@ -77,7 +77,7 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
         let client = client
         let text = try await runner.run { deadline in
             let response = try await client.stream(request)
-            deadline.receivedBytes()
+            deadline.progressed()
             guard (200..<300).contains(response.status) else {
                 throw errors.failure(status: response.status, headers: response.headers, body: try await response.bodyPrefix(64 << 10))
             }

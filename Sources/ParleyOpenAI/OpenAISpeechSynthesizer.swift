@@ -62,14 +62,14 @@ public struct OpenAISpeechSynthesizer: SpeechSynthesizer {
             do {
                 try await runner.run { deadline in
                     let response = try await client.stream(request)
-                    deadline.receivedBytes()
+                    deadline.progressed()
                     guard (200..<300).contains(response.status) else {
                         throw errors.failure(status: response.status, headers: response.headers, body: try await response.bodyPrefix(64 << 10))
                     }
                     try Self.checkRawPCM(contentType: response.headers["content-type"], errors: errors)
                     var decoder = PCM16StreamDecoder()
                     for try await piece in response.body {
-                        deadline.receivedBytes()
+                        deadline.progressed()
                         let samples = decoder.push(piece)
                         if !samples.isEmpty {
                             continuation.yield(samples)
