@@ -42,7 +42,7 @@ final class AgentTestSignal: @unchecked Sendable {  // `lock` guards `fired` and
 struct AgentTestDeadlineExceeded: Error {}
 
 /// Runs `operation`, failing with `AgentTestDeadlineExceeded` if it takes longer than `seconds`.
-func agentTestDeadline<T: Sendable>(_ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func agentTestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
@@ -56,7 +56,7 @@ func agentTestDeadline<T: Sendable>(_ seconds: Double = 5, _ operation: @escapin
 }
 
 /// Awaits `condition` becoming true, checking between short suspensions, up to `seconds`.
-func agentTestEventually(_ seconds: Double = 5, _ condition: @escaping @Sendable () -> Bool) async throws {
+func agentTestEventually(_ seconds: Double = 30, _ condition: @escaping @Sendable () -> Bool) async throws {
     try await agentTestDeadline(seconds) {
         while !condition() { try await Task.sleep(for: .milliseconds(1)) }
     }

@@ -146,7 +146,7 @@ final class RawConnection: @unchecked Sendable {  // Used by one server thread o
     }
 }
 
-func httpClientTestDeadline<T: Sendable>(_ seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func httpClientTestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
@@ -171,7 +171,7 @@ func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\
             connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
             connection.write(chunk("hello "))
             // The rest is only sent once the client has seen the first piece: the body streams.
-            guard firstPieceSeen.block(seconds: 10) else { return }
+            guard firstPieceSeen.block(seconds: 30) else { return }
             connection.write(chunk("world") + "0\r\n\r\n")
         }
         let client = HTTPClient()
@@ -201,7 +201,7 @@ func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\
         server.serveOne { connection in
             _ = connection.readRequest()
             connection.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk("first"))
-            if connection.waitForPeerClose(seconds: 10) { closedByClient.fire() }
+            if connection.waitForPeerClose(seconds: 30) { closedByClient.fire() }
         }
         let client = HTTPClient()
         let gotFirst = HTTPClientTestSignal()
@@ -221,7 +221,7 @@ func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\
         server.serveOne { connection in
             _ = connection.readRequest()
             requestSeen.fire()
-            if connection.waitForPeerClose(seconds: 10) { closedByClient.fire() }
+            if connection.waitForPeerClose(seconds: 30) { closedByClient.fire() }
         }
         let client = HTTPClient()
         let caller = Task { try await client.stream(HTTPClient.Request(url: server.url)) }

@@ -8,7 +8,7 @@ import Testing
 struct OpenAITestDeadlineExceeded: Error {}
 
 /// Runs `operation`, failing if it takes longer than `seconds`.
-func openAITestDeadline<T: Sendable>(_ seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func openAITestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
