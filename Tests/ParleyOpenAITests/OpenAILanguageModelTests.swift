@@ -252,6 +252,22 @@ func text(of events: [LanguageModelEvent]) -> String {
         #expect(error?.category == .connectivity)
     }
 
+    @Test func anUnknownHostIsAConnectivityError() async throws {
+        let model = OpenAILanguageModel(configuration: OpenAIConfiguration(
+            baseURL: URL(string: "http://no-such-host.invalid/v1")!, model: "m", retry: .none
+        ))
+        let error = try await openAITestDeadline { () -> ProviderError? in
+            do {
+                for try await _ in model.stream(ChatRequest(messages: [.user("hi")])) {}
+                return nil
+            } catch let error as ProviderError {
+                return error
+            }
+        }
+        #expect(error?.category == .connectivity)
+        #expect(error?.message.hasPrefix("cannot connect to no-such-host.invalid") == true)
+    }
+
     @Test func tlsToAPlainServerIsAConnectivityError() async throws {
         try await ChatFixture.with { fixture in
             let model = OpenAILanguageModel(configuration: OpenAIConfiguration(
