@@ -17,14 +17,7 @@ import Testing
 struct BrowserTests {
     @Test("hold to talk, typing, hands-free, interruptions, denied microphone, server restart")
     func webClientInHeadlessChromium() async throws {
-        // libwebsockets 4.1 refuses a Sec-WebSocket-Protocol header of 127 bytes or more (ParleyNet
-        // answers 431), and a client token is a ~200-character JWT, so no browser can authenticate
-        // yet. Remove this wrapper once browser credentials fit (the test then fails until it is).
-        try await withKnownIssue("browser credentials are longer than libwebsockets accepts (HTTP 431)") {
-            try await runBrowserTests()
-        } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("Unexpected response code: 431") }
-        }
+        try await runBrowserTests()
     }
 
     private func runBrowserTests() async throws {

@@ -57,3 +57,30 @@ import Testing
         #expect(throws: ClientTokenError.self) { try authority.verify(token, now: now) }
     }
 }
+
+/// Compact tokens: short enough for the browser's subprotocol header, as strict as JWTs.
+@Suite struct CompactClientTokenTests {
+    let authority = ClientTokenAuthority(secret: "server-secret-for-tests")
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func fitsTheSubprotocolHeaderAndVerifies() throws {
+        let (token, expiresAt) = authority.mintCompact(forLocalUser: true, lifetime: 600, now: now)
+        #expect(token.count <= 60)
+        #expect(("realtime, openai-insecure-api-key." + token).utf8.count < 127)
+        let claims = try authority.verify(token, now: now.addingTimeInterval(599))
+        #expect(claims.subject == "local-user" && claims.expiresAt == expiresAt && claims.agentID == nil)
+    }
+
+    @Test func expiredTamperedAndForeignTokensAreRefused() {
+        let (token, _) = authority.mintCompact(forLocalUser: false, lifetime: 60, now: now)
+        #expect(throws: ClientTokenError.expired) { try authority.verify(token, now: now.addingTimeInterval(60)) }
+        var tampered = Array(token)
+        tampered[5] = tampered[5] == "A" ? "B" : "A"
+        #expect(throws: ClientTokenError.self) { try authority.verify(String(tampered), now: now) }
+        let foreign = ClientTokenAuthority(secret: "another-secret").mintCompact(forLocalUser: true, now: now).token
+        #expect(throws: ClientTokenError.badSignature) { try authority.verify(foreign, now: now) }
+        for malformed in ["pk_", "pk_.", "pk_AAAA.BBBB", "pk_" + String(repeating: "A", count: 80)] {
+            #expect(throws: ClientTokenError.self) { try authority.verify(malformed, now: now) }
+        }
+    }
+}

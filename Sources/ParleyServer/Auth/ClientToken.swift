@@ -85,10 +85,21 @@ public struct ClientTokenAuthority: Sendable {
         return ("\(signingInput).\(signature)", claims)
     }
 
-    /// Verifies a token's algorithm, signature and expiry and returns its claims.
+    /// Mints a short, unscoped token for browsers, which must send it in the WebSocket
+    /// subprotocol header (see `CompactClientToken`). The lifetime is clamped like `mint`'s.
+    public func mintCompact(
+        forLocalUser: Bool, lifetime: TimeInterval = defaultLifetime, now: Date = Date()
+    ) -> (token: String, expiresAt: Int) {
+        let expiresAt = Int(now.timeIntervalSince1970) + Int(min(max(lifetime, 1), Self.maximumLifetime))
+        return (CompactClientToken.mint(kind: forLocalUser ? .localUser : .client, expiresAt: expiresAt, key: key), expiresAt)
+    }
+
+    /// Verifies a token's algorithm, signature and expiry and returns its claims; compact
+    /// tokens (`pk_…`) and JWTs are both accepted.
     /// - Throws: `ClientTokenError`.
     public func verify(_ token: String, now: Date = Date()) throws(ClientTokenError) -> ClientTokenClaims {
         guard token.utf8.count <= 4096 else { throw .malformed }
+        if token.hasPrefix(CompactClientToken.prefix) { return try CompactClientToken.verify(token, key: key, now: now) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
               let headerData = Base64URL.decode(parts[0]),

@@ -71,8 +71,8 @@ enum TokenRoutes {
                 let body = try request.jsonBody(ClientSecretRequest.self, allowEmpty: true)
                 let seconds = body.expiresAfter?.seconds ?? ClientTokenAuthority.defaultLifetime
                 guard (10...7200).contains(seconds) else { throw BadRequest("expires_after.seconds: must be from 10 to 7200") }
-                let minted = context.authentication.authority.mint(subject: "client", lifetime: seconds)
-                return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.claims.expiresAt))
+                let minted = context.authentication.authority.mintCompact(forLocalUser: false, lifetime: seconds)
+                return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
             } catch {
                 return error.response
             }
@@ -84,8 +84,8 @@ enum TokenRoutes {
                               message: "Local tokens are off on this server; get a client token from your app's backend.")
             }
             if let refusal = rateLimit(request, context) { return refusal }
-            let minted = context.authentication.authority.mint(subject: "local-user")
-            return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.claims.expiresAt))
+            let minted = context.authentication.authority.mintCompact(forLocalUser: true)
+            return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
         }
     }
 
