@@ -365,9 +365,19 @@ export class Conversation {
     }
   }
 
+  // The standard delta appends to the transcript so far.
   transcriptionDelta(event) {
-    const text = String(event.delta ?? "");
     const itemId = event.item_id;
+    const sofar = (itemId && this.partialTranscripts.get(itemId)) || "";
+    this.showPartialTranscript(itemId, sofar + String(event.delta ?? ""));
+  }
+
+  // Parley's partial transcript replaces the text so far (a re-decode may revise words).
+  partialTranscript(event) {
+    this.showPartialTranscript(event.item_id, String(event.text ?? ""));
+  }
+
+  showPartialTranscript(itemId, text) {
     if (itemId) this.partialTranscripts.set(itemId, text);
     const isCurrentSpeech = this.hold || (this.handsFree && this.userSpeaking && itemId === this.speechItemId);
     if (isCurrentSpeech) {
@@ -533,6 +543,7 @@ const SERVER_EVENT_HANDLERS = Object.freeze({
   "conversation.item.created": Conversation.prototype.itemAdded,
   "conversation.item.done": Conversation.prototype.itemDone,
   "conversation.item.input_audio_transcription.delta": Conversation.prototype.transcriptionDelta,
+  "parley.input_transcript.partial": Conversation.prototype.partialTranscript,
   "conversation.item.input_audio_transcription.completed": Conversation.prototype.transcriptionCompleted,
   "conversation.item.input_audio_transcription.failed": Conversation.prototype.transcriptionFailed,
   "conversation.item.truncated": Conversation.prototype.itemTruncated,
