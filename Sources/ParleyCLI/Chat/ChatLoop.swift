@@ -11,9 +11,6 @@ struct ChatLoop {
     /// Where the conversation happens.
     let context: CommandContext
 
-    /// The longest tool output shown.
-    static let toolOutputLimit = 200
-
     /// Runs until `/exit` or the end of the input.
     func run() async throws {
         let interactive = context.input.isTerminal
@@ -63,10 +60,9 @@ struct ChatLoop {
                     context.output.write(delta)
                     wroteText = true
                 case .toolStarted(let name, let arguments):
-                    context.errorOutput.line(style.dim("→ \(name)" + (arguments.map { " \(Self.clip($0))" } ?? "")))
+                    context.errorOutput.line(style.dim(ToolActivityText.started(name: name, arguments: arguments)))
                 case .toolFinished(let name, let output, let isError):
-                    let outcome = isError ? "failed" : "done"
-                    context.errorOutput.line(style.dim("← \(name) \(outcome)" + (output.map { ": \(Self.clip($0))" } ?? "")))
+                    context.errorOutput.line(style.dim(ToolActivityText.finished(name: name, output: output, isError: isError)))
                 }
             }
             if wroteText { context.output.line() }
@@ -91,9 +87,4 @@ struct ChatLoop {
         if failedTurns > 0, !interactive { throw CommandFailure.alreadyReported }
     }
 
-    /// `text` on one line, cut to `toolOutputLimit` characters.
-    private static func clip(_ text: String) -> String {
-        let line = text.replacingOccurrences(of: "\n", with: " ")
-        return line.count > toolOutputLimit ? line.prefix(toolOutputLimit) + "…" : line
-    }
 }

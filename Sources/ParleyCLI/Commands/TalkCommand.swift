@@ -40,7 +40,75 @@ struct TalkCommand: ParleyCommand {
         if agentID != nil, serverURL == nil { throw arguments.usageError("--agent needs --url: agents live on a server") }
     }
 
+    /// The longest input: what a session's input buffer holds.
+    static let maximumSeconds = VoiceSessionConfiguration().maximumInputBufferMs / 1000
+    /// The rate audio is sent and replies are written at: the realtime protocol's.
+    static let sampleRate = AudioFormat.realtime.sampleRate
+
     func run(_ context: CommandContext) async throws {
-        throw CommandFailure("'parley talk' is not available in this build yet: the embedded speech engines have not landed")
+        let audio = try AudioFiles.readMono(inputPath, context: context)
+        guard audio.duration <= Double(Self.maximumSeconds) else {
+            throw CommandFailure("\(inputPath) is \(Int(audio.duration)) s long; one turn is at most \(Self.maximumSeconds) s")
+        }
+        let samples = SampleConversion.pcm16(AudioFiles.resample(audio.samples, from: audio.sampleRate, to: Self.sampleRate))
+        if let serverURL {
+            let server = try ServerConnection.resolve(serverURL, context: context)
+            try await present(RemoteTalk(server: server, agentID: agentID, speaksReply: outputPath != nil).run(samples), context)
+            return
+        }
+        let engines = try InProcessEngines(context)
+        let recognizer = try engines.recognizer()
+        let synthesizer = try engines.synthesizer()
+        let (model, stop) = try await context.withProgress("Starting the language model") { try await engines.languageModel() }
+        let providers = VoiceSessionProviders(
+            recognizer: recognizer, model: model, synthesizer: synthesizer,
+            tools: ToolRegistry([CalculatorTool(), CurrentTimeTool()]),
+            makeVoiceActivityDetector: { EnergyVAD() }, makeResampler: AudioFiles.resampler(from:to:)
+        )
+        let configuration = VoiceSessionConfiguration(instructions: engines.settings.systemPrompt, speaksResponses: outputPath != nil)
+        do {
+            try await present(InProcessTalk(providers: providers, configuration: configuration).run(samples, sampleRate: Self.sampleRate), context)
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+
+    /// Prints what was heard and the reply as they come, then writes the spoken reply.
+    private func present(_ events: AsyncThrowingStream<TalkEvent, any Error>, _ context: CommandContext) async throws {
+        let style = context.outputStyle
+        var progress: ProgressIndicator? = ProgressIndicator("Listening to \(inputPath)", context: context)
+        var replyAudio: [Int16] = []
+        var replyStarted = false
+        do {
+            for try await event in events {
+                await progress?.finish()
+                progress = nil
+                switch event {
+                case .heard(let text):
+                    context.output.line(style.bold("You:") + " " + text)
+                case .replyText(let delta):
+                    if !replyStarted { context.output.write(style.bold("Agent:") + " ") }
+                    replyStarted = true
+                    context.output.write(delta)
+                case .replyAudio(let samples):
+                    replyAudio += samples
+                case .toolStarted(let name, let arguments):
+                    context.errorOutput.line(context.errorStyle.dim(ToolActivityText.started(name: name, arguments: arguments)))
+                case .toolFinished(let name, let output, let isError):
+                    context.errorOutput.line(context.errorStyle.dim(ToolActivityText.finished(name: name, output: output, isError: isError)))
+                }
+            }
+        } catch {
+            await progress?.finish()
+            if replyStarted { context.output.line() }
+            throw error
+        }
+        if replyStarted { context.output.line() } else { context.warn("the agent's reply has no words") }
+        guard let outputPath else { return }
+        try AudioFiles.writeMono(replyAudio, sampleRate: Self.sampleRate, to: outputPath, context: context)
+        let seconds = String(format: "%.1f", Double(replyAudio.count) / Double(Self.sampleRate))
+        context.errorOutput.line("Wrote \(outputPath) (\(seconds) s of speech).")
     }
 }

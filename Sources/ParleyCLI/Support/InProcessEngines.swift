@@ -1,6 +1,5 @@
 import Foundation
 import ParleyCore
-import ParleyLocal
 import ParleyOpenAI
 import ParleyServer
 
@@ -60,12 +59,6 @@ struct InProcessEngines: Sendable {
         case .remote(let baseURL, _, let model): "\(model) at \(baseURL.absoluteString)"
         case .embedded: "the embedded language model"
         }
-    }
-
-    /// A resampler between two rates: libsoxr, or linear interpolation if soxr refuses the rates.
-    static func resampler(from inputRate: Int, to outputRate: Int) throws -> any Resampler {
-        if let soxr = try? SoxrResampler(from: inputRate, to: outputRate) { return soxr }
-        return try LinearResampler(from: inputRate, to: outputRate)
     }
 
     private static func embeddedUnavailable(_ engine: String, setting: String) -> CommandFailure {
