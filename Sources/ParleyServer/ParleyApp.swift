@@ -34,7 +34,7 @@ public final class ParleyApp: Sendable {
                 : JSONResponse.ok(["status": "ok"])
         }
         router.get("/metrics") { _ in
-            .text(context.metrics.prometheusText(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            .text(context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)

@@ -24,7 +24,6 @@ public final class Metrics: @unchecked Sendable {
     private var sessionsTotal = 0
     private var turnsTotal = 0
     private var errorsByCategory: [String: Int] = [:]
-    private var providerRestarts = 0
     private var stageLatencies: [String: Histogram] = [:]
 
     /// Creates empty metrics.
@@ -40,15 +39,14 @@ public final class Metrics: @unchecked Sendable {
     public func turnFinished() { lock.withLock { turnsTotal += 1 } }
     /// An error reached a client.
     public func errorReported(category: String) { lock.withLock { errorsByCategory[category, default: 0] += 1 } }
-    /// A supervised provider process was restarted.
-    public func providerRestarted() { lock.withLock { providerRestarts += 1 } }
     /// Records a per-stage latency (`transcription`, `first_token`, `first_audio`).
     public func observe(stage: String, milliseconds: Double) {
         lock.withLock { stageLatencies[stage, default: Histogram()].observe(milliseconds) }
     }
 
-    /// The metrics in the Prometheus text exposition format.
-    public func prometheusText() -> String {
+    /// The metrics in the Prometheus text exposition format, with the restart count of the
+    /// supervised provider processes.
+    public func prometheusText(providerRestarts: Int = 0) -> String {
         lock.withLock {
             var lines: [String] = [
                 "# HELP parley_active_sessions Realtime sessions open now.",

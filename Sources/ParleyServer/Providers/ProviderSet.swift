@@ -15,6 +15,8 @@ public struct ProviderSet: Sendable {
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
     /// One line per provider, for the start-up banner.
     public var summary: [String]
+    /// How many times supervised provider processes were restarted.
+    public var restartCount: @Sendable () -> Int
     /// Stops what the providers started (child processes).
     public var shutdown: @Sendable () async -> Void
 
@@ -23,7 +25,8 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
-        summary: [String] = [], shutdown: @escaping @Sendable () async -> Void = {}
+        summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
+        shutdown: @escaping @Sendable () async -> Void = {}
     ) {
         self.recognizer = recognizer
         self.languageModel = languageModel
@@ -31,6 +34,7 @@ public struct ProviderSet: Sendable {
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
         self.summary = summary
+        self.restartCount = restartCount
         self.shutdown = shutdown
     }
 }
