@@ -38,7 +38,32 @@ struct SayCommand: ParleyCommand {
         )
     }
 
+    /// The most text read from standard input.
+    static let maximumInputBytes = 100 << 10
+
     func run(_ context: CommandContext) async throws {
-        throw CommandFailure("'parley say' is not available in this build yet: the embedded speech engines have not landed")
+        let words: String
+        if let text { words = text } else { words = try await readStandardInput(context) }
+        let trimmed = words.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw CommandFailure("nothing to say: the text is empty") }
+        let synthesizer = try InProcessEngines(context).synthesizer()
+        let samples = try await context.withProgress("Speaking") {
+            var samples: [Int16] = []
+            for try await chunk in synthesizer.synthesize(trimmed, options: options) { samples += chunk }
+            return samples
+        }
+        guard !samples.isEmpty else { throw CommandFailure("the speech synthesizer produced no audio") }
+        try AudioFiles.writeMono(samples, sampleRate: synthesizer.sampleRate, to: outputPath, context: context)
+        let seconds = String(format: "%.1f", Double(samples.count) / Double(synthesizer.sampleRate))
+        context.errorOutput.line("Wrote \(outputPath) (\(seconds) s of speech).")
+    }
+
+    /// The text piped to standard input; a terminal there means the text is missing.
+    private func readStandardInput(_ context: CommandContext) async throws -> String {
+        guard !context.input.isTerminal else {
+            throw UsageError("missing text: give it as arguments or on standard input", commandPath: [Self.spec.name])
+        }
+        let data = try await context.input.readAll(Self.maximumInputBytes)
+        return String(decoding: data, as: UTF8.self)
     }
 }

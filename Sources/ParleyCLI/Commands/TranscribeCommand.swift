@@ -31,6 +31,69 @@ struct TranscribeCommand: ParleyCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        throw CommandFailure("'parley transcribe' is not available in this build yet: the embedded speech engines have not landed")
+        let engines = try InProcessEngines(context)
+        let recognizer = try await context.withProgress("Loading the speech recognizer") { try engines.recognizer() }
+        var failures = 0
+        for path in paths {
+            do {
+                let result = try await transcribe(path, with: recognizer, context: context)
+                if printsJSON {
+                    context.output.line(try result.jsonLine())
+                } else {
+                    context.output.line(paths.count == 1 ? result.text : "\(path): \(result.text)")
+                }
+            } catch {
+                failures += 1
+                let message = (error as? CommandFailure)?.message ?? "\(path): \(ParleyCommandLine.describe(error))"
+                context.errorOutput.line(context.errorStyle.error("error:") + " " + message)
+            }
+        }
+        if failures > 0 { throw CommandFailure.alreadyReported }
+    }
+
+    /// The transcript of one file, with timings.
+    private func transcribe(_ path: String, with recognizer: any SpeechRecognizer, context: CommandContext) async throws -> FileTranscript {
+        let audio = try AudioFiles.readMono(path, context: context)
+        let samples = AudioFiles.resample(audio.samples, from: audio.sampleRate, to: recognizer.sampleRate)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let transcription = try await context.withProgress("Transcribing \(path)") {
+            try await recognizer.transcribe(samples, isFinal: true)
+        }
+        return FileTranscript(
+            file: path, text: transcription.text.trimmingCharacters(in: .whitespacesAndNewlines),
+            audioSeconds: audio.duration, processingSeconds: (clock.now - started).seconds
+        )
+    }
+
+    /// One line of `--json` output.
+    struct FileTranscript: Encodable {
+        var file: String
+        var text: String
+        var audioSeconds: Double
+        var processingSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case file, text, audioSeconds = "audio_seconds", processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(file, forKey: .file)
+            try container.encode(text, forKey: .text)
+            try container.encode(Self.rounded(audioSeconds), forKey: .audioSeconds)
+            try container.encode(Self.rounded(processingSeconds), forKey: .processingSeconds)
+            try container.encode(Self.rounded(audioSeconds > 0 ? processingSeconds / audioSeconds : 0), forKey: .realTimeFactor)
+        }
+
+        /// The object as one line of JSON with sorted keys.
+        func jsonLine() throws -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return String(decoding: try encoder.encode(self), as: UTF8.self)
+        }
+
+        /// `value` to the millisecond.
+        private static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
     }
 }
