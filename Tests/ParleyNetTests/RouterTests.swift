@@ -76,18 +76,24 @@ struct RouterTests {
     }
 
     @Test(arguments: [
-        (nil, nil, nil),
-        ("realtime, openai-insecure-api-key.ek_1", "realtime", nil),
-        ("openai-insecure-api-key.ek_1, realtime", "realtime", nil),
-        ("realtime", nil, 400),
-        (nil, "realtime", 500),
-        ("chat", "realtime", 500),
-        ("realtime, " + String(repeating: "x", count: 130), "realtime", 431),
-        (String(repeating: "y", count: 70) + ", realtime", "realtime", 431),
-        ("parley-http, realtime", "realtime", 400),
-    ] as [(String?, String?, Int?)])
-    func subprotocolOffers(header: String?, choice: String?, status: Int?) {
-        let problem = SubprotocolOffer(header: header).problem(choosing: choice, reserved: ["parley-http", "parley-raw"])
-        #expect(problem?.status == status)
+        (nil, nil, "ok"),
+        ("realtime, openai-insecure-api-key.ek_1", "realtime", "ok"),
+        ("openai-insecure-api-key.ek_1, realtime", "realtime", "ok"),
+        ("realtime", nil, "400"),
+        (nil, "realtime", "500"),
+        ("chat", "realtime", "500"),
+        ("realtime, " + String(repeating: "x", count: 130), "realtime", "replay"),
+        (String(repeating: "y", count: 70) + ", realtime", "realtime", "replay"),
+        ("parley-http, realtime", "realtime", "replay"),
+        ("parley-http", "parley-http", "400"),
+        (String(repeating: "z", count: 64), String(repeating: "z", count: 64), "431"),
+    ] as [(String?, String?, String)])
+    func subprotocolOffers(header: String?, choice: String?, expected: String) {
+        let verdict = SubprotocolOffer(header: header).verdict(choosing: choice, reserved: ["parley-http", "parley-raw"])
+        switch verdict {
+        case .acceptable: #expect(expected == "ok")
+        case .exceedsLibwebsocketsLimits: #expect(expected == "replay")
+        case .refused(let response): #expect(expected == "\(response.status)")
+        }
     }
 }

@@ -62,6 +62,41 @@ struct WebSocketTests {
         }
     }
 
+    @Test func acceptsASubprotocolHeaderLongerThanLibwebsocketsAllows() async throws {
+        // A browser sending a signed token: the header is far beyond lws' 126-byte limit.
+        let token = "eyJhbGciOiJIUzI1NiJ9." + String(repeating: "eyJzdWIiOiJ1c2VyIn0", count: 12) + ".c2lnbmF0dXJl"
+        let seen = Guarded<String?>(nil)
+        var router = Router()
+        router.webSocket("/v1/realtime", WebSocketRoute(
+            decide: { request in
+                seen.withLock { $0 = request.headers["Sec-WebSocket-Protocol"] }
+                return .accept(subprotocol: "realtime")
+            },
+            onConnection: { connection, request in
+                try? connection.send(.text(request.headers["sec-websocket-protocol"] ?? "none"))
+                for await message in connection.messages { try? connection.send(message) }
+            }))
+        try await withServer(router: router) { server in
+            for offer in [["realtime", "openai-insecure-api-key.\(token)"], ["openai-insecure-api-key.\(token)", "realtime"]] {
+                let connection = try await WebSocketClient.connect(to: Self.url(server, "/v1/realtime"), subprotocols: offer)
+                #expect(connection.subprotocol == "realtime")
+                var iterator = connection.messages.makeAsyncIterator()
+                // The handler sees the original request, token included.
+                #expect(await iterator.next() == .text(offer.joined(separator: ", ")))
+                try connection.send(.text("still works"))
+                #expect(await iterator.next() == .text("still works"))
+                #expect(seen.withLock { $0 } == offer.joined(separator: ", "))
+                connection.close()
+            }
+            // A forged replay id is refused.
+            let socket = try RawSocket(port: server.port)
+            try await socket.send("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "X-Parley-Handshake-Replay: 00000000-0000-0000-0000-000000000000\r\n\r\n")
+            #expect(try await socket.receiveResponse().status == 400)
+        }
+    }
+
     @Test func decideCanRejectWithAnHTTPStatusBeforeTheUpgrade() async throws {
         var router = Router()
         router.webSocket("/private", WebSocketRoute(
@@ -262,6 +297,14 @@ struct SecureWebSocketTests {
             // Without permission to trust it, the self-signed certificate is refused.
             await #expect(throws: WebSocketError.self) {
                 _ = try await WebSocketClient.connect(to: url)
+            }
+            // Over TLS a subprotocol header beyond lws' limit cannot be replayed: 431.
+            do {
+                _ = try await WebSocketClient.connect(
+                    to: url, subprotocols: ["realtime", "openai-insecure-api-key." + String(repeating: "t", count: 120)], tls: .selfSigned)
+                Issue.record("expected the long subprotocol header to be refused over TLS")
+            } catch let WebSocketError.connectionFailed(reason) {
+                #expect(reason.contains("431"))
             }
             // A plain-text client cannot talk to the TLS port.
             await #expect(throws: WebSocketError.self) {

@@ -14,7 +14,8 @@ protocol ServiceThreadWork: AnyObject {
 /// wakes the service thread; its `LWS_CALLBACK_EVENT_WAIT_CANCELLED` calls `drainScheduledWork`.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
-/// thread starts and read-only afterwards (cancellation goes through `state`).
+/// thread starts and read-only afterwards (cancellation goes through `state`);
+/// `afterServiceWork` is touched only on the service thread.
 final class ServiceLoop: @unchecked Sendable {
     private struct State {
         /// The live context; `nil` once the loop stopped, so no one wakes a destroyed context.
@@ -56,6 +57,7 @@ final class ServiceLoop: @unchecked Sendable {
         guard let context else { return }
         while !state.withLock({ $0.stopRequested }) {
             if lws_service(context, 0) < 0 { break }
+            runAfterServiceWork()
         }
         state.withLock { $0.context = nil }
         // Work scheduled after the stop still runs, so no waiter is left hanging.
@@ -71,6 +73,23 @@ final class ServiceLoop: @unchecked Sendable {
             if state.scheduled.count == 1, let context = state.context {
                 lws_cancel_service(context)
             }
+        }
+    }
+
+    /// Service thread: runs `work` once the current lws callback and service pass are over,
+    /// for lws calls that must not happen inside a callback.
+    func afterService(_ work: @escaping () -> Void) {
+        afterServiceWork.append(work)
+    }
+
+    /// Work queued by `afterService` (service thread only).
+    private var afterServiceWork: [() -> Void] = []
+
+    private func runAfterServiceWork() {
+        while !afterServiceWork.isEmpty {
+            let work = afterServiceWork
+            afterServiceWork = []
+            work.forEach { $0() }
         }
     }
 

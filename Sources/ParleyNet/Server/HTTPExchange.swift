@@ -39,7 +39,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     private let shared = Locked(Shared())
 
     // Service thread only.
-    private(set) var wsi: OpaquePointer?
+    private var wsi: OpaquePointer?
     private var phase = Phase.readingBody
     private(set) var request: HTTPRequest
     private let keepAlive: Bool
@@ -167,9 +167,9 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
                 response = try await handler(request)
             } catch let error as HTTPError {
                 response = error.response
-            } catch is CancellationError {
-                return
             } catch {
+                // Cancelled because the client went away: nobody is left to answer.
+                if Task.isCancelled { return }
                 response = .error(status: 500, code: "internal_error", message: "\(error)")
             }
             deliver(response)
@@ -242,7 +242,6 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         resumeReading()
         lws_callback_on_writable(wsi)
     }
-
 
     // MARK: Writing (service thread)
 
@@ -380,11 +379,5 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         }
         task?.cancel()
         waiter?.resume()
-    }
-
-    /// Whether the response has been fully handed to lws.
-    var isComplete: Bool {
-        if case .done = phase { return true }
-        return false
     }
 }

@@ -40,7 +40,7 @@ extension HTTPServer {
         public var additionalRequestHeaders: [String] = [
             "openai-beta", "openai-organization", "openai-project", "x-api-key", "x-request-id",
             "x-client-request-id", "idempotency-key", "x-forwarded-proto", "x-forwarded-host",
-            "sec-fetch-site", "sec-fetch-mode", "x-parley-secret",
+            "sec-fetch-site", "sec-fetch-mode",
         ]
 
         /// Creates a configuration; every parameter has the default described on its property.

@@ -4,8 +4,8 @@ import Foundation
 /// The libwebsockets side of an `HTTPServer`: the context, its protocols and the callback
 /// that turns lws events into exchanges and WebSocket connections.
 ///
-/// `@unchecked Sendable`: `isDraining` is guarded by its lock; `liveWebSockets` and the
-/// subprotocol name buffer are touched only on the service thread; the rest is immutable
+/// `@unchecked Sendable`: `isDraining` is guarded by its lock; `liveWebSockets`,
+/// `replayedUpgrades` and the subprotocol name buffer are touched only on the service thread; the rest is immutable
 /// after `start()`.
 final class HTTPServerCore: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
@@ -26,7 +26,10 @@ final class HTTPServerCore: @unchecked Sendable {
 
     private(set) var loop: ServiceLoop?
     private(set) var port = 0
+    private(set) var vhost: OpaquePointer?
     private var liveWebSockets: [ObjectIdentifier: WebSocketConnection] = [:]
+    /// Accepted upgrades whose handshake is being replayed to lws, by replay id.
+    var replayedUpgrades: [String: PendingUpgrade] = [:]
 
     static let httpProtocolName = "parley-http"
     static let rawProtocolName = "parley-raw"
@@ -103,6 +106,7 @@ final class HTTPServerCore: @unchecked Sendable {
             throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port)
         }
         port = Int(lws_get_vhost_listen_port(vhost))
+        self.vhost = vhost
         let loop = ServiceLoop(context: context, name: "parley-http-\(port)")
         self.loop = loop
         // The loop's thread keeps the core alive until the context is destroyed.
@@ -280,6 +284,9 @@ final class HTTPServerCore: @unchecked Sendable {
     // MARK: WebSocket
 
     private func confirmUpgrade(_ wsi: OpaquePointer, upgrade: String) -> Int32 {
+        if let replayID = LWSRequestHead.customValue(wsi, HandshakeReplay.headerName) {
+            return acceptReplayedHandshake(wsi, id: replayID)
+        }
         let path = LWSRequestHead.value(wsi, WSI_TOKEN_GET_URI) ?? "/"
         var request = HTTPRequest(
             method: "GET", path: path,
@@ -301,18 +308,23 @@ final class HTTPServerCore: @unchecked Sendable {
         case .reject(let response):
             return refuseUpgrade(wsi, response)
         case .accept(let subprotocol):
+            let pending = PendingUpgrade(route: route, request: request, subprotocol: subprotocol)
             let offered = SubprotocolOffer(header: LWSRequestHead.value(wsi, WSI_TOKEN_PROTOCOL))
-            if let problem = offered.problem(choosing: subprotocol, reserved: [Self.httpProtocolName, Self.rawProtocolName]) {
-                return refuseUpgrade(wsi, problem)
+            switch offered.verdict(choosing: subprotocol, reserved: [Self.httpProtocolName, Self.rawProtocolName]) {
+            case .refused(let response):
+                return refuseUpgrade(wsi, response)
+            case .exceedsLibwebsocketsLimits:
+                return replayHandshake(wsi, pending)
+            case .acceptable:
+                setSubprotocolName(subprotocol ?? "")
+                attach(wsi, pending)
+                return 0
             }
-            setSubprotocolName(subprotocol ?? "")
-            attach(wsi, PendingUpgrade(route: route, request: request, subprotocol: subprotocol))
-            return 0
         }
     }
 
     /// Writes `response` instead of upgrading; lws then ends the transaction.
-    private func refuseUpgrade(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+    func refuseUpgrade(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
         let body: Data
         if case .data(let data) = response.body { body = data } else { body = Data() }
         var bytes = HTTPResponseHead.serialize(
@@ -321,7 +333,7 @@ final class HTTPServerCore: @unchecked Sendable {
         return LWSWrite.write(wsi, bytes, mode: LWS_WRITE_HTTP) ? 1 : -1
     }
 
-    private func setSubprotocolName(_ name: String) {
+    func setSubprotocolName(_ name: String) {
         let bytes = Array(name.utf8.prefix(Self.subprotocolNameCapacity - 1))
         subprotocolName.update(repeating: 0, count: Self.subprotocolNameCapacity)
         bytes.withUnsafeBufferPointer { source in
@@ -361,7 +373,7 @@ final class HTTPServerCore: @unchecked Sendable {
 }
 
 /// An upgrade the route accepted, waiting for lws to finish the handshake.
-private final class PendingUpgrade {
+final class PendingUpgrade {
     let route: WebSocketRoute
     let request: HTTPRequest
     let subprotocol: String?

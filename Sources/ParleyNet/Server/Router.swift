@@ -60,9 +60,6 @@ public struct Router: Sendable {
         }
         return nil
     }
-
-    /// Whether any WebSocket route exists (the server then registers its WebSocket protocol).
-    var hasWebSocketRoutes: Bool { !webSocketRoutes.isEmpty }
 }
 
 /// The outcome of looking a request up in a `Router`.

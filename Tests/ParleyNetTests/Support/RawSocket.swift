@@ -34,10 +34,6 @@ final class RawSocket: Sendable {
         close(descriptor)
     }
 
-    /// Shuts the connection down in both directions (the peer sees EOF at once).
-    func shutdownBoth() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-    }
 
     /// Sets the kernel receive buffer size (call before reading to make a slow reader).
     func setReceiveBuffer(_ bytes: Int32) {
