@@ -16,16 +16,18 @@ struct ProgressIndicator: Sendable {
             return
         }
         let output = output
+        let frames = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+        output.write("\r\u{1B}[K\(frames[0]) \(label)… 0s")
         task = Task {
-            let frames = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
             let clock = ContinuousClock()
             let start = clock.now
-            var frame = 0
-            while !Task.isCancelled {
+            var frame = 1
+            while true {
+                try? await clock.sleep(for: .milliseconds(100))
+                if Task.isCancelled { return }
                 let elapsed = Int((clock.now - start).components.seconds)
                 output.write("\r\u{1B}[K\(frames[frame % frames.count]) \(label)… \(elapsed)s")
                 frame += 1
-                try? await clock.sleep(for: .milliseconds(100))
             }
         }
     }
