@@ -1,10 +1,9 @@
 import Foundation
+import ParleyServer
 
 /// Finds the server secret the way `parley serve` does: `PARLEY_SERVER_SECRET`, else the
 /// secret `serve` generated into its data directory.
 enum ServerSecretSource {
-    /// The file in the data directory that holds a generated secret.
-    static let fileName = "server-secret"
     /// The shortest secret the server accepts.
     static let minimumLength = 16
 
@@ -18,10 +17,10 @@ enum ServerSecretSource {
             return secret
         }
         let directory = dataDirectory ?? context.environmentValue("PARLEY_DATA_DIR") ?? ".parley"
-        let file = context.fileURL(directory).appendingPathComponent(fileName)
+        let file = context.fileURL(directory).appendingPathComponent(ServerSecretFile.fileName)
         guard let contents = try? String(contentsOf: file, encoding: .utf8) else {
             throw CommandFailure(
-                "no server secret: set PARLEY_SERVER_SECRET, or run 'parley serve' once to create \(directory)/\(fileName)"
+                "no server secret: set PARLEY_SERVER_SECRET, or run 'parley serve' once to create \(directory)/\(ServerSecretFile.fileName)"
             )
         }
         let secret = contents.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -36,7 +36,7 @@ struct TextInput: Sendable {
         }
     )
 
-    /// Input that holds `text` (for tests and for `--` style piping inside the tool).
+    /// Input that holds `text`: what in-process runs of the tool (its tests) read.
     static func text(_ text: String, isTerminal: Bool = false) -> TextInput {
         TextInput(
             isTerminal: isTerminal,
