@@ -4,59 +4,6 @@ import ParleyNet
 import ParleyServer
 import ParleyTesting
 
-/// A language model for server tests that answers by keyword, so each scenario gets the
-/// reply it needs whatever order the scenarios run in.
-struct KeywordLanguageModel: LanguageModel {
-    func stream(_ request: ChatRequest) -> AsyncThrowingStream<LanguageModelEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                let reply = Self.reply(to: request)
-                for event in reply.events {
-                    if Task.isCancelled { break }
-                    if reply.streamsSlowly { try? await Task.sleep(for: .milliseconds(40)) }
-                    continuation.yield(event)
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
-
-    private static func reply(to request: ChatRequest) -> (events: [LanguageModelEvent], streamsSlowly: Bool) {
-        let last = request.messages.last
-        if case .tool(_, let content)? = last {
-            let sky = (try? JSONValue(parsing: content))?["sky"]?.stringValue ?? "unknown"
-            return (text("The weather is \(sky)."), false)
-        }
-        guard case .user(let parts)? = last else { return (text("Hello from Parley."), false) }
-        let said = parts.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined(separator: " ").lowercased()
-        if said.contains("weather"), request.tools.contains(where: { $0.name == "get_weather" }) {
-            return ([.toolCall(ToolCall(id: "call_weather_1", name: "get_weather", arguments: #"{"city":"Paris"}"#)), .finished(.toolCalls, nil)], false)
-        }
-        if said.contains("long story") {
-            let sentences = (1...200).map { "This is sentence number \($0) of a very long story. " }
-            return (sentences.map(LanguageModelEvent.textDelta) + [.finished(.stop, nil)], true)
-        }
-        return (text("Hello from Parley."), false)
-    }
-
-    private static func text(_ text: String) -> [LanguageModelEvent] {
-        text.split(separator: " ", omittingEmptySubsequences: false).enumerated().map { index, word in
-            .textDelta(index == 0 ? String(word) : " " + word)
-        } + [.finished(.stop, TokenUsage(promptTokens: 10, completionTokens: 5))]
-    }
-}
-
-/// A recognizer that always hears the same words.
-struct FixedSpeechRecognizer: SpeechRecognizer {
-    var text = "hello there"
-    let sampleRate = 16_000
-    let supportsPartials = false
-    func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
-        Transcription(text: text, audioDuration: Double(samples.count) / 16_000, processingDuration: 0)
-    }
-}
-
 /// A real Parley server on a free loopback port with fast, deterministic providers.
 struct TestServer {
     let app: ParleyApp
