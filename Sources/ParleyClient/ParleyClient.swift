@@ -1,2 +1,0 @@
-/// ParleyClient — see DESIGN.md for what this target holds.
-public enum ParleyClientModule {}
