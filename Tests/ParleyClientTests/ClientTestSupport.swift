@@ -66,7 +66,7 @@ final class TokenDispenser: Sendable {
 func makeModel(_ server: ClientTestServer, audio: FakeConversationAudio, tokens: TokenDispenser = TokenDispenser()) -> ConversationModel {
     let configuration = RealtimeClient.Configuration(
         url: server.realtimeURL, backoff: ReconnectBackoff(steps: [.milliseconds(50), .milliseconds(100), .milliseconds(200)]),
-        sessionStartTimeout: .seconds(5)
+        sessionStartTimeout: .seconds(10)
     )
     return ConversationModel(client: RealtimeClient(configuration: configuration, token: tokens.next), audio: audio)
 }
@@ -76,7 +76,7 @@ func makeModel(_ server: ClientTestServer, audio: FakeConversationAudio, tokens:
 @MainActor
 @discardableResult
 func waitUntil(
-    _ description: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+    _ description: String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @escaping @MainActor () -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + timeout
@@ -102,7 +102,7 @@ func waitUntil(
 /// returns `false` when the deadline passes first.
 @discardableResult
 func within(
-    _ description: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+    _ description: String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
     _ operation: @escaping @Sendable () async -> Void
 ) async -> Bool {
     let finished = await withTaskGroup(of: Bool.self) { group in

@@ -322,7 +322,7 @@ struct ConversationModelTests {
         #expect(!model.send(text: "while down"))
 
         server = try ClientTestServer.start(port: port)
-        await waitUntil("reconnected", timeout: .seconds(20)) { model.status == .ready }
+        await waitUntil("reconnected") { model.status == .ready }
         #expect(model.diagnostics.sessionsOpened == 2)
         #expect(model.error == nil)
         #expect(tokens.calls == 1, "the cached token is still good")
