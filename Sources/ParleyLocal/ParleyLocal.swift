@@ -1,2 +1,0 @@
-/// ParleyLocal — see DESIGN.md for what this target holds.
-public enum ParleyLocalModule {}

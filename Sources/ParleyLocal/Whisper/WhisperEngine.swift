@@ -1,0 +1,139 @@
+import CWhisper
+import Foundation
+import ParleyCore
+
+/// A loaded whisper.cpp model and the dedicated threads that run decodes on it.
+///
+/// The model weights (`whisper_context`) are loaded once and shared read-only. A decode needs
+/// a `whisper_state`, which is not reentrant, so each worker thread owns one state and runs
+/// one decode at a time: at most `workerCount` decodes run at once and further requests wait
+/// in a FIFO queue. Blocking work never runs on Swift's cooperative thread pool.
+final class WhisperEngine: Sendable {
+    private let context: WhisperContextHandle
+    private let jobs: WhisperJobQueue
+
+    /// Loads the model at `modelPath` and starts `workerCount` worker threads.
+    /// - Throws: `LocalModelError.unloadable` when whisper.cpp rejects the file.
+    init(modelPath: String, workerCount: Int) throws {
+        _ = WhisperLibrary.quietLogging
+        var parameters = whisper_context_default_params()
+        parameters.use_gpu = false
+        guard let pointer = whisper_init_from_file_with_params_no_state(modelPath, parameters) else {
+            throw LocalModelError.unloadable(kind: "Whisper model", path: modelPath)
+        }
+        context = WhisperContextHandle(pointer)
+        jobs = WhisperJobQueue()
+        for index in 0..<max(1, workerCount) {
+            let thread = Thread { [context, jobs] in WhisperWorker(context: context, jobs: jobs).run() }
+            thread.name = "parley.whisper.\(index)"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    deinit {
+        jobs.shutDown()
+    }
+
+    /// Runs `work` on a worker thread with the shared context and that worker's state.
+    ///
+    /// Cancelling the calling task sets the `AbortFlag` passed to `work` (wire it to
+    /// whisper.cpp's abort callback) or, when the job has not started yet, skips it.
+    /// - Throws: what `work` throws, `CancellationError` when cancelled before it started,
+    ///   `ProviderError` when no state could be allocated.
+    func perform<Output: Sendable>(
+        _ work: @escaping @Sendable (_ context: OpaquePointer, _ state: OpaquePointer, _ abort: AbortFlag) throws -> Output
+    ) async throws -> Output {
+        let abort = AbortFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let job = WhisperJob { slot in
+                    guard !abort.isAborted else { return continuation.resume(throwing: CancellationError()) }
+                    switch slot {
+                    case let .failure(error):
+                        continuation.resume(throwing: error)
+                    case let .success(pointers):
+                        continuation.resume(with: Result { try work(pointers.context, pointers.state, abort) })
+                    }
+                }
+                jobs.enqueue(job)
+            }
+        } onCancel: {
+            abort.abort()
+        }
+    }
+}
+
+/// Owns a `whisper_context`. The context is immutable after loading and whisper.cpp reads it
+/// concurrently from several states by design, so sharing the pointer across threads is safe.
+final class WhisperContextHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { whisper_free(pointer) }
+}
+
+/// The context and a worker's state, handed to a job.
+struct WhisperSlot {
+    var context: OpaquePointer
+    var state: OpaquePointer
+}
+
+/// One decode waiting for a worker.
+struct WhisperJob: Sendable {
+    let run: @Sendable (Result<WhisperSlot, ProviderError>) -> Void
+}
+
+/// The FIFO of jobs shared by the worker threads.
+final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pending` and `isShutDown`.
+    private let condition = NSCondition()
+    private var pending: [WhisperJob] = []
+    private var isShutDown = false
+
+    func enqueue(_ job: WhisperJob) {
+        condition.lock()
+        if isShutDown {
+            condition.unlock()
+            job.run(.failure(ProviderError(.cancelled, provider: "whisper", message: "the recognizer was shut down")))
+            return
+        }
+        pending.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Blocks until a job is available; `nil` once the queue is shut down and drained.
+    func next() -> WhisperJob? {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending.isEmpty && !isShutDown { condition.wait() }
+        return pending.isEmpty ? nil : pending.removeFirst()
+    }
+
+    func shutDown() {
+        condition.lock()
+        isShutDown = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// The loop of one worker thread: owns one `whisper_state`, created on first use.
+private struct WhisperWorker {
+    let context: WhisperContextHandle
+    let jobs: WhisperJobQueue
+
+    func run() {
+        var state: OpaquePointer?
+        while let job = jobs.next() {
+            if state == nil { state = whisper_init_state(context.pointer) }
+            if let state {
+                job.run(.success(WhisperSlot(context: context.pointer, state: state)))
+            } else {
+                job.run(.failure(ProviderError(.server, provider: "whisper", message: "could not allocate a whisper.cpp decoding state (out of memory?)")))
+            }
+        }
+        if let state { whisper_free_state(state) }
+    }
+}

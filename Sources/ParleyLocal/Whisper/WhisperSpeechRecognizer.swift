@@ -1,0 +1,162 @@
+import CWhisper
+import Foundation
+import ParleyCore
+
+/// Speech-to-text in process with whisper.cpp: greedy decoding, an encoder context sized to
+/// the utterance, cheap partial passes for live subtitles.
+///
+/// Loading the model takes a moment and ~80 MB for tiny.en: create one recognizer and share
+/// it between sessions. Decodes run on dedicated threads (`Configuration.concurrentDecodes`
+/// of them, each with its own whisper.cpp state); the rest wait their turn.
+///
+/// ```swift
+/// let recognizer = try WhisperSpeechRecognizer(modelPath: ModelLocator().path(of: .whisperTinyEnglish))
+/// let text = try await recognizer.transcribe(samples16k, isFinal: true).text
+/// ```
+public final class WhisperSpeechRecognizer: SpeechRecognizer {
+    /// How the recognizer decodes.
+    public struct Configuration: Sendable, Hashable {
+        /// The spoken language as an ISO 639-1 code (`"en"`), or `"auto"` to detect it
+        /// (multilingual models only).
+        public var language: String
+        /// CPU threads per decode.
+        public var threadCount: Int
+        /// Decodes that may run at the same time (each holds a whisper.cpp state, ~30 MB).
+        public var concurrentDecodes: Int
+        /// Whether to shrink the encoder's audio context to the utterance's length (about
+        /// twice as fast on short commands); utterances of 30 s or more always use the full
+        /// context.
+        public var sizesAudioContextToUtterance: Bool
+
+        /// Creates a configuration.
+        public init(
+            language: String = "en",
+            threadCount: Int = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)),
+            concurrentDecodes: Int = 2,
+            sizesAudioContextToUtterance: Bool = true
+        ) {
+            self.language = language
+            self.threadCount = threadCount
+            self.concurrentDecodes = concurrentDecodes
+            self.sizesAudioContextToUtterance = sizesAudioContextToUtterance
+        }
+    }
+
+    /// Whisper consumes 16 kHz mono audio.
+    public let sampleRate = 16_000
+    /// Partial passes skip timestamps and temperature fallback, so they are cheap enough.
+    public let supportsPartials = true
+    /// The configuration the recognizer was created with.
+    public let configuration: Configuration
+
+    private let engine: WhisperEngine
+
+    /// Loads the ggml Whisper model at `modelPath`.
+    /// - Throws: `LocalModelError` when the file is missing or whisper.cpp cannot load it.
+    public init(modelPath: String, configuration: Configuration = Configuration()) throws {
+        guard FileManager.default.isReadableFile(atPath: modelPath) else {
+            throw LocalModelError.missingFile(kind: "Whisper model", path: modelPath)
+        }
+        self.configuration = configuration
+        engine = try WhisperEngine(modelPath: modelPath, workerCount: configuration.concurrentDecodes)
+    }
+
+    /// Transcribes one utterance of 16 kHz mono samples.
+    ///
+    /// With `isFinal == false` the pass is cheaper (one segment, no temperature fallback)
+    /// and meant for a growing utterance. Samples outside `[-1, 1]` are clipped and
+    /// non-finite samples treated as silence.
+    /// - Throws: `ProviderError` (provider `whisper`) when decoding fails, `CancellationError`
+    ///   when the calling task is cancelled.
+    public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
+        let audioDuration = Double(samples.count) / Double(sampleRate)
+        guard !samples.isEmpty else {
+            return Transcription(text: "", audioDuration: 0, processingDuration: 0)
+        }
+        let input = WhisperInput(samples: samples, sampleRate: sampleRate)
+        let audioContext = configuration.sizesAudioContextToUtterance ? input.audioContext : 0
+        let configuration = configuration
+        let clock = ContinuousClock()
+        let start = clock.now
+        let text = try await engine.perform { context, state, abort in
+            try Self.decode(
+                input.samples, context: context, state: state, abort: abort,
+                configuration: configuration, audioContext: audioContext, isFinal: isFinal
+            )
+        }
+        return Transcription(text: text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval)
+    }
+
+    /// Runs `whisper_full_with_state` and joins the segment texts. Runs on a worker thread.
+    private static func decode(
+        _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
+        configuration: Configuration, audioContext: Int, isFinal: Bool
+    ) throws -> String {
+        var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
+        parameters.n_threads = Int32(max(1, configuration.threadCount))
+        parameters.no_context = true
+        parameters.no_timestamps = true
+        parameters.single_segment = !isFinal
+        parameters.print_special = false
+        parameters.print_progress = false
+        parameters.print_realtime = false
+        parameters.print_timestamps = false
+        parameters.suppress_nst = true
+        parameters.audio_ctx = Int32(audioContext)
+        if !isFinal { parameters.temperature_inc = 0 }
+        parameters.abort_callback = abortFlagCallback
+        let status: Int32 = withExtendedLifetime(abort) {
+            parameters.abort_callback_user_data = Unmanaged.passUnretained(abort).toOpaque()
+            return configuration.language.withCString { language in
+                parameters.language = language
+                parameters.detect_language = false
+                return samples.withUnsafeBufferPointer { buffer in
+                    whisper_full_with_state(context, state, parameters, buffer.baseAddress, Int32(buffer.count))
+                }
+            }
+        }
+        if abort.isAborted { throw CancellationError() }
+        guard status == 0 else {
+            throw ProviderError(.server, provider: "whisper", message: "whisper.cpp failed to transcribe (status \(status))")
+        }
+        var text = ""
+        for segment in 0..<whisper_full_n_segments_from_state(state) {
+            if let pointer = whisper_full_get_segment_text_from_state(state, segment) {
+                text += String(cString: pointer)
+            }
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Audio prepared for whisper.cpp: sanitised, padded to the minimum it decodes, and the
+/// encoder context that covers it.
+struct WhisperInput: Sendable {
+    /// Whisper's encoder sees 50 frames per second; the full context is 30 s.
+    static let encoderFramesPerSecond = 50
+    static let fullAudioContext = 1500
+    /// whisper.cpp skips inputs shorter than 100 ms; pad to a full second of trailing silence.
+    static let minimumDuration = 1.0
+    /// Encoder frames (3 s) of silence kept after the speech: with less, the decoder often
+    /// misses the end of speech and repeats the sentence.
+    static let trailingFrames = 150
+    /// The context is rounded up to a multiple of this, and never smaller than `minimumContext`
+    /// (10 s, about half the encoder time of the full 30 s).
+    static let contextGranularity = 64
+    static let minimumContext = 512
+
+    let samples: [Float]
+    let audioContext: Int
+
+    init(samples input: [Float], sampleRate: Int) {
+        var samples = input.map { $0.isFinite ? min(1, max(-1, $0)) : 0 }
+        let minimumCount = Int(Self.minimumDuration * Double(sampleRate))
+        if samples.count < minimumCount {
+            samples.append(contentsOf: repeatElement(0, count: minimumCount - samples.count))
+        }
+        self.samples = samples
+        let frames = (samples.count * Self.encoderFramesPerSecond + sampleRate - 1) / sampleRate + Self.trailingFrames
+        let rounded = (frames + Self.contextGranularity - 1) / Self.contextGranularity * Self.contextGranularity
+        audioContext = rounded >= Self.fullAudioContext ? 0 : max(Self.minimumContext, rounded)
+    }
+}
