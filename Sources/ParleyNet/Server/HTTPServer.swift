@@ -11,6 +11,9 @@ public enum HTTPServerError: Error, Sendable, Equatable {
 
 /// An HTTP/1.1 and WebSocket server on libwebsockets, with async handlers.
 ///
+/// One dedicated thread services the sockets; handlers run as tasks. Call `shutdown()` when
+/// done: it stops that thread.
+///
 /// ```swift
 /// var router = Router()
 /// router.get("/healthz") { _ in .text("ok") }
