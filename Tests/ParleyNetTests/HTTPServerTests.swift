@@ -176,7 +176,7 @@ struct HTTPServerTests {
                 session.invalidateAndCancel()
             }
             await task.value
-            try await withDeadline(10) {
+            try await withDeadline(30) {
                 for await _ in terminations { return }
             }
         }

@@ -26,7 +26,7 @@ struct ShutdownTests {
         let shutdown = Task { await server.shutdown() }
 
         // While draining, new requests are refused with 503.
-        try await withDeadline(10) {
+        try await withDeadline(30) {
             while true {
                 let socket = try RawSocket(port: port)
                 try await socket.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -37,7 +37,7 @@ struct ShutdownTests {
         let finished = try await inFlight.value
         #expect(finished.0 == 200)
         #expect(String(decoding: finished.1, as: UTF8.self) == "finished")
-        try await withDeadline(10) { await shutdown.value }
+        try await withDeadline(30) { await shutdown.value }
         #expect(throws: RawSocketError.self) { _ = try RawSocket(port: port) }
     }
 
@@ -67,7 +67,7 @@ struct ShutdownTests {
             try await socket.send("GET /idle HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             _ = try await socket.receive(until: "\r\n\r\n")
-            let code = try await withDeadline(10) { () -> UInt16? in
+            let code = try await withDeadline(30) { () -> UInt16? in
                 for await code in closed { return code }
                 return nil
             }
@@ -81,7 +81,7 @@ struct ShutdownTests {
         try await withServer(configuration, router: WebSocketTests.echoRouter()) { server in
             let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server))
             // Outlive the idle timeout twice over: lws on the client answers the pings.
-            let stillOpen = try await withDeadline(10) { () -> Bool in
+            let stillOpen = try await withDeadline(30) { () -> Bool in
                 let start = ContinuousClock.now
                 var iterator = connection.messages.makeAsyncIterator()
                 while ContinuousClock.now - start < .seconds(4) {

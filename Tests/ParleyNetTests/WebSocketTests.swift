@@ -158,7 +158,7 @@ struct WebSocketTests {
         try await withServer(configuration, router: Self.echoRouter(onClose: { code in serverSide.withLock { $0 = code } })) { server in
             let connection = try await WebSocketClient.connect(to: Self.url(server))
             try connection.send(.binary(Data(count: (1 << 20) + 1)))
-            try await withDeadline(10) {
+            try await withDeadline(30) {
                 for await _ in connection.messages {}
             }
             #expect(connection.closeCode == 1009)
@@ -218,7 +218,7 @@ struct WebSocketTests {
             try await socket.send("GET /flood HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             // Never read: the server's queue fills and it must give up on this client.
-            try await withDeadline(20) {
+            try await withDeadline(30) {
                 for await _ in done { return }
             }
             let result = outcome.withLock { $0 }
@@ -271,7 +271,7 @@ struct WebSocketTests {
         var iterator = connection.messages.makeAsyncIterator()
         #expect(await iterator.next() == .text("ping"))
         await server.shutdown()
-        try await withDeadline(10) { await connection.waitUntilClosed() }
+        try await withDeadline(30) { await connection.waitUntilClosed() }
         #expect(connection.closeCode == 1001)
     }
 }

@@ -9,7 +9,7 @@ final class RawSocket: Sendable {
     let descriptor: Int32
 
     /// Connects to 127.0.0.1:`port`, with `timeout` seconds for every read and write.
-    init(port: Int, timeout: Int = 10) throws {
+    init(port: Int, timeout: Int = 30) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RawSocketError.failed("socket") }
         var time = timeval(tv_sec: timeout, tv_usec: 0)

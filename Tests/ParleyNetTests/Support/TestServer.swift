@@ -29,7 +29,7 @@ func fetch(
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
     request.httpMethod = method
     request.httpBody = body
-    request.timeoutInterval = 10
+    request.timeoutInterval = 30
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     let (data, response) = try await URLSession.shared.data(for: request)
     let http = response as! HTTPURLResponse
