@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs the benchmarks of every area (or those named with `--only a,b`) and prints one
-/// tab-separated line per figure; `--quick` shortens every run.
+/// tab-separated line per figure; `--quick` shortens every run. `serve` runs the benchmark
+/// server instead (see `BenchmarkServer`).
 @main
 struct ParleyBenchmarks {
     /// Every benchmark area, by name.
@@ -14,6 +15,7 @@ struct ParleyBenchmarks {
 
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "serve" { exit(await BenchmarkServer.run(arguments: Array(arguments.dropFirst()))) }
         let quick = arguments.contains("--quick")
         var only: Set<String>?
         if let index = arguments.firstIndex(of: "--only"), arguments.index(after: index) < arguments.endIndex {

@@ -1,1 +1,0 @@
-print("fake upstream: not yet")
