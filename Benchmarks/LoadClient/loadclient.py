@@ -241,10 +241,11 @@ class ProcessSampler:
 
 
 class Turn:
-    __slots__ = ("end_of_speech", "first_audio", "last_audio", "audio_bytes")
+    __slots__ = ("end_of_speech", "window_sent", "first_audio", "last_audio", "audio_bytes")
 
     def __init__(self, end_of_speech):
         self.end_of_speech = end_of_speech
+        self.window_sent = None
         self.first_audio = None
         self.last_audio = None
         self.audio_bytes = 0
@@ -260,6 +261,7 @@ class Session:
         self.closed_early = False
         self.error = None
         self.stray_audio_bytes = 0
+        self.frames_sent = 0
 
 
 async def open_session(session, args, protocol):
@@ -303,6 +305,7 @@ async def drive(sessions, args, speech_frames, silence_frames, protocol, sampler
     encoded_silence = [protocol.encode(frame) for frame in silence_frames]
     period_ticks = args.turn_period_ms // FRAME_MS
     speech_ticks = len(encoded_speech)
+    window_tick = speech_ticks - 1 + args.silence_ms // FRAME_MS
     last_start = max(session.start_tick for session in sessions)
     total_ticks = last_start + args.turns * period_ticks
     started = time.monotonic()
@@ -337,10 +340,14 @@ async def drive(sessions, args, speech_frames, silence_frames, protocol, sampler
                 session.error = session.error or f"send: {error!r}"
                 session.closed_early = True
                 continue
+            session.frames_sent += 1
             if in_cycle == speech_ticks - 1:
                 # The last speech frame is on its way: the user just stopped talking.
                 session.current = Turn(time.monotonic())
                 session.turns.append(session.current)
+            elif in_cycle == window_tick and session.current is not None:
+                # The silence window is complete in audio time.
+                session.current.window_sent = time.monotonic()
     return {"late_ticks": late_ticks, "ticks": total_ticks, "worst_tick_lag_ms": worst_lag * 1000}
 
 
@@ -386,7 +393,7 @@ async def run(args):
     await asyncio.wait(readers, timeout=5)
 
     expected_bytes = args.reply_audio_ms * BYTES_PER_MS
-    first_audio_ms, whole_reply_ms = [], []
+    first_audio_ms, raw_first_audio_ms, whole_reply_ms = [], [], []
     answered = complete = 0
     turns = 0
     for session in connected:
@@ -395,11 +402,17 @@ async def run(args):
             if turn.first_audio is None:
                 continue
             answered += 1
-            first_audio_ms.append((turn.first_audio - turn.end_of_speech) * 1000)
+            raw_first_audio_ms.append((turn.first_audio - turn.end_of_speech) * 1000)
+            # End of speech -> first audio, without the client's own lateness while it streamed
+            # the silence window: the window counts as exactly its length in audio time.
+            reference = turn.window_sent if turn.window_sent and turn.window_sent < turn.first_audio else None
+            first_audio_ms.append(
+                args.silence_ms + (turn.first_audio - reference) * 1000 if reference else (turn.first_audio - turn.end_of_speech) * 1000
+            )
             if turn.audio_bytes >= expected_bytes * 0.95:
                 complete += 1
                 whole_reply_ms.append((turn.last_audio - turn.end_of_speech) * 1000)
-    audio_seconds = sum(min(len(s.turns), args.turns) for s in connected) * args.turn_period_ms / 1000
+    audio_seconds = sum(s.frames_sent for s in connected) * FRAME_MS / 1000
     errors = sorted({s.error for s in sessions if s.error})
     return {
         "system": args.system,
@@ -410,6 +423,7 @@ async def run(args):
         "answered": answered,
         "complete": complete,
         "first_audio_ms": {"p50": percentile(first_audio_ms, 50), "p99": percentile(first_audio_ms, 99), "max": max(first_audio_ms, default=None)},
+        "raw_first_audio_ms": {"p50": percentile(raw_first_audio_ms, 50), "p99": percentile(raw_first_audio_ms, 99)},
         "whole_reply_ms": {"p50": percentile(whole_reply_ms, 50), "p99": percentile(whole_reply_ms, 99)},
         "first_audio_samples_ms": [round(v, 2) for v in first_audio_ms],
         "server_cpu_seconds": cpu_seconds,
@@ -433,6 +447,7 @@ def main():
     parser.add_argument("--utterance", required=True, help="16-bit mono WAV with the user's speech")
     parser.add_argument("--lead-ms", type=int, default=300, help="quiet before the speech in each turn")
     parser.add_argument("--dither", type=int, default=16, help="amplitude of the noise that stands for silence")
+    parser.add_argument("--silence-ms", type=int, default=300, help="the servers' silence window")
     parser.add_argument("--reply-audio-ms", type=int, required=True, help="agent audio a complete reply carries")
     parser.add_argument("--server-pid", type=int, default=0, help="process whose CPU and memory are read")
     parser.add_argument("--seed", type=int, default=7)

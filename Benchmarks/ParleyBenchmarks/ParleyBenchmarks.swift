@@ -11,6 +11,8 @@ struct ParleyBenchmarks {
         ("realtime", runRealtimeBenchmarks),
         ("network", runNetworkBenchmarks),
         ("agent", runAgentBenchmarks),
+        ("session", runSessionBenchmarks),
+        ("server", runServerBenchmarks),
     ]
 
     static func main() async {

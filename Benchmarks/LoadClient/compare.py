@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Parley vs Pipecat on the same work, on the same machine, in the same run.
+
+Starts the shared fake upstream once, then for each system and each session count N starts a
+fresh server process, drives it with the load client (loadclient.py) and stops it. N runs
+through 1, 10, 50, 100, then doubles while the system sustains the load (p99 end of speech ->
+first audio under 1 s, every session connected, every turn answered), and finally tries the
+midpoint below the first failure. With --profile, the Parley server is sampled with `perf`
+during the largest run it sustained. Writes comparison.json to --out.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loadclient  # noqa: E402
+
+SECRET = "parley-benchmark-secret-0123456789"
+P99_LIMIT_MS = 1000
+
+
+def say(message):
+    print(f"    {message}", file=sys.stderr, flush=True)
+
+
+class Child:
+    """A server process that prints `listening on ADDRESS` when it is ready."""
+
+    def __init__(self, command, log_path, timeout=90):
+        self.log = open(log_path, "ab")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        self.address = None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            text = line.decode(errors="replace").strip()
+            if text.startswith("listening on "):
+                self.address = text[len("listening on "):]
+                break
+        if self.address is None:
+            self.stop()
+            raise RuntimeError(f"{command[0]} did not start; see {log_path}")
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def sustained(result):
+    p99 = result["first_audio_ms"]["p99"]
+    return (
+        result["connected"] == result["sessions"]
+        and result["turns"] > 0
+        and result["answered"] >= 0.99 * result["turns"]
+        and p99 is not None
+        and p99 < P99_LIMIT_MS
+    )
+
+
+def server_command(system, args, upstream):
+    if system == "parley":
+        return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET]
+    return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms)]
+
+
+def run_once(system, sessions, args, upstream, profile_path=None):
+    server = Child(server_command(system, args, upstream), os.path.join(args.out, f"{system}-server.log"))
+    profiler = None
+    try:
+        if profile_path:
+            profiler = subprocess.Popen(
+                ["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o", profile_path],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        turns = args.single_session_turns if sessions == 1 else args.turns
+        client_args = SimpleNamespace(
+            system=system, url=server.address, token=SECRET if system == "parley" else "",
+            sessions=sessions, turns=turns, turn_period_ms=args.turn_period_ms, utterance=args.utterance,
+            lead_ms=300, dither=16, silence_ms=args.silence_ms, reply_audio_ms=args.reply_audio_ms, server_pid=server.pid, seed=7,
+        )
+        result = asyncio.run(loadclient.run(client_args))
+    finally:
+        if profiler:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait()
+        server.stop()
+    result["sustained"] = sustained(result)
+    p50, p99 = result["first_audio_ms"]["p50"], result["first_audio_ms"]["p99"]
+    say(
+        f"{system:8s} N={sessions:<4d} p50 {fmt(p50)} ms  p99 {fmt(p99)} ms  answered {result['answered']}/{result['turns']}"
+        f"  cpu {result['server_cpu_seconds']:.1f} s  peak rss {result['server_rss_kb']['peak'] // 1024} MiB"
+        f"  client late ticks {result['pacing']['late_ticks']}{'' if result['sustained'] else '  (not sustained)'}"
+    )
+    return result
+
+
+def fmt(value):
+    return "-" if value is None else f"{value:.0f}"
+
+
+def compare(system, args, upstream):
+    results = {}
+    for sessions in args.counts:
+        results[sessions] = run_once(system, sessions, args, upstream)
+    passing = [n for n, r in results.items() if r["sustained"]]
+    failing = [n for n, r in results.items() if not r["sustained"]]
+    sessions = 200
+    while not failing and sessions <= args.max_sessions:
+        result = run_once(system, sessions, args, upstream)
+        results[sessions] = result
+        (passing if result["sustained"] else failing).append(sessions)
+        sessions *= 2
+    if failing:
+        low = max([n for n in passing if n < min(failing)], default=0)
+        high = min(failing)
+        for _ in range(args.bisect_steps):
+            middle = (low + high) // 2
+            if middle <= low or middle in results:
+                break
+            result = run_once(system, middle, args, upstream)
+            results[middle] = result
+            if result["sustained"]:
+                low = middle
+            else:
+                high = middle
+    best = max([n for n, r in results.items() if r["sustained"]], default=0)
+    return {"runs": {str(n): r for n, r in sorted(results.items())}, "max_sustained": best, "capped": not failing}
+
+
+def profile_parley(args, upstream, sessions):
+    """Samples the Parley server with perf during a run at `sessions` and summarises where
+    its CPU time goes (flat, by symbol)."""
+    path = os.path.join(args.out, "parley-perf.data")
+    run_once("parley", sessions, args, upstream, profile_path=path)
+    report = subprocess.run(
+        ["perf", "report", "-i", path, "--stdio", "--no-children", "--sort", "dso,symbol", "--percent-limit", "1.5"],
+        capture_output=True, text=True,
+    )
+    lines = [line for line in report.stdout.splitlines() if line.strip() and not line.startswith("#") and "%" in line and not line.lstrip().startswith("|") and not line.lstrip().startswith("-")]
+    demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(lines), capture_output=True, text=True)
+    text = demangled.stdout if demangled.returncode == 0 else "\n".join(lines)
+    return {"sessions": sessions, "top": [line.rstrip()[:160] for line in text.splitlines()[:25]]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fake-upstream", required=True, help="the FakeUpstream executable")
+    parser.add_argument("--parley-benchmarks", required=True, help="the ParleyBenchmarks executable (its serve mode)")
+    parser.add_argument("--pipecat-python", required=True, help="python of the Pipecat virtualenv")
+    parser.add_argument("--pipecat-server", required=True, help="Benchmarks/Pipecat/pipecat_server.py")
+    parser.add_argument("--utterance", required=True, help="16-bit mono WAV of the user's speech")
+    parser.add_argument("--out", required=True, help="folder for results and logs")
+    parser.add_argument("--quick", action="store_true", help="fewer turns and a lower ceiling")
+    parser.add_argument("--profile", action="store_true", help="sample the Parley server with perf")
+    parser.add_argument("--systems", default="parley,pipecat")
+    parser.add_argument("--counts", default="1,10,50,100", help="session counts always run, before the search for the largest")
+    args = parser.parse_args()
+
+    args.counts = [int(n) for n in args.counts.split(",")]
+    args.silence_ms = 300
+    args.turn_period_ms = 5000
+    args.single_session_turns = 4 if args.quick else 10
+    args.turns = 2 if args.quick else 4
+    args.max_sessions = 400 if args.quick else 1600
+    args.bisect_steps = 1 if args.quick else 2
+    upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
+    reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
+    sentences = 2
+    args.reply_audio_ms = sentences * upstream_delays["speech_audio_ms"]
+    # Tokens of the first sentence after the first one, at the token rate.
+    first_sentence_tokens = len(reply.split(".")[0].split()) - 1
+    floor_ms = (
+        args.silence_ms + upstream_delays["transcription_ms"] + upstream_delays["first_token_ms"]
+        + first_sentence_tokens * 1000 / upstream_delays["tokens_per_second"] + upstream_delays["speech_first_byte_ms"]
+    )
+    os.makedirs(args.out, exist_ok=True)
+    upstream = Child(
+        [
+            args.fake_upstream, "--reply", reply,
+            "--transcription-ms", str(upstream_delays["transcription_ms"]),
+            "--first-token-ms", str(upstream_delays["first_token_ms"]),
+            "--tokens-per-second", str(upstream_delays["tokens_per_second"]),
+            "--speech-first-byte-ms", str(upstream_delays["speech_first_byte_ms"]),
+            "--speech-audio-ms", str(upstream_delays["speech_audio_ms"]),
+        ],
+        os.path.join(args.out, "fake-upstream.log"),
+    )
+    comparison = {
+        "settings": {
+            "silence_window_ms": args.silence_ms, "upstream": upstream_delays, "reply": reply,
+            "floor_ms": floor_ms, "turn_period_ms": args.turn_period_ms, "frame_ms": loadclient.FRAME_MS,
+            "turns_per_session": args.turns, "single_session_turns": args.single_session_turns,
+            "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions,
+        },
+        "systems": {},
+    }
+    try:
+        for system in args.systems.split(","):
+            say(f"{system}:")
+            comparison["systems"][system] = compare(system, args, upstream.address)
+        if args.profile and "parley" in comparison["systems"]:
+            best = comparison["systems"]["parley"]["max_sustained"] or 100
+            say(f"profiling the Parley server at N={best} with perf")
+            comparison["parley_profile"] = profile_parley(args, upstream.address, best)
+    finally:
+        upstream.stop()
+    with open(os.path.join(args.out, "comparison.json"), "w") as handle:
+        json.dump(comparison, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

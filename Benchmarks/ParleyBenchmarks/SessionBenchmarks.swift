@@ -1,0 +1,139 @@
+import Foundation
+import ParleyCore
+
+/// The voice session pipeline's own overhead (issue 6): with zero-latency providers, the time
+/// from the audio chunk that ends the user's turn going in to the first chunk of the reply's
+/// audio coming out, for 1 and for 200 concurrent sessions fed real-time paced audio in 20 ms
+/// chunks at 24 kHz (resampled, energy VAD, turn detector, agent, segmenter, synthesizer);
+/// and the CPU it costs per session-second of audio.
+func runSessionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    var results: [BenchmarkResult] = []
+    for sessions in [1, 200] {
+        let turns = quick ? (sessions == 1 ? 15 : 3) : (sessions == 1 ? 60 : 10)
+        let outcome = await SessionLoad(sessions: sessions, turnsPerSession: turns).run()
+        let label = sessions == 1 ? "1 session" : "\(sessions) sessions"
+        let p50 = percentile(outcome.latenciesMs, 50)
+        let p99 = percentile(outcome.latenciesMs, 99)
+        let atTarget = sessions == 200
+        results.append(sessionResult("end of speech -> first audio out, \(label), p50", p50, "ms", atTarget ? "<= 2 ms" : "", atTarget ? p50 <= 2 : nil))
+        results.append(sessionResult("end of speech -> first audio out, \(label), p99", p99, "ms", atTarget ? "<= 10 ms" : "", atTarget ? p99 <= 10 : nil))
+        let expected = sessions * turns
+        results.append(sessionResult(
+            "turns answered, \(label)", Double(outcome.latenciesMs.count), "of \(expected)", "all", outcome.latenciesMs.count == expected
+        ))
+        results.append(sessionResult("CPU per session-second of audio, \(label)", outcome.cpuMillisecondsPerSessionSecond, "ms/s", "", nil))
+        results.append(sessionResult("driver lateness (max), \(label)", outcome.worstLatenessMs, "ms", "", nil))
+    }
+    return results
+}
+
+private func sessionResult(_ name: String, _ value: Double, _ unit: String, _ target: String, _ meets: Bool?) -> BenchmarkResult {
+    BenchmarkResult(area: "session", name: name, value: value, unit: unit, target: target, meetsTarget: meets)
+}
+
+/// N voice sessions in one process, each fed the same turn over and over in real time, their
+/// starts spread over one turn so their turns end at different moments.
+private struct SessionLoad {
+    /// What one run measured.
+    struct Outcome {
+        var latenciesMs: [Double]
+        var cpuMillisecondsPerSessionSecond: Double
+        var worstLatenessMs: Double
+    }
+
+    /// What one session measured.
+    private struct SessionOutcome: Sendable {
+        var latenciesMs: [Double] = []
+        var worstLatenessMs = 0.0
+    }
+
+    let sessions: Int
+    let turnsPerSession: Int
+    private let audio = TurnAudio()
+
+    init(sessions: Int, turnsPerSession: Int) {
+        self.sessions = sessions
+        self.turnsPerSession = turnsPerSession
+    }
+
+    func run() async -> Outcome {
+        let providers = InstantProviders.make()
+        let chunkCount = audio.count * turnsPerSession
+        let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: providers.recognizer.sampleRate, makeResampler: providers.makeResampler)
+        let start = ContinuousClock.now + .milliseconds(200)
+        let cpuBefore = ProcessFigures.ownCPUSeconds()
+        let outcomes = await withTaskGroup(of: SessionOutcome.self) { group in
+            for index in 0..<sessions {
+                let offset = sessions == 1 ? 0 : index * audio.count / sessions
+                let sessionStart = start + .milliseconds(offset * TurnAudio.chunkMilliseconds)
+                group.addTask { await runSession(providers: providers, timeline: timeline, chunkCount: chunkCount, start: sessionStart) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let cpuSeconds = ProcessFigures.ownCPUSeconds() - cpuBefore
+        let audioSeconds = Double(sessions * chunkCount * TurnAudio.chunkMilliseconds) / 1000
+        return Outcome(
+            latenciesMs: outcomes.flatMap(\.latenciesMs),
+            cpuMillisecondsPerSessionSecond: cpuSeconds * 1000 / audioSeconds,
+            worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0
+        )
+    }
+
+    private func runSession(providers: VoiceSessionProviders, timeline: ResampledTimeline, chunkCount: Int, start: ContinuousClock.Instant) async -> SessionOutcome {
+        let configuration = VoiceSessionConfiguration(
+            turnDetection: ServerVADSettings(silenceDurationMs: 300), partialTranscriptIntervalMs: 0
+        )
+        let session = VoiceSession(providers: providers, configuration: configuration)
+        let sendTimes = SendTimes(count: chunkCount)
+        async let latencies = Self.measure(session.events, sendTimes: sendTimes, timeline: timeline)
+        var worstLateness = Duration.zero
+        for index in 0..<chunkCount {
+            let deadline = start + .milliseconds(index * TurnAudio.chunkMilliseconds)
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            let now = ContinuousClock.now
+            worstLateness = max(worstLateness, now - deadline)
+            sendTimes.record(index, at: now)
+            try? await session.appendAudio(audio.chunks[index % audio.count], sampleRate: TurnAudio.sampleRate)
+        }
+        await session.close()
+        return SessionOutcome(latenciesMs: await latencies, worstLatenessMs: worstLateness.milliseconds)
+    }
+
+    /// For each turn: the chunk whose arrival ended it (from the turn detector's `audio_end_ms`)
+    /// to the first audio of the reply.
+    private static func measure(_ events: AsyncStream<VoiceSessionEvent>, sendTimes: SendTimes, timeline: ResampledTimeline) async -> [Double] {
+        var latencies: [Double] = []
+        var endingChunk: Int?
+        for await event in events {
+            switch event {
+            case .speechStopped(_, let audioEndMs):
+                endingChunk = timeline.chunkIndex(reaching: audioEndMs)
+            case .agentAudio:
+                guard let chunk = endingChunk, let sent = sendTimes[chunk] else { continue }
+                latencies.append((ContinuousClock.now - sent).milliseconds)
+                endingChunk = nil
+            default:
+                continue
+            }
+        }
+        return latencies
+    }
+}
+
+/// When each chunk of a session was handed to it.
+///
+/// `@unchecked Sendable`: `times` is guarded by `lock`.
+final class SendTimes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [ContinuousClock.Instant?]
+
+    init(count: Int) { times = Array(repeating: nil, count: count) }
+
+    /// Records that chunk `index` was sent at `instant`.
+    func record(_ index: Int, at instant: ContinuousClock.Instant) { lock.withLock { times[index] = instant } }
+
+    /// When chunk `index` was sent, if it was.
+    subscript(index: Int) -> ContinuousClock.Instant? {
+        lock.withLock { times.indices.contains(index) ? times[index] : nil }
+    }
+}

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from one run of scripts/bench: the ParleyBenchmarks figures (one
+tab-separated line each: area, name, value, unit, target, verdict) and the Parley-vs-Pipecat
+comparison (comparison.json from compare.py), with the machine they ran on."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "session", "server"]
+AREA_TITLES = {
+    "network": "Network layer (libwebsockets HTTP and WebSocket)",
+    "audio": "Audio and turn-taking core",
+    "realtime": "Realtime protocol codec",
+    "agent": "Agent client (OpenAI-compatible streaming)",
+    "embedded": "Embedded offline stack",
+    "session": "Voice session pipeline",
+    "server": "Server under load",
+}
+AREA_NOTES = {
+    "session": (
+        "Zero-latency providers, energy VAD, libsoxr 24→16 kHz, 300 ms silence window; audio paced in real time "
+        "in 20 ms chunks. Latency: from handing the session the chunk that ended the user's turn to the first "
+        "audio chunk of the reply coming out of its event stream (the silence window itself is not counted)."
+    ),
+    "server": (
+        "The benchmark server (`ParleyBenchmarks serve`: ParleyApp with OpenAI-compatible providers at the fake "
+        "upstream, answering at once) in its own process; N realtime WebSocket clients in the benchmark process "
+        "streaming 20 ms `input_audio_buffer.append` events in real time. Latency: from sending the chunk that "
+        "ended the turn (mapped from the server's `speech_stopped.audio_end_ms`) to receiving the first "
+        "`response.output_audio.delta`, so it includes three HTTP round trips to the upstream. Memory and CPU are "
+        "the server process's (`/proc`)."
+    ),
+}
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as handle:
+        total_kb = int(handle.readline().split()[1])
+    return {
+        "cores": os.cpu_count(),
+        "cpu": model,
+        "memory_gib": round(total_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+    }
+
+
+def git_commit(root):
+    try:
+        return subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "unknown"
+
+
+def read_figures(path):
+    figures = []
+    if not path or not os.path.exists(path):
+        return figures
+    with open(path) as handle:
+        for line in handle:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 6:
+                area, name, value, unit, target, verdict = parts
+                figures.append({"area": area, "name": name, "value": float(value), "unit": unit, "target": target, "verdict": verdict})
+    return figures
+
+
+def number(value, digits=None):
+    if value is None:
+        return "–"
+    if digits is None:
+        magnitude = abs(value)
+        digits = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3
+    return f"{value:,.{digits}f}"
+
+
+def verdict_cell(verdict):
+    return {"pass": "pass", "MISS": "**MISS**", "-": ""}.get(verdict, verdict)
+
+
+def area_sections(figures, failed_areas):
+    lines = []
+    areas = [a for a in AREA_ORDER if any(f["area"] == a for f in figures)]
+    areas += sorted({f["area"] for f in figures} - set(areas))
+    for area in areas:
+        lines += [f"## {AREA_TITLES.get(area, area)} (`{area}`)", ""]
+        if area in AREA_NOTES:
+            lines += [AREA_NOTES[area], ""]
+        lines += ["| figure | value | target | result |", "|---|---:|---|---|"]
+        for figure in (f for f in figures if f["area"] == area):
+            lines.append(f"| {figure['name']} | {number(figure['value'])} {figure['unit']} | {figure['target']} | {verdict_cell(figure['verdict'])} |")
+        lines.append("")
+    missing = [a for a in AREA_ORDER if a not in areas]
+    if missing or failed_areas:
+        lines += ["## Areas without figures in this run", ""]
+        for area in failed_areas:
+            lines.append(f"- `{area}`: the benchmark failed in this run (see the bench log).")
+        for area in missing:
+            if area not in failed_areas:
+                lines.append(f"- `{area}`: not registered in ParleyBenchmarks at this commit.")
+        lines.append("")
+    return lines
+
+
+def comparison_section(comparison, cores):
+    settings = comparison["settings"]
+    systems = comparison["systems"]
+    parley, pipecat = systems.get("parley"), systems.get("pipecat")
+    upstream = settings["upstream"]
+    lines = [
+        "## Parley vs Pipecat",
+        "",
+        f"Same machine, same run, same load client (`Benchmarks/LoadClient/loadclient.py`), same fake upstream "
+        f"(`FakeUpstream`: transcription {upstream['transcription_ms']} ms, first token {upstream['first_token_ms']} ms then "
+        f"{upstream['tokens_per_second']} tokens/s, speech first byte {upstream['speech_first_byte_ms']} ms and "
+        f"{upstream['speech_audio_ms']} ms of audio per sentence; reply: two sentences). Each session streams a 2 s flite "
+        f"utterance (slt voice) then silence, in 20 ms frames paced in real time, one turn every {settings['turn_period_ms'] // 1000} s; "
+        f"session starts are spread over one turn period. Both end a turn after {settings['silence_window_ms']} ms of silence "
+        "(Parley: energy VAD + turn detector; Pipecat: Silero VAD `stop_secs=0.3` and a speech timeout of 0). "
+        "Pipecat runs one FastAPI/uvicorn process with a pipeline per WebSocket (`FastAPIWebsocketTransport`, protobuf "
+        "serializer, `OpenAISTTService` → `LLMContextAggregatorPair` → `OpenAILLMService` → `OpenAITTSService`), logging "
+        "at WARNING; Parley runs `ParleyBenchmarks serve` (the ParleyApp realtime endpoint, OpenAI Realtime protocol).",
+        "",
+        f"Latency is end of the user's speech → first agent audio byte received: the silence window as its length in "
+        f"audio time plus the time from sending the frame that completes it to the first audio byte. "
+        f"The fixed part every system pays — the silence window plus the upstream delays up to the first sentence's "
+        f"audio — is {number(settings['floor_ms'], 0)} ms; *framework latency* is the measured latency minus it. "
+        "CPU per session-second is the server process's CPU time over the run divided by the seconds of audio all sessions streamed; memory per "
+        "session is (peak RSS during the run − RSS before any session) ÷ N. A system *sustains* N when every session "
+        f"connects, ≥ 99% of turns are answered and p99 latency is under {settings['p99_limit_ms']} ms.",
+        "",
+        "| N | Parley p50 / p99 (ms) | Pipecat p50 / p99 (ms) | p50 ratio | Parley CPU ms per session-s | Pipecat CPU ms per session-s | Parley MiB/session | Pipecat MiB/session | memory ratio |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    counts = sorted({int(n) for s in systems.values() for n in s["runs"]})
+    for n in counts:
+        a = parley["runs"].get(str(n)) if parley else None
+        b = pipecat["runs"].get(str(n)) if pipecat else None
+        lines.append(
+            f"| {n} | {latency_cell(a)} | {latency_cell(b)} | {ratio(p50(b), p50(a))} | {number(cpu_per_session_second(a))} | "
+            f"{number(cpu_per_session_second(b))} | {number(mib_per_session(a))} | {number(mib_per_session(b))} | "
+            f"{ratio(mib_per_session(b), mib_per_session(a))} |"
+        )
+    lines.append("")
+
+    targets = []
+    floor = settings["floor_ms"]
+    a1 = parley["runs"].get("1") if parley else None
+    b1 = pipecat["runs"].get("1") if pipecat else None
+    if a1 and b1 and p50(a1) is not None and p50(b1) is not None:
+        fa, fb = p50(a1) - floor, p50(b1) - floor
+        meets = fa <= fb / 2
+        targets.append(("framework latency at N = 1 (p50 − fixed part)", f"{number(fa, 0)} ms", f"{number(fb, 0)} ms", ratio(fb, fa), "Parley ≤ ½ Pipecat", meets))
+    if parley and pipecat:
+        pa, pb = parley["max_sustained"], pipecat["max_sustained"]
+        capped = "≥ " if parley.get("capped") else ""
+        per_core_a, per_core_b = pa / cores, pb / cores
+        meets = per_core_b == 0 and per_core_a > 0 or (per_core_b > 0 and per_core_a >= 5 * per_core_b)
+        targets.append((
+            "sessions sustained per core (largest N with p99 < 1 s ÷ cores)", f"{capped}{number(per_core_a, 1)}", number(per_core_b, 1),
+            (capped + ratio(per_core_a, per_core_b)) if per_core_b else "–", "≥ 5×", meets,
+        ))
+        common = [n for n in counts if n >= 10 and str(n) in parley["runs"] and str(n) in pipecat["runs"]
+                  and parley["runs"][str(n)]["connected"] == n and pipecat["runs"][str(n)]["connected"] == n]
+        if common:
+            n = max(common)
+            ma, mb = mib_per_session(parley["runs"][str(n)]), mib_per_session(pipecat["runs"][str(n)])
+            meets = ma is not None and mb is not None and ma > 0 and mb >= 10 * ma
+            targets.append((f"memory per session at N = {n}", f"{number(ma)} MiB", f"{number(mb)} MiB", ratio(mb, ma), "≥ 10× smaller", meets))
+    lines += ["| target | Parley | Pipecat | ratio | target | result |", "|---|---:|---:|---:|---|---|"]
+    for name, a, b, r, target, meets in targets:
+        lines.append(f"| {name} | {a} | {b} | {r} | {target} | {'pass' if meets else '**MISS**'} |")
+    lines.append("")
+    if parley and parley.get("capped"):
+        lines += [f"Parley sustained every N tried, up to the ceiling of this run ({settings['max_sessions_tried']}); its figure is a lower bound.", ""]
+
+    notes = client_notes(systems)
+    if notes:
+        lines += notes
+    profile = comparison.get("parley_profile")
+    missed = [t for t in targets if not t[5]]
+    if missed or profile:
+        lines += where_time_goes(missed, profile, comparison)
+    return lines
+
+
+def client_notes(systems):
+    lines = []
+    for system, data in systems.items():
+        late = [(int(n), r["pacing"]["late_ticks"], r["pacing"]["worst_tick_lag_ms"]) for n, r in data["runs"].items() if r["pacing"]["late_ticks"]]
+        if late:
+            worst = max(late, key=lambda item: item[2])
+            lines.append(
+                f"- {system}: the load client (Python, on the same 2 cores) fell behind real time in {len(late)} run(s); "
+                f"worst at N = {worst[0]}: {worst[1]} late 20 ms ticks, up to {worst[2]:.0f} ms late. The silence window is "
+                "counted as its length in audio time (latency = window + time from sending the frame that completes it "
+                "to the first audio byte), so lateness while it streams does not inflate the figure."
+            )
+    if lines:
+        lines = ["Notes:", ""] + lines + [""]
+    lines += [
+        "Pipecat's WebSocket output paces audio like a speaker would (it sleeps between chunks), while Parley sends "
+        "audio as soon as it is synthesised and the client plays it; first-byte latency is comparable, whole-reply "
+        "time is not, so the table shows first audio only.",
+        "",
+    ]
+    return lines
+
+
+def where_time_goes(missed, profile, comparison):
+    lines = ["### Where the time goes", ""]
+    if missed:
+        lines.append("Missed: " + "; ".join(t[0] for t in missed) + ".")
+        lines.append("")
+    floor = comparison["settings"]["floor_ms"]
+    parley = comparison["systems"].get("parley")
+    if parley and "1" in parley["runs"]:
+        run = parley["runs"]["1"]
+        lines.append(
+            f"At N = 1 Parley's latency is {number(p50(run), 0)} ms p50 of which {number(floor, 0)} ms is the fixed part "
+            "(silence window + upstream delays); the rest is VAD decision time (the end of speech is only known once "
+            "a frame is quiet), resampling delay, the sentence segmenter waiting for the token after the first full "
+            "stop, and three HTTP requests to the upstream."
+        )
+        lines.append("")
+    if profile:
+        lines += [
+            f"`perf record -g` of the Parley server process during a run at N = {profile['sessions']} "
+            "(flat profile by shared object and symbol, entries ≥ 1.5%):",
+            "",
+            "```",
+        ]
+        lines += profile["top"] or ["(no samples)"]
+        lines += ["```", ""]
+    return lines
+
+
+def p50(run):
+    return run["first_audio_ms"]["p50"] if run else None
+
+
+def latency_cell(run):
+    if not run:
+        return "–"
+    cell = f"{number(run['first_audio_ms']['p50'], 0)} / {number(run['first_audio_ms']['p99'], 0)}"
+    if run["answered"] < run["turns"]:
+        cell += f" ({run['answered']}/{run['turns']} answered)"
+    if run["connected"] < run["sessions"]:
+        cell += f" ({run['connected']} connected)"
+    return cell
+
+
+def cpu_per_session_second(run):
+    if not run or not run["session_audio_seconds"]:
+        return None
+    return run["server_cpu_seconds"] * 1000 / run["session_audio_seconds"]
+
+
+def mib_per_session(run):
+    if not run or not run["connected"]:
+        return None
+    rss = run["server_rss_kb"]
+    return max(rss["peak"] - rss["baseline"], 0) / 1024 / run["connected"]
+
+
+def ratio(numerator, denominator):
+    if numerator is None or denominator is None or denominator <= 0:
+        return "–"
+    return f"{numerator / denominator:.1f}×"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--figures", help="ParleyBenchmarks output (tab-separated lines)")
+    parser.add_argument("--failed-areas", default="", help="comma-separated areas whose benchmark failed")
+    parser.add_argument("--comparison", help="comparison.json from compare.py")
+    parser.add_argument("--command", required=True, help="the command that produced the run")
+    parser.add_argument("--load-average", default="", help="/proc/loadavg when the run began")
+    parser.add_argument("--pipecat-version", default="")
+    parser.add_argument("--root", required=True, help="repository root")
+    parser.add_argument("--out", required=True, help="where to write BENCHMARKS.md")
+    args = parser.parse_args()
+
+    info = machine()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    figures = read_figures(args.figures)
+    failed = [a for a in args.failed_areas.split(",") if a]
+    passed = sum(f["verdict"] == "pass" for f in figures)
+    missed = [f for f in figures if f["verdict"] == "MISS"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `{args.command}` on {now}, commit `{git_commit(args.root)}`.",
+        "",
+        f"**Machine:** {info['cores']} cores, {info['cpu']}, {info['memory_gib']} GiB RAM, Linux {info['kernel']}. "
+        + (f"Load average when the run began: {args.load_average} (the machine is shared; figures from a busy machine are pessimistic)." if args.load_average else ""),
+        "",
+        f"Targets met: {passed} of {passed + len(missed)} in the Parley areas"
+        + (" — missed: " + "; ".join(f"{f['area']}: {f['name']}" for f in missed) if missed else "") + ".",
+        "",
+    ]
+    lines += area_sections(figures, failed)
+    if args.comparison and os.path.exists(args.comparison):
+        with open(args.comparison) as handle:
+            comparison = json.load(handle)
+        lines += comparison_section(comparison, info["cores"])
+        if args.pipecat_version:
+            lines += [f"Pipecat: `pipecat-ai[openai,silero,websocket]=={args.pipecat_version}` from PyPI, in its own virtualenv.", ""]
+    with open(args.out, "w") as handle:
+        handle.write("\n".join(lines).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()
