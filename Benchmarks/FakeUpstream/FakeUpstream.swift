@@ -1,7 +1,10 @@
 import Foundation
-import ParleyNet
+import ParleyCore
+import ParleyTesting
 
-/// Runs the fake OpenAI-compatible upstream until it is killed; see `FakeUpstreamOptions.usage`.
+/// Runs `FakeOpenAIServer` as a process until it is killed, every request answered by the same
+/// scripts with the fixed delays of `FakeUpstreamOptions`, so every system under test pays the
+/// same upstream costs.
 @main
 struct FakeUpstream {
     static func main() async {
@@ -17,17 +20,38 @@ struct FakeUpstream {
             FileHandle.standardError.write(Data("FakeUpstream: \(error)\n\(FakeUpstreamOptions.usage)\n".utf8))
             exit(2)
         }
-        var configuration = HTTPServer.Configuration(host: options.host, port: options.port)
-        configuration.maxRequestBodySize = 32 << 20
-        let server = HTTPServer(configuration: configuration, router: FakeUpstreamRoutes(options: options).router())
+        let server: FakeOpenAIServer
         do {
-            try server.start()
+            server = try FakeOpenAIServer(port: options.port)
         } catch {
-            FileHandle.standardError.write(Data("FakeUpstream: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
+            FileHandle.standardError.write(Data("FakeUpstream: cannot listen on port \(options.port): \(error)\n".utf8))
             exit(1)
         }
-        // Unbuffered, so a script reading the pipe sees the port at once.
-        FileHandle.standardOutput.write(Data("listening on http://\(options.host):\(server.port)/v1\n".utf8))
+        server.setFallback(chat: chatScript(options), transcription: .text(options.transcript, delay: .milliseconds(options.transcriptionMs)), speech: speechScript(options))
+        // Unbuffered, so a script reading the pipe sees the address at once.
+        FileHandle.standardOutput.write(Data("listening on \(server.baseURL.absoluteString)\n".utf8))
         while true { try? await Task.sleep(for: .seconds(3_600)) }
+    }
+
+    /// The reply streamed one word per chunk: the first after `firstTokenMs`, then at the token rate.
+    static func chatScript(_ options: FakeUpstreamOptions) -> FakeChatScript {
+        let words = options.reply.split(separator: " ")
+        let tokens = words.enumerated().map { $0.offset == 0 ? String($0.element) : " " + $0.element }
+        var script = FakeChatScript.text(tokens, usage: TokenUsage(promptTokens: 10, completionTokens: tokens.count))
+        script.timeToFirstChunk = .milliseconds(options.firstTokenMs)
+        if options.tokensPerSecond > 0 { script.interChunkDelay = .seconds(1 / options.tokensPerSecond) }
+        return script
+    }
+
+    /// A quiet 220 Hz tone (audible, so nothing downstream takes it for silence), sent in
+    /// `speechChunkMs` pieces after `speechFirstByteMs`.
+    static func speechScript(_ options: FakeUpstreamOptions) -> FakeSpeechScript {
+        let rate = Double(options.speechSampleRate)
+        let samples = (0..<(options.speechAudioMs * options.speechSampleRate / 1000)).map { Int16(6_000 * sin(2 * Double.pi * 220 * Double($0) / rate)) }
+        return .samples(
+            samples,
+            pieceBytes: options.speechSampleRate * options.speechChunkMs / 1000 * 2,
+            timeToFirstByte: .milliseconds(options.speechFirstByteMs)
+        )
     }
 }

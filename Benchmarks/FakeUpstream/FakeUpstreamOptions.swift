@@ -3,9 +3,7 @@ import Foundation
 /// What the fake upstream answers and how fast: the same fixed costs for every system under test,
 /// so a benchmark measures the framework and not the providers.
 struct FakeUpstreamOptions: Sendable {
-    /// The address to bind.
-    var host = "127.0.0.1"
-    /// The port to bind; 0 picks a free one.
+    /// The loopback port to bind; 0 picks a free one.
     var port = 0
     /// The text every transcription returns.
     var transcript = "What is the weather like in Paris today?"
@@ -29,12 +27,11 @@ struct FakeUpstreamOptions: Sendable {
     static let usage = """
     usage: FakeUpstream [options]
 
-    A fake OpenAI-compatible upstream for benchmarks: /v1/audio/transcriptions,
-    /v1/chat/completions (streaming) and /v1/audio/speech (raw PCM), with fixed delays.
-    GET /stats answers the request counts. Prints "listening on http://HOST:PORT/v1".
+    FakeOpenAIServer as a process, for benchmarks: /v1/audio/transcriptions,
+    /v1/chat/completions (streaming) and /v1/audio/speech (raw PCM) on 127.0.0.1, every
+    request answered the same way after fixed delays. Prints "listening on http://127.0.0.1:PORT/v1".
 
     options:
-      --host HOST                   address to bind (default 127.0.0.1)
       --port N                      port to bind, 0 for a free one (default 0)
       --transcript TEXT             what every transcription returns
       --transcription-ms N          delay before a transcription answers (default 0)
@@ -70,7 +67,6 @@ struct FakeUpstreamOptions: Sendable {
         }
         while let option = remaining.popFirst() {
             switch option {
-            case "--host": host = try value(for: option)
             case "--port": port = try integer(for: option, in: 0...65_535)
             case "--transcript": transcript = try value(for: option)
             case "--transcription-ms": transcriptionMs = try integer(for: option, in: 0...600_000)

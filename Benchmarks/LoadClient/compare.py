@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Parley vs Pipecat on the same work, on the same machine, in the same run.
 
-Starts the shared fake upstream once, then for each system and each session count N starts a
-fresh server process, drives it with the load client (loadclient.py) and stops it. N runs
+For each system and each session count N starts a fresh fake upstream (FakeUpstream, the
+same fixed delays for both systems) and a fresh server process, drives the server with the
+load client (loadclient.py) and stops both. N runs
 through 1, 10, 50, 100, then doubles while the system sustains the load (p99 end of speech ->
 first audio under 1 s, every session connected, every turn answered), and finally tries the
 midpoint below the first failure. With --profile, the Parley server is sampled with `perf`
@@ -82,7 +83,30 @@ def server_command(system, args, upstream):
     return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms)]
 
 
-def run_once(system, sessions, args, upstream, profile_path=None):
+def start_upstream(args):
+    delays = args.upstream_delays
+    return Child(
+        [
+            args.fake_upstream, "--reply", args.reply,
+            "--transcription-ms", str(delays["transcription_ms"]),
+            "--first-token-ms", str(delays["first_token_ms"]),
+            "--tokens-per-second", str(delays["tokens_per_second"]),
+            "--speech-first-byte-ms", str(delays["speech_first_byte_ms"]),
+            "--speech-audio-ms", str(delays["speech_audio_ms"]),
+        ],
+        os.path.join(args.out, "fake-upstream.log"),
+    )
+
+
+def run_once(system, sessions, args, profile_path=None):
+    upstream = start_upstream(args)
+    try:
+        return run_against(system, sessions, args, upstream.address, profile_path)
+    finally:
+        upstream.stop()
+
+
+def run_against(system, sessions, args, upstream, profile_path):
     server = Child(server_command(system, args, upstream), os.path.join(args.out, f"{system}-server.log"))
     profiler = None
     try:
@@ -117,15 +141,15 @@ def fmt(value):
     return "-" if value is None else f"{value:.0f}"
 
 
-def compare(system, args, upstream):
+def compare(system, args):
     results = {}
     for sessions in args.counts:
-        results[sessions] = run_once(system, sessions, args, upstream)
+        results[sessions] = run_once(system, sessions, args)
     passing = [n for n, r in results.items() if r["sustained"]]
     failing = [n for n, r in results.items() if not r["sustained"]]
     sessions = 200
     while not failing and sessions <= args.max_sessions:
-        result = run_once(system, sessions, args, upstream)
+        result = run_once(system, sessions, args)
         results[sessions] = result
         (passing if result["sustained"] else failing).append(sessions)
         sessions *= 2
@@ -136,7 +160,7 @@ def compare(system, args, upstream):
             middle = (low + high) // 2
             if middle <= low or middle in results:
                 break
-            result = run_once(system, middle, args, upstream)
+            result = run_once(system, middle, args)
             results[middle] = result
             if result["sustained"]:
                 low = middle
@@ -146,11 +170,11 @@ def compare(system, args, upstream):
     return {"runs": {str(n): r for n, r in sorted(results.items())}, "max_sustained": best, "capped": not failing}
 
 
-def profile_parley(args, upstream, sessions):
+def profile_parley(args, sessions):
     """Samples the Parley server with perf during a run at `sessions` and summarises where
     its CPU time goes (flat, by symbol)."""
     path = os.path.join(args.out, "parley-perf.data")
-    run_once("parley", sessions, args, upstream, profile_path=path)
+    run_once("parley", sessions, args, profile_path=path)
     report = subprocess.run(
         ["perf", "report", "-i", path, "--stdio", "--no-children", "--sort", "dso,symbol", "--percent-limit", "1.5"],
         capture_output=True, text=True,
@@ -182,8 +206,8 @@ def main():
     args.turns = 2 if args.quick else 4
     args.max_sessions = 400 if args.quick else 1600
     args.bisect_steps = 1 if args.quick else 2
-    upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
-    reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
+    args.upstream_delays = upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
+    args.reply = reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
     sentences = 2
     args.reply_audio_ms = sentences * upstream_delays["speech_audio_ms"]
     # Tokens of the first sentence after the first one, at the token rate.
@@ -193,17 +217,6 @@ def main():
         + first_sentence_tokens * 1000 / upstream_delays["tokens_per_second"] + upstream_delays["speech_first_byte_ms"]
     )
     os.makedirs(args.out, exist_ok=True)
-    upstream = Child(
-        [
-            args.fake_upstream, "--reply", reply,
-            "--transcription-ms", str(upstream_delays["transcription_ms"]),
-            "--first-token-ms", str(upstream_delays["first_token_ms"]),
-            "--tokens-per-second", str(upstream_delays["tokens_per_second"]),
-            "--speech-first-byte-ms", str(upstream_delays["speech_first_byte_ms"]),
-            "--speech-audio-ms", str(upstream_delays["speech_audio_ms"]),
-        ],
-        os.path.join(args.out, "fake-upstream.log"),
-    )
     comparison = {
         "settings": {
             "silence_window_ms": args.silence_ms, "upstream": upstream_delays, "reply": reply,
@@ -213,16 +226,13 @@ def main():
         },
         "systems": {},
     }
-    try:
-        for system in args.systems.split(","):
-            say(f"{system}:")
-            comparison["systems"][system] = compare(system, args, upstream.address)
-        if args.profile and "parley" in comparison["systems"]:
-            best = comparison["systems"]["parley"]["max_sustained"] or 100
-            say(f"profiling the Parley server at N={best} with perf")
-            comparison["parley_profile"] = profile_parley(args, upstream.address, best)
-    finally:
-        upstream.stop()
+    for system in args.systems.split(","):
+        say(f"{system}:")
+        comparison["systems"][system] = compare(system, args)
+    if args.profile and "parley" in comparison["systems"]:
+        best = comparison["systems"]["parley"]["max_sustained"] or 100
+        say(f"profiling the Parley server at N={best} with perf")
+        comparison["parley_profile"] = profile_parley(args, best)
     with open(os.path.join(args.out, "comparison.json"), "w") as handle:
         json.dump(comparison, handle, indent=1)
 
