@@ -25,7 +25,7 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         results.append(serverResult("end of speech -> first audio delta, \(label), p99", p99, "ms", "<= 20 ms", p99 <= 20))
         results.append(serverResult("turns answered, \(label)", Double(outcome.latenciesMs.count), "of \(expected)", "all", allAnswered))
         results.append(serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil))
-        results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1 << 20))
+        results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1_048_576))
         results.append(serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil))
         results.append(serverResult("client send lateness (max), \(label)", outcome.worstLatenessMs, "ms", "", nil))
     }
@@ -126,7 +126,7 @@ private struct ServerLoad {
                         try? await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(BenchmarkServer.defaultSecret)"])
                     }
                 }
-                return await group.reduce(into: []) { if let connection = $1 { $0.append(connection) } }
+                return await group.reduce(into: [WebSocketConnection]()) { if let connection = $1 { $0.append(connection) } }
             }
             connections += batch
         }
