@@ -27,14 +27,36 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         results.append(serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil))
         results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1_048_576))
         results.append(serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil))
+        for (stage, values) in outcome.stages.named {
+            results.append(serverResult("server-side commit -> \(stage), \(label), p50 / p99", percentile(values, 50), "ms", "", nil, detail: percentile(values, 99)))
+        }
         results.append(serverResult("client send lateness (max), \(label)", outcome.worstLatenessMs, "ms", "", nil))
     }
     results.append(serverResult("concurrent sessions sustained (p99 <= 20 ms, every turn answered)", Double(sustained), "sessions", ">= 300", sustained >= 300))
     return results
 }
 
-private func serverResult(_ name: String, _ value: Double, _ unit: String, _ target: String, _ meets: Bool?) -> BenchmarkResult {
-    BenchmarkResult(area: "server", name: name, value: value, unit: unit, target: target, meetsTarget: meets)
+private func serverResult(_ name: String, _ value: Double, _ unit: String, _ target: String, _ meets: Bool?, detail: Double? = nil) -> BenchmarkResult {
+    let unitText = detail.map { String(format: "/ %.1f %@", $0, unit) } ?? unit
+    return BenchmarkResult(area: "server", name: name, value: value, unit: unitText, target: target, meetsTarget: meets)
+}
+
+/// The server's own per-turn figures (`parley.turn_metrics`), measured from the commit.
+struct ServerStages: Sendable {
+    var transcriptionMs: [Double] = []
+    var firstTokenMs: [Double] = []
+    var firstAudioMs: [Double] = []
+
+    /// The stages with their names, in pipeline order.
+    var named: [(String, [Double])] {
+        [("final transcript", transcriptionMs), ("first token", firstTokenMs), ("first audio", firstAudioMs)]
+    }
+
+    mutating func add(_ other: ServerStages) {
+        transcriptionMs += other.transcriptionMs
+        firstTokenMs += other.firstTokenMs
+        firstAudioMs += other.firstAudioMs
+    }
 }
 
 /// One load run against a fresh server process.
@@ -47,11 +69,13 @@ private struct ServerLoad {
         var idleBytesPerSession: Double
         var activeBytesPerSession: Double
         var worstLatenessMs: Double
+        var stages: ServerStages
     }
 
     /// What one client measured.
     private struct ClientOutcome: Sendable {
         var latenciesMs: [Double] = []
+        var stages = ServerStages()
         var worstLatenessMs = 0.0
     }
 
@@ -112,7 +136,8 @@ private struct ServerLoad {
             serverCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? cpuSeconds * 1000 / audioSeconds : 0,
             idleBytesPerSession: Double(idle - baseline) / count,
             activeBytesPerSession: Double(max(peak.peak, idle) - baseline) / count,
-            worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0
+            worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0,
+            stages: outcomes.reduce(into: ServerStages()) { $0.add($1.stages) }
         )
     }
 
@@ -137,7 +162,7 @@ private struct ServerLoad {
         _ connection: WebSocketConnection, messages: [String], timeline: ResampledTimeline, chunkCount: Int, start: ContinuousClock.Instant
     ) async -> ClientOutcome {
         let sendTimes = SendTimes(count: chunkCount)
-        async let latencies = Self.measure(connection, sendTimes: sendTimes, timeline: timeline)
+        async let measured = Self.measure(connection, sendTimes: sendTimes, timeline: timeline)
         var worstLateness = Duration.zero
         for index in 0..<chunkCount {
             let deadline = start + .milliseconds(index * TurnAudio.chunkMilliseconds)
@@ -152,28 +177,36 @@ private struct ServerLoad {
             }
         }
         connection.close()
-        return ClientOutcome(latenciesMs: await latencies, worstLatenessMs: worstLateness.milliseconds)
+        var outcome = await measured
+        outcome.worstLatenessMs = worstLateness.milliseconds
+        return outcome
     }
 
     private static let audioDeltaPrefix = #"{"type":"response.output_audio.delta""#
     private static let speechStoppedPrefix = #"{"type":"input_audio_buffer.speech_stopped""#
+    private static let turnMetricsPrefix = #"{"type":"parley.turn_metrics""#
 
-    /// For each turn: the chunk that ended it (from `audio_end_ms`) to the first audio delta.
-    private static func measure(_ connection: WebSocketConnection, sendTimes: SendTimes, timeline: ResampledTimeline) async -> [Double] {
-        var latencies: [Double] = []
+    /// For each turn: the chunk that ended it (from `audio_end_ms`) to the first audio delta;
+    /// and the server's own stage figures.
+    private static func measure(_ connection: WebSocketConnection, sendTimes: SendTimes, timeline: ResampledTimeline) async -> ClientOutcome {
+        var outcome = ClientOutcome()
         var endingChunk: Int?
         for await message in connection.messages {
             guard case .text(let text) = message else { continue }
             if text.hasPrefix(audioDeltaPrefix) {
                 guard let chunk = endingChunk, let sent = sendTimes[chunk] else { continue }
-                latencies.append((ContinuousClock.now - sent).milliseconds)
+                outcome.latenciesMs.append((ContinuousClock.now - sent).milliseconds)
                 endingChunk = nil
             } else if text.hasPrefix(speechStoppedPrefix),
                       let endMs = (try? JSONValue(parsing: text))?["audio_end_ms"]?.numberValue {
                 endingChunk = timeline.chunkIndex(reaching: Int(endMs))
+            } else if text.hasPrefix(turnMetricsPrefix), let metrics = try? JSONValue(parsing: text) {
+                if let value = metrics["transcription_ms"]?.numberValue { outcome.stages.transcriptionMs.append(value) }
+                if let value = metrics["first_token_ms"]?.numberValue { outcome.stages.firstTokenMs.append(value) }
+                if let value = metrics["first_audio_ms"]?.numberValue { outcome.stages.firstAudioMs.append(value) }
             }
         }
-        return latencies
+        return outcome
     }
 }
 
