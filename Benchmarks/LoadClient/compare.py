@@ -79,7 +79,7 @@ def sustained(result):
 
 def server_command(system, args, upstream):
     if system == "parley":
-        return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET]
+        return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET, "--vad", args.parley_vad]
     return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms)]
 
 
@@ -196,6 +196,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer turns and a lower ceiling")
     parser.add_argument("--profile", action="store_true", help="sample the Parley server with perf")
     parser.add_argument("--systems", default="parley,pipecat")
+    parser.add_argument("--parley-vad", default="silero", choices=["silero", "energy"], help="Parley's VAD (Pipecat uses Silero)")
     parser.add_argument("--counts", default="1,10,50,100", help="session counts always run, before the search for the largest")
     args = parser.parse_args()
 
@@ -222,7 +223,7 @@ def main():
             "silence_window_ms": args.silence_ms, "upstream": upstream_delays, "reply": reply,
             "floor_ms": floor_ms, "turn_period_ms": args.turn_period_ms, "frame_ms": loadclient.FRAME_MS,
             "turns_per_session": args.turns, "single_session_turns": args.single_session_turns,
-            "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions,
+            "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions, "parley_vad": args.parley_vad,
         },
         "systems": {},
     }

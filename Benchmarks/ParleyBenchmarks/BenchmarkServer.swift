@@ -6,13 +6,15 @@ import ParleyServer
 
 /// `ParleyBenchmarks serve`: the Parley server (`ParleyApp`, the realtime endpoint and all) with
 /// OpenAI-compatible speech recognition, language model and speech synthesis at one upstream
-/// (the fake upstream), energy VAD and libsoxr resampling. Runs until killed.
+/// (the fake upstream), Silero or energy VAD and libsoxr resampling. Runs until killed.
 enum BenchmarkServer {
     static let usage = """
-    usage: ParleyBenchmarks serve --upstream URL [--host HOST] [--port N] [--secret TEXT] [--data-dir PATH]
+    usage: ParleyBenchmarks serve --upstream URL [--vad energy|silero] [--host HOST] [--port N]
+                                  [--secret TEXT] [--data-dir PATH]
 
     Serves ws://HOST:PORT/v1/realtime with every provider at the OpenAI-compatible URL
     (for example http://127.0.0.1:9000/v1). Prints "listening on ws://HOST:PORT/v1/realtime".
+    --vad silero needs the Silero model where scripts/setup puts it (PARLEY_MODEL_DIR).
     """
 
     /// The secret the benchmarks authenticate with unless `--secret` names another.
@@ -26,6 +28,7 @@ enum BenchmarkServer {
         settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(getpid())")
         var secret = defaultSecret
         var upstream: URL?
+        var vad = "energy"
         var remaining = arguments[...]
         while let option = remaining.popFirst() {
             guard let value = remaining.popFirst() else { return fail("\(option) needs a value") }
@@ -35,6 +38,9 @@ enum BenchmarkServer {
             case "--port":
                 guard let port = Int(value), (0...65_535).contains(port) else { return fail("--port: \"\(value)\" is not a port") }
                 settings.port = port
+            case "--vad":
+                guard ["energy", "silero"].contains(value) else { return fail("--vad: \"\(value)\" is not energy or silero") }
+                vad = value
             case "--secret": secret = value
             case "--data-dir": settings.dataDirectory = URL(fileURLWithPath: value)
             default: return fail("unknown option \(option)")
@@ -44,7 +50,8 @@ enum BenchmarkServer {
 
         let app: ParleyApp
         do {
-            app = try ParleyApp(settings: settings, secret: secret, providers: providers(upstream: upstream))
+            let makeDetector = vad == "silero" ? try sileroDetectors() : energyDetectors
+            app = try ParleyApp(settings: settings, secret: secret, providers: providers(upstream: upstream, makeVoiceActivityDetector: makeDetector))
             try app.start()
         } catch {
             return fail("cannot start: \(error)")
@@ -53,8 +60,22 @@ enum BenchmarkServer {
         while true { try? await Task.sleep(for: .seconds(3_600)) }
     }
 
+    /// Makes an energy VAD per session.
+    static let energyDetectors: @Sendable () -> any VoiceActivityDetector = { EnergyVAD() }
+
+    /// Makes a Silero VAD per session, after checking once that the model loads.
+    /// - Throws: `LocalModelError` when the model is missing or does not load.
+    static func sileroDetectors() throws -> @Sendable () -> any VoiceActivityDetector {
+        let path = try ModelLocator().path(of: .sileroVAD)
+        _ = try SileroVAD(modelPath: path)
+        // The model loaded above; a later failure to load the same file falls back to energy VAD.
+        return { (try? SileroVAD(modelPath: path)) ?? EnergyVAD() }
+    }
+
     /// The engines: everything remote at `upstream`, no retries (a failure must show).
-    static func providers(upstream: URL) -> ProviderSet {
+    static func providers(
+        upstream: URL, makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector = energyDetectors
+    ) -> ProviderSet {
         func configuration(model: String) -> OpenAIConfiguration {
             OpenAIConfiguration(baseURL: upstream, apiKey: "benchmark", model: model, retry: .none)
         }
@@ -62,7 +83,7 @@ enum BenchmarkServer {
             recognizer: OpenAISpeechRecognizer(configuration: configuration(model: "whisper-1")),
             languageModel: OpenAILanguageModel(configuration: configuration(model: "fake-llm")),
             synthesizer: OpenAISpeechSynthesizer(configuration: configuration(model: "tts-1")),
-            makeVoiceActivityDetector: { EnergyVAD() },
+            makeVoiceActivityDetector: makeVoiceActivityDetector,
             makeResampler: { from, to in resampler(from: from, to: to) },
             summary: ["all providers at \(upstream.absoluteString)"]
         )

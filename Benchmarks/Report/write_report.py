@@ -125,7 +125,8 @@ def comparison_section(comparison, cores):
         f"{upstream['speech_audio_ms']} ms of audio per sentence; reply: two sentences). Each session streams a 2 s flite "
         f"utterance (slt voice) then silence, in 20 ms frames paced in real time, one turn every {settings['turn_period_ms'] // 1000} s; "
         f"session starts are spread over one turn period. Both end a turn after {settings['silence_window_ms']} ms of silence "
-        "(Parley: energy VAD + turn detector; Pipecat: Silero VAD `stop_secs=0.3` and a speech timeout of 0). "
+        f"(Parley: {'Silero VAD (whisper.cpp)' if settings.get('parley_vad', 'energy') == 'silero' else 'energy VAD'} + its turn detector; "
+        "Pipecat: Silero VAD (onnxruntime) with `stop_secs=0.3` and a speech timeout of 0). "
         "Pipecat runs one FastAPI/uvicorn process with a pipeline per WebSocket (`FastAPIWebsocketTransport`, protobuf "
         "serializer, `OpenAISTTService` → `LLMContextAggregatorPair` → `OpenAILLMService` → `OpenAITTSService`), logging "
         "at WARNING; Parley runs `ParleyBenchmarks serve` (the ParleyApp realtime endpoint, OpenAI Realtime protocol).",
