@@ -14,12 +14,16 @@ struct ClientTestServer {
 
     var port: Int { app.port }
     var realtimeURL: URL { URL(string: "ws://127.0.0.1:\(port)/v1/realtime")! }
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Starts a server on `port` (0: a free one) hearing what `recognizer` hears.
-    static func start(port: Int = 0, recognizer: any SpeechRecognizer = FixedSpeechRecognizer()) throws -> ClientTestServer {
+    static func start(
+        port: Int = 0, recognizer: any SpeechRecognizer = FixedSpeechRecognizer(), configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws -> ClientTestServer {
         var settings = ServerSettings()
         settings.port = port
         settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-client-\(UUID().uuidString)")
+        configure(&settings)
         let providers = ProviderSet(
             recognizer: recognizer, languageModel: KeywordLanguageModel(),
             synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
