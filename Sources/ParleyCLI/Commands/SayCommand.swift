@@ -46,7 +46,7 @@ struct SayCommand: ParleyCommand {
         if let text { words = text } else { words = try await readStandardInput(context) }
         let trimmed = words.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw CommandFailure("nothing to say: the text is empty") }
-        let synthesizer = try InProcessEngines(context).synthesizer()
+        let synthesizer = try InProcessEngines(context).synthesizer(voice: options.voice)
         let samples = try await context.withProgress("Speaking") {
             var samples: [Int16] = []
             for try await chunk in synthesizer.synthesize(trimmed, options: options) { samples += chunk }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyLocal
 import ParleyOpenAI
 import ParleyServer
 
@@ -9,6 +10,8 @@ import ParleyServer
 struct InProcessEngines: Sendable {
     /// The settings the engines come from.
     let settings: ServerSettings
+    /// Where the embedded models are.
+    let locator: ModelLocator
 
     /// Reads and checks the settings in `context`'s environment.
     /// - Throws: `CommandFailure` with the first problem found.
@@ -18,6 +21,7 @@ struct InProcessEngines: Sendable {
             throw CommandFailure(problems.count == 1 ? first : "\(first) (and \(problems.count - 1) more problems)")
         }
         self.settings = settings
+        locator = ModelLocator(environment: context.environment)
     }
 
     /// The speech recognizer.
@@ -26,12 +30,17 @@ struct InProcessEngines: Sendable {
         case .remote(let baseURL, let apiKey, let model):
             return OpenAISpeechRecognizer(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model))
         case .embedded:
-            throw Self.embeddedUnavailable("speech recognizer (whisper.cpp)", setting: "PARLEY_ASR_URL")
+            do {
+                return try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish))
+            } catch {
+                throw CommandFailure("speech-to-text (whisper.cpp): \(error)")
+            }
         }
     }
 
     /// The speech synthesizer.
-    func synthesizer() throws -> any SpeechSynthesizer {
+    /// - Parameter voice: a voice asked for by name, checked against flite's voices.
+    func synthesizer(voice: String? = nil) throws -> any SpeechSynthesizer {
         switch settings.speechSynthesis {
         case .remote(let baseURL, let apiKey, let model):
             return OpenAISpeechSynthesizer(
@@ -39,7 +48,14 @@ struct InProcessEngines: Sendable {
                 defaultVoice: settings.voice ?? "alloy"
             )
         case .embedded:
-            throw Self.embeddedUnavailable("speech synthesizer (flite)", setting: "PARLEY_TTS_URL")
+            if let voice, !FliteSpeechSynthesizer.voices.contains(voice) {
+                throw CommandFailure("flite has no voice '\(voice)' (voices: \(FliteSpeechSynthesizer.voices.joined(separator: ", ")))")
+            }
+            do {
+                return try FliteSpeechSynthesizer()
+            } catch {
+                throw CommandFailure("text-to-speech (flite): \(ParleyCommandLine.describe(error))")
+            }
         }
     }
 
