@@ -1,0 +1,60 @@
+import Foundation
+
+/// Reads what a process holds from `/proc`: open file descriptors, TCP sockets by port, and
+/// resident memory. Counting sockets by port keeps a leak check exact while other tests run
+/// in the same process.
+enum ResourceProbe {
+    /// Open file descriptors of process `pid` (this process by default).
+    static func openFileDescriptors(pid: String = "self") -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// Resident set size of process `pid` in kilobytes.
+    static func residentKilobytes(pid: String = "self") -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return -1 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return -1
+    }
+
+    /// TCP sockets open in process `pid` whose local or remote port is `port` (listeners
+    /// included); with `remoteOnly`, only the sockets connected to `port` elsewhere.
+    static func sockets(pid: String = "self", port: Int, remoteOnly: Bool = false) -> Int {
+        let inodes = socketInodes(port: port, remoteOnly: remoteOnly)
+        guard !inodes.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return 0 }
+        return entries.count { entry in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(entry)"),
+                  target.hasPrefix("socket:[") else { return false }
+            return inodes.contains(String(target.dropFirst(8).dropLast()))
+        }
+    }
+
+    /// The inodes of TCP sockets (IPv4 and IPv6; TIME_WAIT has none) with `port` at either end,
+    /// or only at the remote end.
+    private static func socketInodes(port: Int, remoteOnly: Bool) -> Set<String> {
+        let hexPort = String(format: "%04X", port)
+        var inodes: Set<String> = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count > 9 else { continue }
+                let ends = remoteOnly ? [fields[2]] : [fields[1], fields[2]]
+                if ends.contains(where: { $0.hasSuffix(":" + hexPort) }), fields[9] != "0" { inodes.insert(String(fields[9])) }
+            }
+        }
+        return inodes
+    }
+
+    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
+    /// - Returns: whether it held in time.
+    static func eventually(within seconds: Double, _ condition: () async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return await condition()
+    }
+}
