@@ -31,7 +31,11 @@ public func fuzzSentenceSegmenter(_ bytes: UnsafePointer<UInt8>, _ count: Int) -
     return 0
 }
 
-/// The text's Unicode scalars without whitespace of either definition (Character's or CharacterSet's).
+/// The text's Unicode scalars without whitespace of either definition (Character's or
+/// CharacterSet's). A character that starts with whitespace counts as whitespace as a whole,
+/// as it does for the segmenter: a stray combining mark after a space goes with the space.
 private func visibleScalars(_ text: String) -> [Unicode.Scalar] {
-    text.unicodeScalars.filter { !$0.properties.isWhitespace && !CharacterSet.whitespacesAndNewlines.contains($0) }
+    text.filter { !$0.isWhitespace }.unicodeScalars.filter {
+        !$0.properties.isWhitespace && !CharacterSet.whitespacesAndNewlines.contains($0)
+    }
 }

@@ -167,8 +167,10 @@ final class FaultyUpstream: @unchecked Sendable {
         case .healthy, .connectionRefused:
             send(client, kind.healthyResponse())
         case .unauthorized:
+            // Like real services, the message quotes the key it got: the provider must redact it.
+            let key = request.authorization.map { String($0.dropFirst("Bearer ".count)) } ?? ""
             send(client, Self.errorResponse(status: 401, reason: "Unauthorized", type: "invalid_request_error", code: "invalid_api_key",
-                message: "Incorrect API key provided."))
+                message: "Incorrect API key provided: \(key)."))
         case .rateLimited:
             send(client, Self.errorResponse(status: 429, reason: "Too Many Requests", type: "requests", code: "rate_limit_exceeded",
                 message: "Rate limit reached.", extraHeaders: "Retry-After: 0.05\r\n"))
