@@ -40,9 +40,9 @@ struct ReliabilityFaultInjectionTests {
 
     /// Faults that are not contained yet, and why.
     static func knownIssue(_ kind: ProviderKind, _ fault: FaultyUpstream.Fault) -> Comment? {
-        guard fault == .trickleAfterFirstOutput, kind != .transcription else { return nil }
-        return Comment(rawValue: "Once output has started, every received byte renews the idle deadline "
-            + "(OutputDeadline.receivedBytes), so an upstream trickling a byte at a time keeps the response open with no error.")
+        guard fault == .trickleAfterFirstOutput, kind == .speech else { return nil }
+        return Comment(rawValue: "Once audio has started, every received byte of it renews the idle deadline "
+            + "(OpenAISpeechSynthesizer → OutputDeadline.progressed), so speech trickling a byte at a time keeps the response open with no error.")
     }
 
     /// Runs one fault against a fresh server and checks everything the suite promises.
