@@ -45,7 +45,8 @@ let package = Package(
             name: "ParleyServer",
             dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "COpenSSL"]
         ),
-        .target(name: "ParleyClient", dependencies: ["ParleyCore", "ParleyNet"]),
+        // On Apple platforms the client speaks WebSocket through URLSession; libwebsockets is for Linux.
+        .target(name: "ParleyClient", dependencies: ["ParleyCore", .target(name: "ParleyNet", condition: .when(platforms: [.linux]))]),
         .target(name: "ParleyUI", dependencies: ["ParleyClient", "ParleyCore"]),
         .target(name: "ParleyTesting", dependencies: ["ParleyCore", "ParleyNet"]),
         .target(

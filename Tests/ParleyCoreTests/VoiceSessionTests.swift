@@ -70,6 +70,22 @@ import Testing
         #expect(await recorder.waitFor(Match.finalTranscript))
     }
 
+    @Test func aResponseAskedForRightAfterACommitWaitsForTheTranscript() async throws {
+        var configuration = VoiceSessionConfiguration()
+        configuration.turnDetection = nil
+        let gate = AsyncGate()
+        let recognizer = ScriptedSpeechRecognizer(results: [.success("Tell me a long story")], gate: gate)
+        let model = ScriptedLanguageModel(replies: [.text("Once upon a time.")])
+        let (session, recorder) = makeSession(recognizer: recognizer, model: model, configuration: configuration)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.commitAudio()
+        await session.createResponse()
+        #expect(await session.hasActiveResponse)
+        gate.open()
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        #expect(model.requests.first?.messages.last == .user("Tell me a long story"))
+    }
+
     @Test func aFullPushToTalkBufferRefusesMoreAudioButKeepsWhatItHas() async throws {
         var configuration = VoiceSessionConfiguration()
         configuration.turnDetection = nil

@@ -49,6 +49,9 @@ struct ServeLauncher: ParleyCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        throw CommandFailure("'parley serve' is not available in this build yet: the server has not landed")
+        let options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
+        guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
+            throw CommandFailure.alreadyReported
+        }
     }
 }

@@ -41,8 +41,15 @@ public actor VoiceSession {
 
     // Output
     private var response: ActiveResponse?
+    private var deferredResponse: DeferredResponse?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
+
+    /// A response asked for while committed audio was still being transcribed.
+    private struct DeferredResponse: Sendable {
+        var id: String
+        var instructions: String?
+    }
 
     /// A committed utterance waiting for its final transcript.
     private struct PendingTranscription: Sendable {
@@ -124,7 +131,7 @@ public actor VoiceSession {
     }
 
     /// Whether a response is in progress.
-    public var hasActiveResponse: Bool { response != nil }
+    public var hasActiveResponse: Bool { response != nil || deferredResponse != nil }
 
     /// Drops the buffered input audio.
     public func clearAudio() {
@@ -170,11 +177,20 @@ public actor VoiceSession {
     /// - Returns: the response id.
     @discardableResult
     public func createResponse(instructionsOverride: String? = nil) -> String {
-        startResponse(trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, instructions: instructionsOverride)
+        let responseID = IdentifierGenerator.make("resp")
+        // A response asked for right after a commit must hear what was said: it waits for the
+        // committed audio's transcript.
+        if transcriptionTask != nil || !transcriptionQueue.isEmpty {
+            deferredResponse = DeferredResponse(id: responseID, instructions: instructionsOverride)
+            return responseID
+        }
+        startResponse(id: responseID, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, instructions: instructionsOverride)
+        return responseID
     }
 
     /// Cancels the response in progress, if any; the stored reply keeps what was sent.
     public func cancelResponse() {
+        deferredResponse = nil
         guard let active = response else { return }
         finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
     }
@@ -204,6 +220,7 @@ public actor VoiceSession {
         partialTask?.cancel()
         transcriptionTask?.cancel()
         transcriptionQueue.removeAll()
+        deferredResponse = nil
         isClosed = true
         continuation.finish()
     }
@@ -280,7 +297,10 @@ public actor VoiceSession {
 
     private func transcriptionFinished(_ pending: PendingTranscription, result: Result<Transcription, any Error>) {
         transcriptionTask = nil
-        defer { startTranscriptionWorkerIfIdle() }
+        defer {
+            startTranscriptionWorkerIfIdle()
+            startDeferredResponseIfTranscribed(after: pending)
+        }
         guard !isClosed else { return }
         switch result {
         case .failure(let error):
@@ -305,6 +325,16 @@ public actor VoiceSession {
                 )
             }
         }
+    }
+
+    /// Starts the response that waited for transcripts once none is pending.
+    private func startDeferredResponseIfTranscribed(after pending: PendingTranscription) {
+        guard !isClosed, transcriptionTask == nil, transcriptionQueue.isEmpty, let deferred = deferredResponse else { return }
+        deferredResponse = nil
+        startResponse(
+            id: deferred.id, trigger: pending.committedAt, transcriptionMs: clock.millisecondsSince(pending.committedAt),
+            recognizedSeconds: nil, instructions: deferred.instructions
+        )
     }
 
     private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
@@ -337,12 +367,14 @@ public actor VoiceSession {
     private var spokenTextOrder: [String] = []
 
     @discardableResult
-    private func startResponse(trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?, instructions: String?) -> String {
+    private func startResponse(
+        id responseID: String = IdentifierGenerator.make("resp"), trigger: Duration, transcriptionMs: Double?,
+        recognizedSeconds: Double?, instructions: String?
+    ) -> String {
         if let active = response {
             let heard = active.playback.sentMilliseconds
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
         }
-        let responseID = IdentifierGenerator.make("resp")
         let itemID = IdentifierGenerator.make("item")
         var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
         metrics.recognizedAudioSeconds = recognizedSeconds

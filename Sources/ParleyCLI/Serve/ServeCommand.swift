@@ -1,0 +1,108 @@
+import Foundation
+import ParleyServer
+
+/// Options of `parley serve`; each overrides the matching `PARLEY_*` setting.
+public struct ServeOptions: Sendable {
+    public var host: String?
+    public var port: Int?
+    public var dataDirectory: String?
+    public var envFile: String?
+    public var webRoot: String?
+
+    /// Creates options; `nil` leaves a setting to the environment.
+    public init(host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.envFile = envFile
+        self.webRoot = webRoot
+    }
+}
+
+/// `parley serve`: the server with its providers, until SIGINT or SIGTERM.
+public enum ServeCommand {
+    /// Runs the server; returns the exit code (0 after a clean shutdown, 1 on a start-up failure).
+    public static func run(options: ServeOptions, environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
+        var merged: [String: String] = [:]
+        let envPath = options.envFile ?? ".env"
+        if let contents = try? String(contentsOfFile: envPath, encoding: .utf8) {
+            do {
+                merged = try DotEnvFile.parse(contents)
+            } catch {
+                return fail(["\(envPath): \(error)"])
+            }
+        } else if options.envFile != nil {
+            return fail(["\(envPath): cannot read the file"])
+        }
+        merged.merge(environment) { _, fromEnvironment in fromEnvironment }
+
+        var (settings, problems) = ServerSettings.load(environment: merged)
+        if let host = options.host { settings.host = host }
+        if let port = options.port { settings.port = port }
+        if let directory = options.dataDirectory { settings.dataDirectory = URL(fileURLWithPath: directory) }
+        if let root = options.webRoot { settings.webRoot = URL(fileURLWithPath: root) }
+        if settings.webRoot == nil { settings.webRoot = defaultWebRoot() }
+        if !settings.isLoopback && settings.serverSecret == nil {
+            problems.append("PARLEY_SERVER_SECRET: required when listening beyond loopback (host \(settings.host))")
+        }
+        guard problems.isEmpty else { return fail(problems) }
+
+        let secret: String
+        if let configured = settings.serverSecret {
+            secret = configured
+        } else {
+            do {
+                let (stored, created) = try ServerSecretFile.loadOrCreate(in: settings.dataDirectory)
+                secret = stored
+                let file = settings.dataDirectory.appendingPathComponent(ServerSecretFile.fileName).path
+                info(created ? "Generated a server secret in \(file)." : "Using the server secret in \(file).")
+                info("Backends authenticate with: Authorization: Bearer $(cat \(file))")
+            } catch {
+                return fail(["data directory \(settings.dataDirectory.path): \(error)"])
+            }
+        }
+
+        let app: ParleyApp
+        do {
+            app = try ParleyApp(settings: settings, secret: secret)
+            try app.start()
+        } catch {
+            return fail(["cannot start on \(settings.host):\(settings.port): \(error)"])
+        }
+        let url = "http://\(settings.host == "::1" ? "[::1]" : settings.host):\(app.port)/"
+        info("Parley is starting on \(url) (loading providers)…")
+        let providers: ProviderSet
+        do {
+            providers = try await ProviderFactory.make(settings)
+        } catch {
+            await app.shutdown()
+            return fail(["\(error)"])
+        }
+        app.providersReady(providers)
+        for line in providers.summary { info("  \(line)") }
+        FileHandle.standardOutput.write(Data("Parley is ready: open \(url)\n".utf8))
+        await ShutdownSignal.wait()
+        info("Shutting down…")
+        await app.shutdown()
+        return 0
+    }
+
+    /// `Web/` next to the executable's package, or in the current directory.
+    private static func defaultWebRoot() -> URL? {
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Web"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                .deletingLastPathComponent().appendingPathComponent("../../../Web").standardizedFileURL,
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("index.html").path) }
+    }
+
+    private static func info(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    private static func fail(_ problems: [String]) -> Int32 {
+        for problem in problems { info("parley serve: \(problem)") }
+        return 1
+    }
+}

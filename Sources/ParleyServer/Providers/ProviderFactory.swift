@@ -1,0 +1,110 @@
+import Foundation
+import ParleyCore
+import ParleyLocal
+import ParleyOpenAI
+
+/// Makes providers from settings: the embedded offline stack for whatever is not configured,
+/// OpenAI-compatible services for what is. The server and the CLI's in-process commands use
+/// the same choices.
+public enum ProviderFactory {
+    /// A provider that could not start, named with what to do about it.
+    public struct StartupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A language model and what stops it (the supervised llama-server, when embedded).
+    public struct StartedLanguageModel: Sendable {
+        public var model: any LanguageModel
+        public var summary: String
+        public var restartCount: @Sendable () -> Int
+        public var stop: @Sendable () async -> Void
+    }
+
+    /// Starts every provider of the server.
+    /// - Throws: `StartupError` naming the provider that cannot start and why.
+    public static func make(_ settings: ServerSettings) async throws -> ProviderSet {
+        let recognizer = try self.recognizer(settings)
+        let synthesizer = try self.synthesizer(settings)
+        let languageModel = try await self.languageModel(settings)
+        let detector = voiceActivityDetector(settings)
+        return ProviderSet(
+            recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
+            makeVoiceActivityDetector: detector.make,
+            makeResampler: resampler(from:to:),
+            summary: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary],
+            restartCount: languageModel.restartCount,
+            shutdown: languageModel.stop
+        )
+    }
+
+    /// The speech recognizer the settings choose.
+    public static func recognizer(_ settings: ServerSettings) throws -> (recognizer: any SpeechRecognizer, summary: String) {
+        switch settings.speechRecognition {
+        case .embedded:
+            do {
+                let path = try locator(settings).path(of: .whisperTinyEnglish)
+                return (try WhisperSpeechRecognizer(modelPath: path), "speech-to-text: whisper.cpp tiny.en (in process)")
+            } catch {
+                throw StartupError(description: "speech-to-text (whisper.cpp): \(error)")
+            }
+        case .remote(let baseURL, let apiKey, let model):
+            let configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
+            return (OpenAISpeechRecognizer(configuration: configuration), "speech-to-text: \(model) at \(baseURL.absoluteString)")
+        }
+    }
+
+    /// The speech synthesizer the settings choose.
+    public static func synthesizer(_ settings: ServerSettings) throws -> (synthesizer: any SpeechSynthesizer, summary: String) {
+        switch settings.speechSynthesis {
+        case .embedded:
+            do {
+                return (try FliteSpeechSynthesizer(), "text-to-speech: flite cmu_us_slt (in process)")
+            } catch {
+                throw StartupError(description: "text-to-speech (flite): \(error)")
+            }
+        case .remote(let baseURL, let apiKey, let model):
+            let configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
+            return (
+                OpenAISpeechSynthesizer(configuration: configuration, defaultVoice: settings.voice ?? "alloy"),
+                "text-to-speech: \(model) at \(baseURL.absoluteString)"
+            )
+        }
+    }
+
+    /// The language model the settings choose, started.
+    public static func languageModel(_ settings: ServerSettings) async throws -> StartedLanguageModel {
+        switch settings.languageModel {
+        case .embedded:
+            throw StartupError(description: "language model: the embedded llama-server is not in this build yet; set PARLEY_LLM_URL")
+        case .remote(let baseURL, let apiKey, let model):
+            return StartedLanguageModel(
+                model: OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)),
+                summary: "language model: \(model) at \(baseURL.absoluteString)",
+                restartCount: { 0 }, stop: {}
+            )
+        }
+    }
+
+    /// The voice activity detector each session gets: Silero when its model loads, else energy.
+    public static func voiceActivityDetector(_ settings: ServerSettings) -> (make: @Sendable () -> any VoiceActivityDetector, summary: String) {
+        if settings.voiceActivityDetector == "silero", let path = try? locator(settings).path(of: .sileroVAD),
+           (try? SileroVAD(modelPath: path)) != nil {
+            return ({ (try? SileroVAD(modelPath: path)).map { $0 as any VoiceActivityDetector } ?? EnergyVAD() },
+                    "voice activity: Silero VAD v6.2 (whisper.cpp)")
+        }
+        return ({ EnergyVAD() }, "voice activity: energy VAD with adaptive noise floor")
+    }
+
+    /// A high-quality streaming resampler (libsoxr), or linear interpolation if soxr refuses.
+    public static func resampler(from inputRate: Int, to outputRate: Int) -> any Resampler {
+        if let soxr = try? SoxrResampler(from: inputRate, to: outputRate) { return soxr }
+        // Both rates are clamped to be positive, the only thing LinearResampler checks.
+        return try! LinearResampler(from: max(inputRate, 1), to: max(outputRate, 1))
+    }
+
+    private static func locator(_ settings: ServerSettings) -> ModelLocator {
+        var environment = ProcessInfo.processInfo.environment
+        if let directory = settings.modelDirectory { environment["PARLEY_MODEL_DIR"] = directory.path }
+        return ModelLocator(environment: environment)
+    }
+}
