@@ -13,6 +13,7 @@ struct ParleyBenchmarks {
         ("agent", runAgentBenchmarks),
         ("session", runSessionBenchmarks),
         ("server", runServerBenchmarks),
+        ("embedded", runEmbeddedBenchmarks),
     ]
 
     static func main() async {

@@ -21,30 +21,33 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         public var language: String
         /// CPU threads per decode.
         public var threadCount: Int
-        /// Decodes that may run at the same time (each holds a whisper.cpp state, ~30 MB).
+        /// Decodes that may run at the same time (each holds a whisper.cpp state, ~30 MB). The
+        /// default gives each decode `threadCount` cores of its own: ggml's worker threads spin
+        /// while they wait, so oversubscribed cores slow every decode down.
         public var concurrentDecodes: Int
         /// Whether to shrink the encoder's audio context to the utterance's length (about
         /// twice as fast on short commands); utterances of 30 s or more always use the full
         /// context.
         public var sizesAudioContextToUtterance: Bool
 
-        /// Creates a configuration.
+        /// Creates a configuration; `concurrentDecodes` defaults to cores ÷ `threadCount`.
         public init(
             language: String = "en",
             threadCount: Int = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)),
-            concurrentDecodes: Int = 2,
+            concurrentDecodes: Int? = nil,
             sizesAudioContextToUtterance: Bool = true
         ) {
             self.language = language
             self.threadCount = threadCount
             self.concurrentDecodes = concurrentDecodes
+                ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, threadCount))
             self.sizesAudioContextToUtterance = sizesAudioContextToUtterance
         }
     }
 
     /// Whisper consumes 16 kHz mono audio.
     public let sampleRate = 16_000
-    /// Partial passes skip timestamps and temperature fallback, so they are cheap enough.
+    /// Partial passes decode one segment without temperature fallback, so they are cheap.
     public let supportsPartials = true
     /// The configuration the recognizer was created with.
     public let configuration: Configuration

@@ -1,0 +1,182 @@
+import Foundation
+import ParleyCore
+import ParleyLocal
+import ParleyOpenAI
+
+/// The embedded offline stack: Whisper tiny.en latency and real-time factor on a 2 s command,
+/// flite time to first audio and real-time factor, Silero VAD speed, SmolLM2 through
+/// llama-server and the OpenAI client (time to first token, tokens/s), and peak memory.
+func runEmbeddedBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let locator = ModelLocator()
+    var results: [BenchmarkResult] = []
+    let synthesizer = try FliteSpeechSynthesizer()
+    results += try await measureSpeechSynthesis(synthesizer, runs: quick ? 3 : 10)
+
+    let command = try await speech("Please turn off the kitchen lights.", synthesizer: synthesizer)
+    let recognizer = try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish))
+    let fullContext = try WhisperSpeechRecognizer(
+        modelPath: locator.path(of: .whisperTinyEnglish),
+        configuration: .init(sizesAudioContextToUtterance: false)
+    )
+    results += try await measureRecognition(recognizer, fullContext: fullContext, command: command, runs: quick ? 3 : 10)
+    results += try measureVAD(SileroVAD(modelPath: locator.path(of: .sileroVAD)), audio: command, repeats: quick ? 5 : 30)
+    results.append(BenchmarkResult(
+        area: "embedded", name: "peak RSS of this process, Whisper ×2 + Silero + flite loaded",
+        value: Double(peakResidentKilobytes(of: "self") ?? 0) / 1024, unit: "MB", target: "", meetsTarget: nil
+    ))
+
+    let server = try LocalLLMServer(configuration: .smolLM2(locator: locator))
+    try await server.start()
+    do {
+        results += try await measureLanguageModel(server: server, runs: quick ? 3 : 10)
+        await server.stop()
+    } catch {
+        await server.stop()
+        throw error
+    }
+    return results
+}
+
+private func measureSpeechSynthesis(_ synthesizer: FliteSpeechSynthesizer, runs: Int) async throws -> [BenchmarkResult] {
+    let reply = "Sure, I have turned off the kitchen lights. Is there anything else I can do for you?"
+    let clock = ContinuousClock()
+    var firstAudio: [Double] = []
+    var factors: [Double] = []
+    for _ in 0..<runs {
+        let start = clock.now
+        var first: Duration?
+        var samples = 0
+        for try await chunk in synthesizer.synthesize(reply, options: SpeechOptions()) {
+            if first == nil { first = clock.now - start }
+            samples += chunk.count
+        }
+        let total = (clock.now - start).seconds
+        firstAudio.append((first ?? .zero).seconds * 1000)
+        factors.append(total / (Double(samples) / Double(synthesizer.sampleRate)))
+    }
+    return [
+        BenchmarkResult(area: "embedded", name: "TTS flite time to first audio, 2-sentence reply (p50)",
+                        value: percentile(firstAudio, 50), unit: "ms", target: "<= 100 ms",
+                        meetsTarget: percentile(firstAudio, 50) <= 100),
+        BenchmarkResult(area: "embedded", name: "TTS flite real-time factor (p50)",
+                        value: percentile(factors, 50), unit: "x", target: "<= 0.05",
+                        meetsTarget: percentile(factors, 50) <= 0.05),
+    ]
+}
+
+private func measureRecognition(
+    _ recognizer: WhisperSpeechRecognizer, fullContext: WhisperSpeechRecognizer, command: [Float], runs: Int
+) async throws -> [BenchmarkResult] {
+    let duration = Double(command.count) / 16_000
+    _ = try await recognizer.transcribe(command, isFinal: true)
+    _ = try await fullContext.transcribe(command, isFinal: true)
+    var finals: [Double] = []
+    var partials: [Double] = []
+    var full: [Double] = []
+    for _ in 0..<runs {
+        finals.append(try await recognizer.transcribe(command, isFinal: true).processingDuration)
+        partials.append(try await recognizer.transcribe(Array(command.prefix(command.count / 2)), isFinal: false).processingDuration)
+        full.append(try await fullContext.transcribe(command, isFinal: true).processingDuration)
+    }
+    let latency = percentile(finals, 50)
+    let label = String(format: "%.2f s", duration)
+    return [
+        BenchmarkResult(area: "embedded", name: "ASR Whisper tiny.en final latency, \(label) command (p50)",
+                        value: latency * 1000, unit: "ms", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "embedded", name: "ASR Whisper tiny.en real-time factor, \(label) command (p50)",
+                        value: latency / duration, unit: "x", target: "<= 0.35", meetsTarget: latency / duration <= 0.35),
+        BenchmarkResult(area: "embedded", name: "ASR partial pass latency, first half of the command (p50)",
+                        value: percentile(partials, 50) * 1000, unit: "ms", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "embedded", name: "ASR final latency with the full 30 s audio context (p50)",
+                        value: percentile(full, 50) * 1000, unit: "ms", target: "", meetsTarget: nil),
+    ]
+}
+
+private func measureVAD(_ vad: SileroVAD, audio: [Float], repeats: Int) throws -> [BenchmarkResult] {
+    let frames = stride(from: 0, to: audio.count - vad.frameLength, by: vad.frameLength).map {
+        Array(audio[$0..<$0 + vad.frameLength])
+    }
+    let clock = ContinuousClock()
+    let start = clock.now
+    for _ in 0..<repeats {
+        vad.reset()
+        for frame in frames { _ = vad.speechProbability(of: frame) }
+    }
+    let elapsed = (clock.now - start).seconds
+    let audioSeconds = Double(frames.count * vad.frameLength * repeats) / Double(vad.sampleRate)
+    return [
+        BenchmarkResult(area: "embedded", name: "VAD Silero speed, 32 ms frames one at a time",
+                        value: audioSeconds / elapsed, unit: "x real time", target: ">= 100x",
+                        meetsTarget: audioSeconds / elapsed >= 100),
+    ]
+}
+
+private func measureLanguageModel(server: LocalLLMServer, runs: Int) async throws -> [BenchmarkResult] {
+    let model = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2", retry: .none))
+    let request = ChatRequest(
+        messages: [.system("You are a helpful voice assistant. Answer briefly."), .user("How do I boil an egg?")],
+        temperature: 0, maxTokens: 128
+    )
+    let clock = ContinuousClock()
+    var firstTokens: [Double] = []
+    var rates: [Double] = []
+    for run in 0...runs {
+        let start = clock.now
+        var first: ContinuousClock.Instant?
+        var tokens = 0
+        for try await event in model.stream(request) {
+            switch event {
+            case .textDelta:
+                if first == nil { first = clock.now }
+            case let .finished(_, usage):
+                tokens = usage?.completionTokens ?? 0
+            case .toolCall:
+                break
+            }
+        }
+        guard let first, tokens > 1 else { throw EmbeddedBenchmarkFailure("SmolLM2 produced no tokens") }
+        if run == 0 { continue }  // warm-up
+        firstTokens.append((first - start).seconds * 1000)
+        rates.append(Double(tokens - 1) / (clock.now - first).seconds)
+    }
+    let serverMemory = server.processID.flatMap { peakResidentKilobytes(of: String($0)) } ?? 0
+    return [
+        BenchmarkResult(area: "embedded", name: "LLM SmolLM2-135M Q4_1 time to first token via OpenAI client (p50)",
+                        value: percentile(firstTokens, 50), unit: "ms", target: "<= 150 ms",
+                        meetsTarget: percentile(firstTokens, 50) <= 150),
+        BenchmarkResult(area: "embedded", name: "LLM SmolLM2-135M Q4_1 decode speed, 2 threads (p50)",
+                        value: percentile(rates, 50), unit: "tokens/s", target: ">= 50 tokens/s",
+                        meetsTarget: percentile(rates, 50) >= 50),
+        BenchmarkResult(area: "embedded", name: "peak RSS of llama-server with SmolLM2",
+                        value: Double(serverMemory) / 1024, unit: "MB", target: "", meetsTarget: nil),
+    ]
+}
+
+/// Synthesises `text` and returns it as Float samples.
+private func speech(_ text: String, synthesizer: FliteSpeechSynthesizer) async throws -> [Float] {
+    var samples: [Float] = []
+    for try await chunk in synthesizer.synthesize(text, options: SpeechOptions()) {
+        samples += chunk.map { Float($0) / 32_768 }
+    }
+    return samples
+}
+
+/// `VmHWM` (peak resident set) in kB of a process (`self` or a pid) from /proc; nil elsewhere.
+private func peakResidentKilobytes(of process: String) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return nil }
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+    return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+}
+
+struct EmbeddedBenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    fileprivate var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
