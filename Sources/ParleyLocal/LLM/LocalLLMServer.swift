@@ -222,10 +222,3 @@ public final class LocalLLMServer: Sendable {
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 }
-
-extension Duration {
-    /// The duration in seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
-    }
-}

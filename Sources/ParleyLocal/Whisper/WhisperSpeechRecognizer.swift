@@ -87,9 +87,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
                 configuration: configuration, audioContext: audioContext, isFinal: isFinal
             )
         }
-        let elapsed = (clock.now - start).components
-        let processingSeconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-        return Transcription(text: text, audioDuration: audioDuration, processingDuration: processingSeconds)
+        return Transcription(text: text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval)
     }
 
     /// Runs `whisper_full_with_state` and joins the segment texts. Runs on a worker thread.
