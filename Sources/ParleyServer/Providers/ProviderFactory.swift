@@ -75,7 +75,19 @@ public enum ProviderFactory {
     public static func languageModel(_ settings: ServerSettings) async throws -> StartedLanguageModel {
         switch settings.languageModel {
         case .embedded:
-            throw StartupError(description: "language model: the embedded llama-server is not in this build yet; set PARLEY_LLM_URL")
+            do {
+                let server = try LocalLLMServer(configuration: .smolLM2(locator: locator(settings)))
+                try await server.start()
+                let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2-135m-instruct")
+                return StartedLanguageModel(
+                    model: OpenAILanguageModel(configuration: configuration),
+                    summary: "language model: SmolLM2-135M-Instruct on llama-server (supervised child process)",
+                    restartCount: { server.restartCount },
+                    stop: { await server.stop() }
+                )
+            } catch {
+                throw StartupError(description: "language model (llama-server): \(error)")
+            }
         case .remote(let baseURL, let apiKey, let model):
             return StartedLanguageModel(
                 model: OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)),
