@@ -50,7 +50,7 @@ final class FaultyUpstream: @unchecked Sendable {
     private var stopped = false
     private var requestCount = 0
     private var openConnections = 0
-    private var authorizations: [String] = []
+    private var authorizations: Set<String> = []
     /// The bound port (kept while refusing, so listening again reuses it).
     let port: Int
 
@@ -87,8 +87,8 @@ final class FaultyUpstream: @unchecked Sendable {
     var requests: Int { lock.withLock { requestCount } }
     /// Connections the upstream still holds open (a client that gave up has closed its end).
     var connections: Int { lock.withLock { openConnections } }
-    /// The `Authorization` header of every request.
-    var receivedAuthorizations: [String] { lock.withLock { authorizations } }
+    /// The distinct `Authorization` headers received.
+    var receivedAuthorizations: Set<String> { lock.withLock { authorizations } }
 
     /// Stops listening and ends every connection.
     func stop() {
@@ -159,7 +159,7 @@ final class FaultyUpstream: @unchecked Sendable {
         guard let request = readRequest(client) else { return }
         let fault = lock.withLock {
             requestCount += 1
-            authorizations.append(request.authorization ?? "")
+            authorizations.insert(request.authorization ?? "")
             return self.fault
         }
         let kind = Kind(path: request.path)
