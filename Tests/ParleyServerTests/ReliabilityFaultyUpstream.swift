@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 #if canImport(Glibc)
 import Glibc
@@ -10,8 +11,8 @@ import Glibc
 /// connections, garbage, trickles. Raw sockets, one thread per connection, so a fault is
 /// exactly what the bytes on the wire say.
 ///
-/// `@unchecked Sendable`: `fault`, `requestCount`, `openConnections`, `authorizations` and
-/// `listener` are guarded by `lock`; `stopped` is only set under `lock` too.
+/// `@unchecked Sendable`: `fault`, `requestCount`, `openConnections`, `authorizations`,
+/// `lastChatBody`, `listener` and `stopped` are guarded by `lock`.
 final class FaultyUpstream: @unchecked Sendable {
     /// What the upstream does with the next requests.
     enum Fault: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -51,6 +52,7 @@ final class FaultyUpstream: @unchecked Sendable {
     private var requestCount = 0
     private var openConnections = 0
     private var authorizations: Set<String> = []
+    private var lastChatBody = Data()
     /// The bound port (kept while refusing, so listening again reuses it).
     let port: Int
 
@@ -87,6 +89,9 @@ final class FaultyUpstream: @unchecked Sendable {
     var requests: Int { lock.withLock { requestCount } }
     /// Connections the upstream still holds open (a client that gave up has closed its end).
     var connections: Int { lock.withLock { openConnections } }
+    /// The body of the latest chat completion request.
+    var latestChatRequest: JSONValue? { lock.withLock { try? JSONDecoder().decode(JSONValue.self, from: lastChatBody) } }
+
     /// The distinct `Authorization` headers received.
     var receivedAuthorizations: Set<String> { lock.withLock { authorizations } }
 
@@ -157,12 +162,13 @@ final class FaultyUpstream: @unchecked Sendable {
 
     private func serve(_ client: Int32) {
         guard let request = readRequest(client) else { return }
+        let kind = Kind(path: request.path)
         let fault = lock.withLock {
             requestCount += 1
             authorizations.insert(request.authorization ?? "")
+            if case .chat = kind { lastChatBody = request.body }
             return self.fault
         }
-        let kind = Kind(path: request.path)
         switch fault {
         case .healthy, .connectionRefused:
             send(client, kind.healthyResponse())
@@ -209,6 +215,7 @@ final class FaultyUpstream: @unchecked Sendable {
     private struct Request {
         var path: String
         var authorization: String?
+        var body: Data
     }
 
     /// Reads the request head and its `Content-Length` body.
@@ -227,7 +234,10 @@ final class FaultyUpstream: @unchecked Sendable {
             if let headEnd, buffer.count >= headEnd + bodyLength {
                 let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
                 let requestLine = head.prefix { $0 != "\r" }.split(separator: " ")
-                return Request(path: requestLine.count > 1 ? String(requestLine[1]) : "/", authorization: Self.header("authorization", in: head))
+                return Request(
+                    path: requestLine.count > 1 ? String(requestLine[1]) : "/", authorization: Self.header("authorization", in: head),
+                    body: Data(buffer[headEnd..<(headEnd + bodyLength)])
+                )
             }
             let count = recv(client, &chunk, chunk.count, 0)
             guard count > 0 else { return nil }

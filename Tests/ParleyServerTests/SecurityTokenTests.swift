@@ -166,7 +166,11 @@ struct SecurityTokenTests {
 /// Sends raw HTTP/1.1 requests with exactly the given headers (no client-side rewriting).
 enum HTTPRequestSender {
     static func send(_ server: TestServer, _ method: String, _ target: String, headers: [String: String], body: String = "") async throws -> (status: Int, text: String) {
-        let connection = try await RawConnection.connect(port: server.port)
+        try await send(port: server.port, method, target, headers: headers, body: body)
+    }
+
+    static func send(port: Int, _ method: String, _ target: String, headers: [String: String] = [:], body: String = "") async throws -> (status: Int, text: String) {
+        let connection = try await RawConnection.connect(port: port)
         var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if !body.isEmpty { request += "Content-Length: \(body.utf8.count)\r\n" }
