@@ -32,7 +32,8 @@ struct ReliabilityFaultInjectionTests {
     @Test("a fault reaches the client as a typed error, the next turn works, nothing leaks", arguments: ProviderKind.allCases, FaultyUpstream.Fault.allCases.filter { $0 != .healthy })
     func faultIsContained(kind: ProviderKind, fault: FaultyUpstream.Fault) async throws {
         if let knownIssue = Self.knownIssue(kind, fault) {
-            await withKnownIssue(knownIssue) { try await Self.exercise(kind, fault) }
+            // Intermittent: on a loaded machine a trickled byte can come late enough to trip the deadline.
+            await withKnownIssue(knownIssue, isIntermittent: true) { try await Self.exercise(kind, fault) }
         } else {
             try await Self.exercise(kind, fault)
         }
