@@ -92,6 +92,12 @@ class ParleyProtocol:
     """OpenAI Realtime: input_audio_buffer.append with base64 audio; audio deltas back."""
 
     audio_prefix = '{"type":"response.output_audio.delta"'
+    turn_end_prefix = '{"type":"input_audio_buffer.speech_stopped"'
+
+    @classmethod
+    def is_turn_end(cls, message):
+        """Whether the server says its VAD ended the user's turn (Parley's speech_stopped)."""
+        return isinstance(message, str) and message.startswith(cls.turn_end_prefix)
 
     @staticmethod
     def encode(frame):
@@ -142,6 +148,12 @@ class PipecatProtocol:
     @staticmethod
     def headers(token):
         return {}
+
+    @staticmethod
+    def is_turn_end(message):
+        """Pipecat tells the client nothing at the VAD's decision (its RTVI user-stopped-speaking
+        comes after the transcript), so no split is measured."""
+        return False
 
 
 def varint(value):
@@ -222,6 +234,19 @@ class ProcessSampler:
         # Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name.
         return (int(fields[11]) + int(fields[12])) / self.ticks
 
+    def run_queue_wait_seconds(self):
+        """Time the server's threads were ready to run but waiting for a CPU (schedstat run_delay)."""
+        if not self.pid:
+            return 0.0
+        total = 0
+        for thread in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{thread}/schedstat") as handle:
+                    total += int(handle.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+        return total / 1e9
+
     def rss_kb(self):
         if not self.pid:
             return 0
@@ -241,11 +266,12 @@ class ProcessSampler:
 
 
 class Turn:
-    __slots__ = ("end_of_speech", "window_sent", "first_audio", "last_audio", "audio_bytes")
+    __slots__ = ("end_of_speech", "window_sent", "turn_ended", "first_audio", "last_audio", "audio_bytes")
 
     def __init__(self, end_of_speech):
         self.end_of_speech = end_of_speech
         self.window_sent = None
+        self.turn_ended = None
         self.first_audio = None
         self.last_audio = None
         self.audio_bytes = 0
@@ -283,6 +309,8 @@ async def read_session(session, protocol):
         async for message in session.socket:
             count = protocol.audio_bytes(message)
             if not count:
+                if protocol.is_turn_end(message) and session.current is not None and session.current.turn_ended is None:
+                    session.current.turn_ended = time.monotonic()
                 continue
             now = time.monotonic()
             turn = session.current
@@ -382,10 +410,12 @@ async def run(args):
     readers = [asyncio.create_task(read_session(s, protocol)) for s in connected]
 
     cpu_before = sampler.cpu_seconds()
+    wait_before = sampler.run_queue_wait_seconds()
     wall_before = time.monotonic()
     pacing = await drive(connected, args, speech_frames, silence_frames, protocol, sampler)
     wall_seconds = time.monotonic() - wall_before
     cpu_seconds = sampler.cpu_seconds() - cpu_before
+    wait_seconds = sampler.run_queue_wait_seconds() - wait_before
     sampler.sample()
 
     for session in connected:
@@ -394,6 +424,7 @@ async def run(args):
 
     expected_bytes = args.reply_audio_ms * BYTES_PER_MS
     first_audio_ms, raw_first_audio_ms, whole_reply_ms = [], [], []
+    endpointing_ms, after_turn_end_ms = [], []
     answered = complete = 0
     turns = 0
     for session in connected:
@@ -409,6 +440,9 @@ async def run(args):
             first_audio_ms.append(
                 args.silence_ms + (turn.first_audio - reference) * 1000 if reference else (turn.first_audio - turn.end_of_speech) * 1000
             )
+            if turn.turn_ended and reference and turn.turn_ended < turn.first_audio:
+                endpointing_ms.append(args.silence_ms + (turn.turn_ended - reference) * 1000)
+                after_turn_end_ms.append((turn.first_audio - turn.turn_ended) * 1000)
             if turn.audio_bytes >= expected_bytes * 0.95:
                 complete += 1
                 whole_reply_ms.append((turn.last_audio - turn.end_of_speech) * 1000)
@@ -423,10 +457,13 @@ async def run(args):
         "answered": answered,
         "complete": complete,
         "first_audio_ms": {"p50": percentile(first_audio_ms, 50), "p99": percentile(first_audio_ms, 99), "max": max(first_audio_ms, default=None)},
+        "endpointing_ms": {"p50": percentile(endpointing_ms, 50), "p99": percentile(endpointing_ms, 99)},
+        "after_turn_end_ms": {"p50": percentile(after_turn_end_ms, 50), "p99": percentile(after_turn_end_ms, 99)},
         "raw_first_audio_ms": {"p50": percentile(raw_first_audio_ms, 50), "p99": percentile(raw_first_audio_ms, 99)},
         "whole_reply_ms": {"p50": percentile(whole_reply_ms, 50), "p99": percentile(whole_reply_ms, 99)},
         "first_audio_samples_ms": [round(v, 2) for v in first_audio_ms],
         "server_cpu_seconds": cpu_seconds,
+        "server_run_queue_wait_seconds": wait_seconds,
         "wall_seconds": wall_seconds,
         "session_audio_seconds": audio_seconds,
         "server_rss_kb": {"baseline": baseline_rss_kb, "idle_connected": idle_rss_kb, "peak": sampler.peak_rss_kb},

@@ -20,6 +20,20 @@ enum ProcessFigures {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Seconds the threads of process `pid` spent ready to run but waiting for a CPU (the sum
+    /// of `run_delay` in `/proc/PID/task/*/schedstat`, threads that already ended excluded);
+    /// `nil` when the process is gone. On a shared machine this is the time other work took.
+    static func runQueueWaitSeconds(pid: Int32) -> Double? {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        var nanoseconds = 0.0
+        for thread in threads {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/schedstat", encoding: .utf8) else { continue }
+            let fields = text.split(separator: " ")
+            if fields.count >= 2, let wait = Double(fields[1]) { nanoseconds += wait }
+        }
+        return nanoseconds / 1e9
+    }
+
     /// Resident memory of process `pid` in bytes (`VmRSS`); `nil` when gone.
     static func residentBytes(pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

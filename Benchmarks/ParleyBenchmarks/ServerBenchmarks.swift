@@ -25,6 +25,7 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         results.append(serverResult("end of speech -> first audio delta, \(label), p99", p99, "ms", "<= 20 ms", p99 <= 20))
         results.append(serverResult("turns answered, \(label)", Double(outcome.latenciesMs.count), "of \(expected)", "all", allAnswered))
         results.append(serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil))
+        results.append(serverResult("server CPU used / waited for (run queue), \(label)", outcome.serverCores, "cores", "", nil, detail: outcome.serverWaitingCores, detailUnit: "cores waiting"))
         results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1_048_576))
         results.append(serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil))
         for (stage, values) in outcome.stages.named {
@@ -36,8 +37,10 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return results
 }
 
-private func serverResult(_ name: String, _ value: Double, _ unit: String, _ target: String, _ meets: Bool?, detail: Double? = nil) -> BenchmarkResult {
-    let unitText = detail.map { String(format: "/ %.1f %@", $0, unit) } ?? unit
+private func serverResult(
+    _ name: String, _ value: Double, _ unit: String, _ target: String, _ meets: Bool?, detail: Double? = nil, detailUnit: String? = nil
+) -> BenchmarkResult {
+    let unitText = detail.map { String(format: "/ %.2f %@", $0, detailUnit ?? unit) } ?? unit
     return BenchmarkResult(area: "server", name: name, value: value, unit: unitText, target: target, meetsTarget: meets)
 }
 
@@ -70,6 +73,10 @@ private struct ServerLoad {
         var activeBytesPerSession: Double
         var worstLatenessMs: Double
         var stages: ServerStages
+        /// Cores the server used on average during the paced run.
+        var serverCores: Double
+        /// Cores' worth of time the server's threads were ready but not running (other work had the CPUs).
+        var serverWaitingCores: Double
     }
 
     /// What one client measured.
@@ -114,6 +121,8 @@ private struct ServerLoad {
         let messages = audio.chunks.map { #"{"type":"input_audio_buffer.append","audio":"\#(PCM16Buffer(samples: $0).base64EncodedString())"}"# }
         let start = ContinuousClock.now + .milliseconds(200)
         let cpuBefore = ProcessFigures.cpuSeconds(pid: server.pid) ?? 0
+        let waitBefore = ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? 0
+        let runStart = ContinuousClock.now
         let peak = PeakSampler(pid: server.pid)
         let sampling = Task { await peak.run() }
         let outcomes = await withTaskGroup(of: ClientOutcome.self) { group in
@@ -128,6 +137,8 @@ private struct ServerLoad {
         }
         sampling.cancel()
         let cpuSeconds = (ProcessFigures.cpuSeconds(pid: server.pid) ?? cpuBefore) - cpuBefore
+        let waitSeconds = (ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? waitBefore) - waitBefore
+        let runSeconds = max((ContinuousClock.now - runStart).milliseconds / 1000, 0.001)
         let audioSeconds = Double(connections.count * chunkCount * TurnAudio.chunkMilliseconds) / 1000
         let count = Double(max(connections.count, 1))
         return Outcome(
@@ -137,7 +148,9 @@ private struct ServerLoad {
             idleBytesPerSession: Double(idle - baseline) / count,
             activeBytesPerSession: Double(max(peak.peak, idle) - baseline) / count,
             worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0,
-            stages: outcomes.reduce(into: ServerStages()) { $0.add($1.stages) }
+            stages: outcomes.reduce(into: ServerStages()) { $0.add($1.stages) },
+            serverCores: cpuSeconds / runSeconds,
+            serverWaitingCores: waitSeconds / runSeconds
         )
     }
 

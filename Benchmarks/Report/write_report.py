@@ -99,6 +99,7 @@ def area_sections(figures, failed_areas):
         for figure in (f for f in figures if f["area"] == area):
             lines.append(f"| {figure['name']} | {number(figure['value'])} {figure['unit']} | {figure['target']} | {verdict_cell(figure['verdict'])} |")
         lines.append("")
+        lines += area_analysis(area, [f for f in figures if f["area"] == area])
     missing = [a for a in AREA_ORDER if a not in areas]
     if missing or failed_areas:
         lines += ["## Areas without figures in this run", ""]
@@ -109,6 +110,40 @@ def area_sections(figures, failed_areas):
                 lines.append(f"- `{area}`: not registered in ParleyBenchmarks at this commit.")
         lines.append("")
     return lines
+
+
+def area_analysis(area, figures):
+    """Where the time goes when a session or server target is missed, from the run's own figures."""
+    if not any(f["verdict"] == "MISS" for f in figures):
+        return []
+    lines = []
+    if area == "session":
+        lateness = [f for f in figures if f["name"].startswith("driver lateness")]
+        worst = max(lateness, key=lambda f: f["value"], default=None)
+        if worst and worst["value"] > 10:
+            lines.append(
+                f"Where the time goes: the benchmark's own real-time driver ran up to {number(worst['value'], 0)} ms late "
+                f"({worst['name'].split(', ')[-1]}): the process was not scheduled for that long, and the pipeline's p99 "
+                "carries the same scheduling delays. p50 is the pipeline's own cost."
+            )
+    if area == "server":
+        stages = [f for f in figures if f["name"].startswith("server-side commit")]
+        cpu = [f for f in figures if f["name"].startswith("server CPU per session-second")]
+        if stages:
+            worst_sessions = max(int(f["name"].split(", ")[1].split()[0]) for f in stages)
+            label = f"{worst_sessions} sessions"
+            parts = [f"{f['name'].split(' -> ')[1].split(',')[0]} {number(f['value'], 1)} {f['unit']}" for f in stages if label in f["name"]]
+            cpu_figure = next((f for f in cpu if label in f["name"]), None)
+            text = f"Where the time goes at {label}: the server's own figures from the commit are " + "; ".join(parts) + " (p50 / p99)."
+            if cpu_figure:
+                cores_used = cpu_figure["value"] * worst_sessions / 1000
+                text += (
+                    f" The server process used {number(cores_used, 2)} of {os.cpu_count()} cores on average, so it was waiting "
+                    "rather than computing: the turns queue on the HTTP requests to the upstream (transcription, chat, speech "
+                    "through URLSession/libcurl), which the stage figures show growing from the first one on."
+                )
+            lines.append(text)
+    return lines + [""] if lines else []
 
 
 def comparison_section(comparison, cores):
@@ -139,8 +174,8 @@ def comparison_section(comparison, cores):
         "session is (peak RSS during the run − RSS before any session) ÷ N. A system *sustains* N when every session "
         f"connects, ≥ 99% of turns are answered and p99 latency is under {settings['p99_limit_ms']} ms.",
         "",
-        "| N | Parley p50 / p99 (ms) | Pipecat p50 / p99 (ms) | p50 ratio | Parley CPU ms per session-s | Pipecat CPU ms per session-s | Parley MiB/session | Pipecat MiB/session | memory ratio |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+        "| N | Parley p50 / p99 (ms) | Pipecat p50 / p99 (ms) | p50 ratio | Parley CPU ms per session-s | Pipecat CPU ms per session-s | Parley MiB/session | Pipecat MiB/session | memory ratio | server cores used (waiting for a CPU): Parley · Pipecat |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     counts = sorted({int(n) for s in systems.values() for n in s["runs"]})
     for n in counts:
@@ -149,7 +184,7 @@ def comparison_section(comparison, cores):
         lines.append(
             f"| {n} | {latency_cell(a)} | {latency_cell(b)} | {ratio(p50(b), p50(a))} | {number(cpu_per_session_second(a))} | "
             f"{number(cpu_per_session_second(b))} | {number(mib_per_session(a))} | {number(mib_per_session(b))} | "
-            f"{ratio(mib_per_session(b), mib_per_session(a))} |"
+            f"{ratio(mib_per_session(b), mib_per_session(a))} | {cores_cell(a)} · {cores_cell(b)} |"
         )
     lines.append("")
 
@@ -168,7 +203,7 @@ def comparison_section(comparison, cores):
         meets = per_core_b == 0 and per_core_a > 0 or (per_core_b > 0 and per_core_a >= 5 * per_core_b)
         targets.append((
             "sessions sustained per core (largest N with p99 < 1 s ÷ cores)", f"{capped}{number(per_core_a, 1)}", number(per_core_b, 1),
-            (capped + ratio(per_core_a, per_core_b)) if per_core_b else "–", "≥ 5×", meets,
+            (capped + ratio(per_core_a, per_core_b)) if per_core_b else ("∞ (Pipecat sustained no N tried)" if per_core_a else "–"), "≥ 5×", meets,
         ))
         common = [n for n in counts if n >= 10 and str(n) in parley["runs"] and str(n) in pipecat["runs"]
                   and parley["runs"][str(n)]["connected"] == n and pipecat["runs"][str(n)]["connected"] == n]
@@ -226,17 +261,37 @@ def where_time_goes(missed, profile, comparison):
     parley = comparison["systems"].get("parley")
     if parley and "1" in parley["runs"]:
         run = parley["runs"]["1"]
-        lines.append(
+        upstream_ms = floor - comparison["settings"]["silence_window_ms"]
+        text = (
             f"At N = 1 Parley's latency is {number(p50(run), 0)} ms p50 of which {number(floor, 0)} ms is the fixed part "
-            "(silence window + upstream delays); the rest is VAD decision time (the end of speech is only known once "
-            "a frame is quiet), resampling delay, the sentence segmenter waiting for the token after the first full "
-            "stop, and three HTTP requests to the upstream."
+            f"(silence window + {number(upstream_ms, 0)} ms of upstream delays)."
         )
-        lines.append("")
+        endpointing = run.get("endpointing_ms", {}).get("p50")
+        after = run.get("after_turn_end_ms", {}).get("p50")
+        if endpointing is not None and after is not None:
+            text += (
+                f" Split at the server's `speech_stopped` event: end of speech → the VAD ending the turn {number(endpointing, 0)} ms "
+                f"(the {comparison['settings']['silence_window_ms']} ms window plus the time Silero keeps scoring the fading end "
+                f"of the utterance as speech at Parley's threshold of 0.5; Pipecat's defaults end sooner: confidence 0.7 and a volume "
+                f"gate), then turn end → first audio byte {number(after, 0)} ms, of which {number(upstream_ms, 0)} ms are the upstream's "
+                "delays and the rest is Parley: transcription upload, the agent, the sentence segmenter waiting for the token after "
+                "the first full stop, speech synthesis and the WebSocket."
+            )
+        lines += [text, ""]
+    settings = comparison["settings"]
+    memory_missed = any(t[0].startswith("memory per session") for t in missed)
+    if memory_missed and settings.get("parley_vad") == "silero":
+        lines += [
+            "Memory: each Parley session owns a Silero VAD context (whisper.cpp loads the model and its compute buffers per "
+            "context), which is most of Parley's per-session memory here; the `server` area above, with the energy VAD, "
+            "shows what a session costs without it.",
+            "",
+        ]
     if profile:
         lines += [
             f"`perf record -g` of the Parley server process during a run at N = {profile['sessions']} "
-            "(flat profile by shared object and symbol, entries ≥ 1.5%):",
+            "(flat profile by shared object and symbol, entries ≥ 1.5%). The `ggml_*` entries are the Silero VAD in "
+            "whisper.cpp (`whisper_vad_detect_speech_no_reset` builds and runs its graph for every 32 ms frame):",
             "",
             "```",
         ]
@@ -258,6 +313,16 @@ def latency_cell(run):
     if run["connected"] < run["sessions"]:
         cell += f" ({run['connected']} connected)"
     return cell
+
+
+def cores_cell(run):
+    """Cores the server used on average over the run, and cores' worth of time its threads
+    were ready but not running because other processes had the CPUs."""
+    if not run or not run["wall_seconds"]:
+        return "–"
+    used = run["server_cpu_seconds"] / run["wall_seconds"]
+    waiting = run.get("server_run_queue_wait_seconds")
+    return f"{used:.2f}" + (f" ({waiting / run['wall_seconds']:.2f})" if waiting is not None else "")
 
 
 def cpu_per_session_second(run):
