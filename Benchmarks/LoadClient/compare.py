@@ -144,6 +144,9 @@ def fmt(value):
 def compare(system, args):
     results = {}
     for sessions in args.counts:
+        if args.quick and any(not r["sustained"] for n, r in results.items() if n > 1):
+            say(f"{system:8s} N={sessions:<4d} skipped (--quick): a smaller N was not sustained")
+            continue
         results[sessions] = run_once(system, sessions, args)
     passing = [n for n, r in results.items() if r["sustained"]]
     failing = [n for n, r in results.items() if not r["sustained"]]
