@@ -116,11 +116,3 @@ extension HTTPClient.StreamingResponse {
     }
 }
 
-extension Duration {
-    /// The duration for messages, like `30 s` or `0.05 s`.
-    var secondsText: String {
-        let (seconds, attoseconds) = components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
-        return value.rounded() == value ? "\(Int(value)) s" : String(format: "%.3g s", value)
-    }
-}

@@ -88,7 +88,7 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
         return Transcription(
             text: text.trimmingCharacters(in: .whitespacesAndNewlines),
             audioDuration: audioDuration,
-            processingDuration: (ContinuousClock.now - started).secondsValue
+            processingDuration: (ContinuousClock.now - started).timeInterval
         )
     }
 
@@ -104,10 +104,3 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
     }
 }
 
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

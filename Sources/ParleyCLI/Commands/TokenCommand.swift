@@ -46,7 +46,7 @@ struct TokenCommand: ParleyCommand {
 
     func run(_ context: CommandContext) async throws {
         let secret = try ServerSecretSource.secret(context, dataDirectory: dataDirectory)
-        let minted = ClientTokenAuthority(secret: secret).mint(subject: user, agentID: agentID, lifetime: lifetime.seconds)
+        let minted = ClientTokenAuthority(secret: secret).mint(subject: user, agentID: agentID, lifetime: lifetime.timeInterval)
         guard printsJSON else {
             context.output.line(minted.token)
             return

@@ -62,7 +62,7 @@ struct TranscribeCommand: ParleyCommand {
         }
         return FileTranscript(
             file: path, text: transcription.text.trimmingCharacters(in: .whitespacesAndNewlines),
-            audioSeconds: audio.duration, processingSeconds: (clock.now - started).seconds
+            audioSeconds: audio.duration, processingSeconds: (clock.now - started).timeInterval
         )
     }
 

@@ -72,7 +72,7 @@ public struct ToolRegistry: Sendable {
         } catch let error as ToolError {
             return ToolResult(output: "Error: \(error.message)", isError: true)
         } catch is ToolDeadline.Expired {
-            return ToolResult(output: "Error: \(call.name) did not finish within \(timeout.formattedSeconds).", isError: true)
+            return ToolResult(output: "Error: \(call.name) did not finish within \(timeout.secondsText).", isError: true)
         } catch is CancellationError {
             return ToolResult(output: "Error: \(call.name) was cancelled.", isError: true)
         } catch {
@@ -81,11 +81,3 @@ public struct ToolRegistry: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration as seconds for messages, like `2.5 s`.
-    var formattedSeconds: String {
-        let (seconds, attoseconds) = components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
-        return value.rounded() == value ? "\(Int(value)) s" : String(format: "%.2g s", value)
-    }
-}

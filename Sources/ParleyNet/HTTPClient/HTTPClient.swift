@@ -51,7 +51,7 @@ public final class HTTPClient: Sendable {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        urlRequest.timeoutInterval = max(0.001, request.idleTimeout.secondsValue)
+        urlRequest.timeoutInterval = max(0.001, Double(request.idleTimeout.components.seconds) + Double(request.idleTimeout.components.attoseconds) / 1e18)
 
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
             of: Data.self,
@@ -86,10 +86,3 @@ public final class HTTPClient: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

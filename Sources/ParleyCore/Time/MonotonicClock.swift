@@ -18,7 +18,6 @@ public struct MonotonicClock: Sendable {
 
     /// Milliseconds from `start` to now.
     public func millisecondsSince(_ start: Duration) -> Double {
-        let elapsed = now - start
-        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        (now - start).timeInterval * 1000
     }
 }
