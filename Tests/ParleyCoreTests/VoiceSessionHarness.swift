@@ -65,7 +65,7 @@ actor SessionRecorder {
 
     /// Waits until the recorded events satisfy `predicate`, at most `seconds`.
     /// - Returns: whether they did.
-    func wait(seconds: Double = 10, until predicate: @escaping @Sendable ([VoiceSessionEvent]) -> Bool) async -> Bool {
+    func wait(seconds: Double = 30, until predicate: @escaping @Sendable ([VoiceSessionEvent]) -> Bool) async -> Bool {
         if predicate(events) { return true }
         nextWaiter += 1
         let id = nextWaiter
@@ -83,7 +83,7 @@ actor SessionRecorder {
     }
 
     /// Waits for `count` events matching `match`.
-    func waitFor(_ match: @escaping @Sendable (VoiceSessionEvent) -> Bool, count: Int = 1, seconds: Double = 10) async -> Bool {
+    func waitFor(_ match: @escaping @Sendable (VoiceSessionEvent) -> Bool, count: Int = 1, seconds: Double = 30) async -> Bool {
         await wait(seconds: seconds) { $0.filter(match).count >= count }
     }
 

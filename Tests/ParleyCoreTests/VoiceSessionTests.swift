@@ -39,9 +39,9 @@ import Testing
         let chunks = await recorder.events.compactMap { event -> Int? in
             if case .agentAudio(_, _, let samples) = event { samples.count } else { nil }
         }
-        #expect(!chunks.isEmpty)
+        let last = try #require(chunks.last)
         #expect(chunks.dropLast().allSatisfy { $0 == 24 * 40 })
-        #expect(chunks.last! > 0 && chunks.last! <= 24 * 100)
+        #expect(last > 0 && last <= 24 * 100)
     }
 
     @Test func textTurnGetsASpokenAnswer() async throws {
@@ -206,7 +206,7 @@ import Testing
         await session.addItem(.user("count"))
         await session.createResponse()
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
-        let itemID = await session.ledger.items.last!.id
+        let itemID = try #require(await session.ledger.items.last).id
         #expect(await session.truncate(itemID: itemID, audioEndMs: 900))
         let stored = await session.ledger.messages.last
         #expect(stored == .assistant(text: "One two three. Four", toolCalls: [], interrupted: true))

@@ -30,7 +30,7 @@ final class RealtimeTestClient: Sendable {
     func send(_ json: String) throws { try socket.send(.text(json)) }
 
     /// Waits for the next event of `type` (events before it are kept for `events`).
-    func next(_ type: String, seconds: Double = 10) async -> JSONValue? {
+    func next(_ type: String, seconds: Double = 30) async -> JSONValue? {
         await received.first(where: { $0["type"]?.stringValue == type }, seconds: seconds)
     }
 
