@@ -1,0 +1,105 @@
+import Foundation
+
+/// `parley serve` running as a child process, stopped with SIGTERM.
+final class ServeProcess: @unchecked Sendable {
+    // @unchecked Sendable: `process` is set up before `start` returns and only read after;
+    // the collected output lives in `CapturedText`, which has its own lock.
+    private let process = Process()
+    private let exited: AsyncStream<Int32>
+    private let output = CapturedText()
+    private let errorOutput = CapturedText()
+    /// Standard output lines as they arrive.
+    private let lines: AsyncStream<String>
+
+    /// The URL the server printed when it became ready, e.g. `http://127.0.0.1:41234/`.
+    private(set) var url = ""
+
+    private init(arguments: [String], environment: [String: String], directory: URL) throws {
+        process.executableURL = try ParleyProcess.executable()
+        process.arguments = ["serve"] + arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLEY_") && $0.key != "NO_COLOR" }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        process.currentDirectoryURL = directory
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+
+        let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        self.lines = lines
+        let output = output
+        let pending = CapturedText()
+        stdout.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                lineContinuation.finish()
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            output.append(text)
+            pending.append(text)
+            var buffered = pending.take()
+            while let newline = buffered.firstIndex(of: "\n") {
+                lineContinuation.yield(String(buffered[..<newline]))
+                buffered = String(buffered[buffered.index(after: newline)...])
+            }
+            pending.append(buffered)
+        }
+        let errorOutput = errorOutput
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { errorOutput.append(String(decoding: data, as: UTF8.self)) }
+        }
+        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
+        self.exited = exited
+        process.terminationHandler = { exitContinuation.yield($0.terminationStatus) }
+    }
+
+    /// Starts `parley serve arguments` and waits (up to `deadline`) for it to say it is ready.
+    static func start(
+        _ arguments: [String], environment: [String: String], directory: URL, deadline: Duration = .seconds(120)
+    ) async throws -> ServeProcess {
+        let server = try ServeProcess(arguments: arguments, environment: environment, directory: directory)
+        try server.process.run()
+        let ready = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await line in server.lines where line.hasPrefix("Parley is ready: open ") {
+                    return String(line.dropFirst("Parley is ready: open ".count))
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let ready else {
+            server.process.terminate()
+            throw ParleyProcess.Failure(description: "parley serve did not become ready: \(server.errorOutput.value)")
+        }
+        server.url = ready.hasSuffix("/") ? String(ready.dropLast()) : ready
+        return server
+    }
+
+    /// Sends SIGTERM and returns the exit status and what the server wrote to standard error.
+    func stop(deadline: Duration = .seconds(60)) async -> (status: Int32?, errorOutput: String) {
+        process.terminate()
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await self.exited.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if status == nil { kill(process.processIdentifier, SIGKILL) }
+        return (status, errorOutput.value)
+    }
+}
