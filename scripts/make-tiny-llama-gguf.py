@@ -18,7 +18,7 @@ EMBEDDING = 64
 FEED_FORWARD = 128
 LAYERS = 2
 HEADS = 4
-CONTEXT = 512
+CONTEXT = 32768  # long enough that a reply can outlast the test that interrupts it
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}</s>{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"

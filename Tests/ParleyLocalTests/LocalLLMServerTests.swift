@@ -64,19 +64,24 @@ import Testing
         #expect(finish == .length)
     }
 
+    /// So many tokens that the tiny model is still writing its reply when the test reads the
+    /// first one and kills the process, even on a loaded machine (a few thousand tokens were
+    /// sometimes all written, and buffered, before the test saw the first).
+    static let longReplyTokens = 32_000
+
     /// A reply in flight when the process dies ends with a typed error, and the next turn
     /// reaches the restarted process.
     @Test func aTurnInFlightWhenTheProcessDiesFailsWithATypedError() async throws {
         let server = try LocalLLMServer(configuration: .init(
             modelPath: TinyModel.path.get(), executablePath: TestModels.locator.llamaServerPath(),
-            threadCount: 1, contextSize: 4096, parallelSlots: 1, initialRestartDelay: .milliseconds(50)
+            threadCount: 1, contextSize: Self.longReplyTokens + 512, parallelSlots: 1, initialRestartDelay: .milliseconds(50)
         ))
         try await server.start()
         let model = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "tiny", retry: .none))
         var deltas = 0
         var finished = false
         await #expect(throws: ProviderError.self) {
-            for try await event in model.stream(ChatRequest(messages: [.user("talk for a long time")], temperature: 0, maxTokens: 4000)) {
+            for try await event in model.stream(ChatRequest(messages: [.user("talk for a long time")], temperature: 0, maxTokens: Self.longReplyTokens)) {
                 if case .textDelta = event {
                     deltas += 1
                     if deltas == 1 { server.signalProcess(SIGKILL) }
