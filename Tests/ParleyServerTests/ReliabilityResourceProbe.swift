@@ -9,6 +9,25 @@ enum ResourceProbe {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
 
+    /// What each open file descriptor of process `pid` points at (`socket:[…]`, a path, `pipe:[…]`).
+    static func descriptorTargets(pid: String = "self") -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
+    }
+
+    /// The `/proc/<pid>/net` table entry of a `socket:[inode]` descriptor target, for messages.
+    static func describe(_ target: String, pid: String = "self") -> String {
+        guard target.hasPrefix("socket:[") else { return target }
+        let inode = String(target.dropFirst(8).dropLast())
+        for table in ["tcp", "tcp6", "udp", "udp6", "unix", "netlink", "raw", "raw6", "packet"] {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n") where line.split(separator: " ").contains(Substring(inode)) {
+                return "\(table): \(line.split(separator: " ", omittingEmptySubsequences: true).prefix(10).joined(separator: " "))"
+            }
+        }
+        return target
+    }
+
     /// Resident set size of process `pid` in kilobytes.
     static func residentKilobytes(pid: String = "self") -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return -1 }

@@ -9,16 +9,18 @@ import Testing
 /// on a fake upstream, for a while: no error, no session dropped, memory flat after warm-up,
 /// every socket and session gone at the end.
 ///
-/// CI runs 20 sessions for 30 s. `scripts/reliability` runs the long soak through the
-/// environment: `PARLEY_SOAK_SESSIONS`, `PARLEY_SOAK_SECONDS`, and `PARLEY_SOAK_STRICT=1`
-/// (the test runs alone, so process-wide memory and descriptor counts are its own and the
-/// < 5 % growth and descriptor baseline are enforced).
+/// CI runs 20 sessions for 30 s in process. `scripts/reliability` runs the long soak through
+/// the environment: `PARLEY_SOAK_SESSIONS`, `PARLEY_SOAK_SECONDS`, `PARLEY_SOAK_PROCESS=1`
+/// (the server is a `parley serve` child, so its memory and descriptors are measured alone)
+/// and `PARLEY_SOAK_STRICT=1` (the < 5 % memory growth after warm-up and the descriptor
+/// baseline are enforced; in CI other suites share the process, so they are only reported).
 @Suite("Reliability: soak")
 struct ReliabilitySoakTests {
     struct Settings {
         var sessions = 20
         var seconds = 30
         var strict = false
+        var separateProcess = false
 
         static var current: Settings {
             let environment = ProcessInfo.processInfo.environment
@@ -26,6 +28,7 @@ struct ReliabilitySoakTests {
             if let sessions = environment["PARLEY_SOAK_SESSIONS"].flatMap(Int.init) { settings.sessions = sessions }
             if let seconds = environment["PARLEY_SOAK_SECONDS"].flatMap(Int.init) { settings.seconds = seconds }
             settings.strict = environment["PARLEY_SOAK_STRICT"] == "1"
+            settings.separateProcess = environment["PARLEY_SOAK_PROCESS"] == "1"
             return settings
         }
     }
@@ -35,40 +38,44 @@ struct ReliabilitySoakTests {
         let settings = Settings.current
         let upstreams = try FaultyUpstreams()
         defer { upstreams.stop() }
-        let server = try TestServer.start(providers: upstreams.providers(
-            key: "sk-soak", timeouts: OpenAITimeouts(firstOutput: .seconds(10), idle: .seconds(10)), retry: .none
-        ))
+        let server = try await SoakServer.start(separateProcess: settings.separateProcess, upstreams: upstreams)
         // One short session first, so what lives as long as the process (the HTTP client's
         // connection machinery) exists before the baseline is taken.
         let warmUpClient = try await SoakClient.connect(port: server.port, token: server.secret, phase: 0)
         await warmUpClient.talk(until: .now + .seconds(3))
         _ = await ResourceProbe.eventually(within: 10) { warmUpClient.counts.completed >= 1 && warmUpClient.counts.responsesOpen == 0 }
         warmUpClient.close()
-        #expect(await ResourceProbe.eventually(within: 10) { server.app.context.sessions.count == 0 })
-        let descriptorsBefore = ResourceProbe.openFileDescriptors()
+        #expect(await ResourceProbe.eventually(within: 10) { await server.activeSessions() == 0 })
+        let descriptorsBefore = ResourceProbe.openFileDescriptors(pid: server.pid)
+        let targetsBefore = ResourceProbe.descriptorTargets(pid: server.pid)
 
         var clients: [SoakClient] = []
         for index in 0..<settings.sessions {
             clients.append(try await SoakClient.connect(port: server.port, token: server.secret, phase: index))
         }
-        #expect(await ResourceProbe.eventually(within: 10) { server.app.context.sessions.count == settings.sessions })
-        let sessions = server.app.context.sessions.all.map { WeakSession($0.session) }
+        #expect(await ResourceProbe.eventually(within: 10) { await server.activeSessions() == settings.sessions })
+        let sessions = server.liveSessions()
 
         let started = ContinuousClock.now
         let end = started + .seconds(settings.seconds)
-        let warmUp = started + .seconds(Double(settings.seconds) / 3)
-        let residentAtWarmUp = await withTaskGroup(of: Int?.self) { group in
-            for client in clients { group.addTask { await client.talk(until: end); return nil } }
+        // RSS every tenth of the run; the sample at a third is the warm-up baseline.
+        let samples = await withTaskGroup(of: [Int].self) { group in
+            for client in clients { group.addTask { await client.talk(until: end); return [] } }
             group.addTask {
-                try? await Task.sleep(until: warmUp, clock: .continuous)
-                return ResourceProbe.residentKilobytes()
+                var samples: [Int] = []
+                for tenth in 1...10 {
+                    try? await Task.sleep(until: started + .seconds(Double(settings.seconds) * Double(tenth) / 10), clock: .continuous)
+                    samples.append(ResourceProbe.residentKilobytes(pid: server.pid))
+                }
+                return samples
             }
-            return await group.reduce(nil) { $0 ?? $1 } ?? 0
+            return await group.reduce([]) { $0 + $1 }
         }
+        let residentAtWarmUp = samples.count == 10 ? samples[2] : 0
         // Let the last turns finish before counting.
         _ = await ResourceProbe.eventually(within: 10) { clients.allSatisfy { $0.counts.responsesOpen == 0 } }
-        let residentAtEnd = ResourceProbe.residentKilobytes()
-        let descriptorsDuring = ResourceProbe.openFileDescriptors()
+        let residentAtEnd = ResourceProbe.residentKilobytes(pid: server.pid)
+        let descriptorsDuring = ResourceProbe.openFileDescriptors(pid: server.pid)
         let counts = clients.map(\.counts)
         let turns = counts.reduce(0) { $0 + $1.completed }
         let errors = counts.reduce(0) { $0 + $1.errors }
@@ -76,14 +83,23 @@ struct ReliabilitySoakTests {
 
         for client in clients { client.close() }
         clients.removeAll()
-        #expect(await ResourceProbe.eventually(within: 10) { server.app.context.sessions.count == 0 }, "sessions outlived their sockets")
+        #expect(await ResourceProbe.eventually(within: 10) { await server.activeSessions() == 0 }, "sessions outlived their sockets")
         #expect(await ResourceProbe.eventually(within: 10) { sessions.allSatisfy { $0.session == nil } }, "a VoiceSession was never freed")
         #expect(await ResourceProbe.eventually(within: 10) {
-            upstreams.all.allSatisfy { $0.connections == 0 && ResourceProbe.sockets(port: $0.port, remoteOnly: true) == 0 }
-                && ResourceProbe.sockets(port: server.port) == 1  // the listener alone
-        }, "sockets left open")
-        if settings.strict { _ = await ResourceProbe.eventually(within: 5) { ResourceProbe.openFileDescriptors() <= descriptorsBefore } }
-        let descriptorsAfter = ResourceProbe.openFileDescriptors()
+            upstreams.all.allSatisfy { $0.connections == 0 && ResourceProbe.sockets(pid: server.pid, port: $0.port, remoteOnly: true) == 0 }
+                && ResourceProbe.sockets(pid: server.pid, port: server.port) == 1  // the listener alone
+        }, Comment(rawValue: "sockets left open: \(ResourceProbe.sockets(pid: server.pid, port: server.port)) on the server port (1 is the listener), "
+            + "\(upstreams.all.map { ResourceProbe.sockets(pid: server.pid, port: $0.port, remoteOnly: true) }) to the upstreams, "
+            + "\(upstreams.all.map(\.connections)) held by them"))
+        var descriptorsAfter = ResourceProbe.openFileDescriptors(pid: server.pid)
+        var newTargets: [String] = []
+        if settings.strict {
+            _ = await ResourceProbe.eventually(within: 10) {
+                descriptorsAfter = ResourceProbe.openFileDescriptors(pid: server.pid)
+                newTargets = Set(ResourceProbe.descriptorTargets(pid: server.pid)).subtracting(targetsBefore).map { ResourceProbe.describe($0, pid: server.pid) }
+                return descriptorsAfter <= descriptorsBefore
+            }
+        }
         await server.stop()
         let growth = residentAtWarmUp > 0 ? Double(residentAtEnd - residentAtWarmUp) / Double(residentAtWarmUp) * 100 : 0
 
@@ -92,11 +108,80 @@ struct ReliabilitySoakTests {
         #expect(counts.allSatisfy { $0.completed >= 1 }, "a session never completed a turn: \(counts.map(\.completed))")
         if settings.strict {
             #expect(growth < 5, "RSS grew \(growth) % after warm-up")
-            #expect(descriptorsAfter <= descriptorsBefore, "descriptors \(descriptorsBefore) before, \(descriptorsAfter) after")
+            #expect(descriptorsAfter <= descriptorsBefore, "descriptors \(descriptorsBefore) before, \(descriptorsAfter) after; new: \(newTargets.sorted())")
         }
-        print("soak\t\(settings.sessions) sessions\t\(settings.seconds) s\t\(turns) turns completed\t\(counts.reduce(0) { $0 + $1.cancelled }) interrupted\t\(errors) errors\t\(dropped) dropped"
+        print("soak\t\(settings.sessions) sessions\t\(settings.seconds) s\t\(settings.separateProcess ? "parley serve" : "in process")"
+            + "\t\(turns) turns completed\t\(counts.reduce(0) { $0 + $1.cancelled }) interrupted\t\(errors) errors\t\(dropped) dropped"
             + "\tRSS \(residentAtWarmUp / 1024) MB at warm-up → \(residentAtEnd / 1024) MB at end (\(String(format: "%+.1f", growth)) %)"
-            + "\tfds \(descriptorsBefore) before → \(descriptorsDuring) during → \(descriptorsAfter) after")
+            + "\tfds \(descriptorsBefore) before → \(descriptorsDuring) during → \(descriptorsAfter) after"
+            + "\tRSS by tenths (MB): \(samples.map { String($0 / 1024) }.joined(separator: " "))")
+    }
+}
+
+/// The server under soak: a `ParleyApp` in this process, or `parley serve` as a child.
+enum SoakServer: Sendable {
+    case inProcess(TestServer)
+    case child(ServerProcess)
+
+    static func start(separateProcess: Bool, upstreams: FaultyUpstreams) async throws -> SoakServer {
+        if separateProcess {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-soak-\(UUID().uuidString)")
+            return .child(try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams))
+        }
+        return .inProcess(try TestServer.start(providers: upstreams.providers(
+            key: "sk-soak", timeouts: OpenAITimeouts(firstOutput: .seconds(10), idle: .seconds(10)), retry: .none
+        )))
+    }
+
+    var port: Int {
+        switch self {
+        case .inProcess(let server): server.port
+        case .child(let server): server.port
+        }
+    }
+
+    var secret: String {
+        switch self {
+        case .inProcess(let server): server.secret
+        case .child: ServerProcess.secret
+        }
+    }
+
+    /// The process to measure, as `/proc` names it.
+    var pid: String {
+        switch self {
+        case .inProcess: "self"
+        case .child(let server): String(server.pid)
+        }
+    }
+
+    /// Realtime sessions open now (`parley_active_sessions` for a child).
+    func activeSessions() async -> Int {
+        switch self {
+        case .inProcess(let server):
+            return server.app.context.sessions.count
+        case .child(let server):
+            // A connection of its own, closed after the answer: a pooled one would count as a leaked descriptor.
+            guard let response = try? await HTTPRequestSender.send(port: server.port, "GET", "/metrics") else { return -1 }
+            let line = response.text.split(separator: "\n").first { $0.hasPrefix("parley_active_sessions ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+        }
+    }
+
+    /// The sessions running now, to check they are freed (in process only).
+    func liveSessions() -> [WeakSession] {
+        guard case .inProcess(let server) = self else { return [] }
+        return server.app.context.sessions.all.map { WeakSession($0.session) }
+    }
+
+    func stop() async {
+        switch self {
+        case .inProcess(let server):
+            await server.stop()
+        case .child(let server):
+            _ = await server.terminate()
+            try? FileManager.default.removeItem(at: server.dataDirectory)
+        }
     }
 }
 
