@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads what a process holds from `/proc`: open file descriptors, TCP sockets by port, and
 /// resident memory. Counting sockets by port keeps a leak check exact while other tests run
 /// in the same process.
@@ -13,6 +17,16 @@ enum ResourceProbe {
     static func descriptorTargets(pid: String = "self") -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
+    }
+
+    /// CPU time process `pid` has used (user + system), in seconds.
+    static func cpuSeconds(pid: String = "self") -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ")?.upperBound else { return -1 }
+        // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
+        let fields = stat[afterName...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return -1 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// The `/proc/<pid>/net` table entry of a `socket:[inode]` descriptor target, for messages.

@@ -42,7 +42,7 @@ struct ReliabilitySoakTests {
         // One short session first, so what lives as long as the process (the HTTP client's
         // connection machinery) exists before the baseline is taken.
         let warmUpClient = try await SoakClient.connect(port: server.port, token: server.secret, phase: 0)
-        await warmUpClient.talk(until: .now + .seconds(3))
+        await warmUpClient.talk(until: .now + .seconds(5))
         _ = await ResourceProbe.eventually(within: 10) { warmUpClient.counts.completed >= 1 && warmUpClient.counts.responsesOpen == 0 }
         warmUpClient.close()
         #expect(await ResourceProbe.eventually(within: 10) { await server.activeSessions() == 0 })
@@ -57,6 +57,7 @@ struct ReliabilitySoakTests {
         let sessions = server.liveSessions()
 
         let started = ContinuousClock.now
+        let cpuAtStart = (server: ResourceProbe.cpuSeconds(pid: server.pid), tests: ResourceProbe.cpuSeconds())
         let end = started + .seconds(settings.seconds)
         // RSS every tenth of the run; the sample at a third is the warm-up baseline.
         let samples = await withTaskGroup(of: [Int].self) { group in
@@ -75,11 +76,19 @@ struct ReliabilitySoakTests {
         // Let the last turns finish before counting.
         _ = await ResourceProbe.eventually(within: 10) { clients.allSatisfy { $0.counts.responsesOpen == 0 } }
         let residentAtEnd = ResourceProbe.residentKilobytes(pid: server.pid)
+        let elapsed = (ContinuousClock.now - started).elapsedSeconds
+        let serverCores = (ResourceProbe.cpuSeconds(pid: server.pid) - cpuAtStart.server) / elapsed
+        let testCores = (ResourceProbe.cpuSeconds() - cpuAtStart.tests) / elapsed
         let descriptorsDuring = ResourceProbe.openFileDescriptors(pid: server.pid)
         let counts = clients.map(\.counts)
         let turns = counts.reduce(0) { $0 + $1.completed }
         let errors = counts.reduce(0) { $0 + $1.errors }
         let dropped = counts.filter(\.closed).count
+        let unanswered = counts.reduce(0) { $0 + $1.unanswered }
+        let answerTimes = counts.flatMap(\.answerMilliseconds).sorted()
+        func percentile(_ fraction: Double) -> Int {
+            answerTimes.isEmpty ? 0 : Int(answerTimes[min(answerTimes.count - 1, Int(Double(answerTimes.count) * fraction))])
+        }
 
         for client in clients { client.close() }
         clients.removeAll()
@@ -106,12 +115,15 @@ struct ReliabilitySoakTests {
         #expect(errors == 0, "\(errors) error events: \(counts.compactMap(\.firstError).prefix(3))")
         #expect(dropped == 0, "\(dropped) sessions were closed by the server")
         #expect(counts.allSatisfy { $0.completed >= 1 }, "a session never completed a turn: \(counts.map(\.completed))")
+        #expect(unanswered == 0, "\(unanswered) utterances got no answer within \(SoakClient.answerLimit)")
         if settings.strict {
             #expect(growth < 5, "RSS grew \(growth) % after warm-up")
             #expect(descriptorsAfter <= descriptorsBefore, "descriptors \(descriptorsBefore) before, \(descriptorsAfter) after; new: \(newTargets.sorted())")
         }
         print("soak\t\(settings.sessions) sessions\t\(settings.seconds) s\t\(settings.separateProcess ? "parley serve" : "in process")"
-            + "\t\(turns) turns completed\t\(counts.reduce(0) { $0 + $1.cancelled }) interrupted\t\(errors) errors\t\(dropped) dropped"
+            + "\tpause \(SoakClient.pauseChunks * SoakClient.chunkMilliseconds) ms\t\(turns) turns completed\t\(counts.reduce(0) { $0 + $1.cancelled }) interrupted\t\(unanswered) unanswered\t\(errors) errors\t\(dropped) dropped"
+            + "\tend of speech → response.done p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms"
+            + "\tCPU: server \(String(format: "%.2f", serverCores)) cores\(settings.separateProcess ? ", clients and upstream \(String(format: "%.2f", testCores)) cores" : "")"
             + "\tRSS \(residentAtWarmUp / 1024) MB at warm-up → \(residentAtEnd / 1024) MB at end (\(String(format: "%+.1f", growth)) %)"
             + "\tfds \(descriptorsBefore) before → \(descriptorsDuring) during → \(descriptorsAfter) after"
             + "\tRSS by tenths (MB): \(samples.map { String($0 / 1024) }.joined(separator: " "))")
@@ -191,34 +203,49 @@ struct WeakSession: Sendable {
     init(_ session: VoiceSession) { self.session = session }
 }
 
-/// A lean realtime client for the soak: streams paced audio (speech bursts and pauses) and
-/// counts events without keeping them, so its own memory stays flat.
+/// A lean realtime client for the soak: streams audio in real time without a break, like a
+/// microphone — a 1.2 s utterance, then faint noise while it waits for the answer and for a
+/// pause after it, then the next utterance — and counts events without keeping them, so its
+/// own memory stays flat. Waiting for the answer makes it a polite talker: the turn rate
+/// follows the server, as a person's does.
 ///
-/// `@unchecked Sendable`: `tally` is guarded by `lock`.
+/// `@unchecked Sendable`: `tally` and `closedByUs` are guarded by `lock`.
 final class SoakClient: @unchecked Sendable {
     struct Counts: Sendable {
         var completed = 0
         var cancelled = 0
         var errors = 0
         var responsesOpen = 0
+        /// Utterances no response finished for within `answerLimit`.
+        var unanswered = 0
+        /// End of an utterance → its `response.done`, in milliseconds.
+        var answerMilliseconds: [Double] = []
         var closed = false
         var firstError: String?
+
+        var finished: Int { completed + cancelled + errors }
     }
 
     private let socket: WebSocketConnection
     private let lock = NSLock()
     private var tally = Counts()
     private var closedByUs = false
-    /// Where in the speech/pause cycle this client starts, so sessions do not talk in lockstep.
+    /// Delays the first utterance by this many chunks, so sessions do not talk in lockstep.
     private let phase: Int
 
     /// 100 ms of audio per message.
     static let chunkMilliseconds = 100
-    /// A cycle: 1.2 s of a voiced tone, then 1.6 s of faint noise.
+    /// The pause after an answer before the next utterance, in chunks: 6 s by default (a person
+    /// listens to the reply and thinks), `PARLEY_SOAK_PAUSE_MS` to change it.
+    static let pauseChunks = (ProcessInfo.processInfo.environment["PARLEY_SOAK_PAUSE_MS"].flatMap(Int.init) ?? 6_000) / chunkMilliseconds
+    /// How long an utterance may wait for its answer.
+    static let answerLimit: Duration = .seconds(20)
+    /// 1.2 s of a voiced tone.
     static let speech: [String] = chunks(of: (0..<28_800).map { Int16(6_000 * sin(Double($0) * 2 * .pi * 220 / 24_000)) })
-    static let pause: [String] = {
+    /// 100 ms of faint noise.
+    static let quiet: String = {
         var generator = SystemRandomNumberGenerator()
-        return chunks(of: (0..<38_400).map { _ in Int16.random(in: -40...40, using: &generator) })
+        return chunks(of: (0..<2_400).map { _ in Int16.random(in: -40...40, using: &generator) })[0]
     }()
 
     private static func chunks(of samples: [Int16]) -> [String] {
@@ -248,14 +275,41 @@ final class SoakClient: @unchecked Sendable {
 
     var counts: Counts { lock.withLock { tally } }
 
-    /// Streams the speech/pause cycle in real time until `end`.
+    /// What the microphone does next.
+    private enum Stage {
+        case quietBeforeSpeaking(chunksLeft: Int)
+        case speaking(chunk: Int)
+        case awaitingAnswer(since: ContinuousClock.Instant, finishedBefore: Int)
+    }
+
+    /// Streams audio in real time until `end`.
     func talk(until end: ContinuousClock.Instant) async {
-        let cycle = Self.speech + Self.pause
-        var index = phase * 7 % cycle.count
+        var stage = Stage.quietBeforeSpeaking(chunksLeft: phase * 7 % 28)
         var next = ContinuousClock.now
         while next < end {
-            guard (try? socket.send(.text(cycle[index]))) != nil else { return }
-            index = (index + 1) % cycle.count
+            let message: String
+            switch stage {
+            case .quietBeforeSpeaking(let left):
+                message = Self.quiet
+                stage = left <= 1 ? .speaking(chunk: 0) : .quietBeforeSpeaking(chunksLeft: left - 1)
+            case .speaking(let chunk):
+                message = Self.speech[chunk]
+                stage = chunk + 1 < Self.speech.count
+                    ? .speaking(chunk: chunk + 1)
+                    : .awaitingAnswer(since: next + .milliseconds(Self.chunkMilliseconds), finishedBefore: counts.finished)
+            case .awaitingAnswer(let since, let finishedBefore):
+                message = Self.quiet
+                if counts.finished > finishedBefore {
+                    let milliseconds = Double((ContinuousClock.now - since).components.attoseconds) / 1e15
+                        + Double((ContinuousClock.now - since).components.seconds) * 1000
+                    lock.withLock { tally.answerMilliseconds.append(milliseconds) }
+                    stage = .quietBeforeSpeaking(chunksLeft: Self.pauseChunks)
+                } else if ContinuousClock.now - since > Self.answerLimit {
+                    lock.withLock { tally.unanswered += 1 }
+                    stage = .quietBeforeSpeaking(chunksLeft: Self.pauseChunks)
+                }
+            }
+            guard (try? socket.send(.text(message))) != nil else { return }
             next += .milliseconds(Self.chunkMilliseconds)
             try? await Task.sleep(until: next, clock: .continuous)
         }
@@ -268,7 +322,7 @@ final class SoakClient: @unchecked Sendable {
 
     private func count(_ text: String) {
         // Audio deltas are most of the traffic; their type is all that matters.
-        if text.contains(#""type":"response.output_audio.delta""#) { return }
+        if text.hasPrefix(#"{"type":"response.output_audio.delta""#) { return }
         guard let event = try? JSONValue(parsing: text), let type = event["type"]?.stringValue else { return }
         lock.withLock {
             switch type {

@@ -67,6 +67,44 @@ struct SecurityTokenTests {
         await server.stop()
     }
 
+    @Test("compact browser tokens: forged tags, edited payloads, expired and unknown kinds are refused")
+    func compactTokenForgeriesAreRefused() async throws {
+        let server = try TestServer.start()
+        let minted = try await server.request("POST", "/v1/realtime/client_secrets", json: "{}")
+        let genuine = try #require(minted.body["value"]?.stringValue)
+        #expect(genuine.hasPrefix("pk_"), "client secrets are compact tokens")
+        let parts = genuine.dropFirst(3).split(separator: ".").map(String.init)
+        let payload = try #require(Base64URL.decode(Substring(parts[0])))
+        let tag = try #require(Base64URL.decode(Substring(parts[1])))
+        func token(_ payload: Data, _ tag: Data) -> String { "pk_" + Base64URL.encode(payload) + "." + Base64URL.encode(tag) }
+        func edited(_ index: Int, _ value: UInt8) -> Data {
+            var copy = payload
+            copy[copy.startIndex + index] = value
+            return copy
+        }
+        let key = Data(server.secret.utf8)
+        let forgeries = [
+            token(payload, Data(tag.reversed())),
+            token(payload, tag.prefix(8)),
+            token(payload, Data()),
+            token(edited(2, 0xFF), tag),  // a later expiry under the old tag
+            token(edited(1, 1), tag),  // client → local user under the old tag
+            "pk_" + parts[0] + "." + Self.withPaddingBitsFlipped(parts[1]),
+            CompactClientToken.mint(kind: .client, expiresAt: Int(Date().timeIntervalSince1970) - 1, key: key),
+            CompactClientToken.mint(kind: .client, expiresAt: Int(Date().timeIntervalSince1970) + 600, key: Data("another-secret-entirely".utf8)),
+            "pk_" + parts[0],
+            genuine + ".x",
+        ]
+        for (index, forged) in forgeries.enumerated() {
+            await #expect(throws: (any Error).self, "compact forgery \(index) opened a realtime session") {
+                _ = try await RealtimeTestClient.connect(server, token: forged)
+            }
+        }
+        let client = try await RealtimeTestClient.connect(server, token: genuine)
+        #expect(await client.next("session.created") != nil)
+        await server.stop()
+    }
+
     /// The same base64url text with the unused low bits of its last character set: a lenient
     /// decoder reads the same bytes, so a verifier using one would accept a second spelling.
     static func withPaddingBitsFlipped(_ text: String) -> String {
