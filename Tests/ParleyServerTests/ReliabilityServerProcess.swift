@@ -23,8 +23,15 @@ final class ServerProcess: @unchecked Sendable {
     /// The server secret every instance runs with.
     static let secret = "reliability-server-secret-0123456789"
 
-    /// The built `parley` executable.
+    /// The `parley` executable: `PARLEY_SERVE_EXECUTABLE` (the long soak uses a release
+    /// build), else the debug build next to the tests.
     static func executable() throws -> URL {
+        if let configured = ProcessInfo.processInfo.environment["PARLEY_SERVE_EXECUTABLE"] {
+            guard FileManager.default.isExecutableFile(atPath: configured) else {
+                throw ServerProcessError(description: "PARLEY_SERVE_EXECUTABLE: \(configured) is not an executable")
+            }
+            return URL(fileURLWithPath: configured)
+        }
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let candidates = [
