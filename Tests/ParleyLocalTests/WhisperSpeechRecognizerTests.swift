@@ -29,6 +29,39 @@ import Testing
         #expect(empty.text.isEmpty && empty.audioDuration == 0)
     }
 
+    @Test(arguments: [true, false]) func shortQuestionIsTranscribedOnceWithoutALoop(isFinal: Bool) async throws {
+        let recognizer = try TestModels.recognizer()
+        let audio = try await TestModels.speech("What is two plus two?")
+        let transcription = try await recognizer.transcribe(audio, isFinal: isFinal)
+        let words = normalizedWords(transcription.text).map { $0 == "two" ? "2" : $0 }
+        #expect(words == ["what", "is", "2", "plus", "2"], "heard \(transcription.text)")
+    }
+
+    @Test func tokenBudgetGrowsWithTheAudioUpToOneWindow() {
+        #expect(WhisperRepetition.tokenLimit(forAudioDuration: 1.65) == 30)
+        #expect(WhisperRepetition.tokenLimit(forAudioDuration: 0) == 16)
+        #expect(WhisperRepetition.tokenLimit(forAudioDuration: 10) == 96)
+        #expect(WhisperRepetition.tokenLimit(forAudioDuration: 600) == 220)
+        #expect(WhisperRepetition.tokenLimit(forAudioDuration: .nan) == 16)
+    }
+
+    @Test func repeatedTailKeepsOneCopy() {
+        func trimmed(_ text: String) -> String {
+            WhisperRepetition.trimmingRepeatedTail(text.split(separator: " ").map(String.init)).joined(separator: " ")
+        }
+        #expect(trimmed("what is 2 plus 2 ? what is 2 plus 2 ? what is 2") == "what is 2 plus 2 ?")
+        #expect(trimmed("turn on the light light light light") == "turn on the light")
+        #expect(trimmed("A B C D C D C") == "A B C D")
+        #expect(trimmed("please turn off the lights") == "please turn off the lights")
+        #expect(trimmed("a") == "a")
+        #expect(WhisperRepetition.trimmingRepeatedTail([Int]()).isEmpty)
+        let phrases = "bye bye see you see you what is 2 plus 2 ? what is 2 plus 2 ?".split(separator: " ")
+        #expect(WhisperRepetition.trimmingRepeatedTail(phrases, shortestUnit: 4).joined(separator: " ")
+            == "bye bye see you see you what is 2 plus 2 ?")
+        let speech = "bye bye see you see you".split(separator: " ")
+        #expect(WhisperRepetition.trimmingRepeatedTail(speech, shortestUnit: 4) == speech)
+    }
+
     @Test func concurrentSessionsShareOneModel() async throws {
         let recognizer = try TestModels.recognizer()
         let first = try await TestModels.speech("Can you play some relaxing music?")

@@ -2,8 +2,14 @@ import CWhisper
 import Foundation
 import ParleyCore
 
-/// Speech-to-text in process with whisper.cpp: greedy decoding, an encoder context sized to
-/// the utterance, cheap partial passes for live subtitles.
+/// Speech-to-text in process with whisper.cpp: greedy decoding bounded by the utterance's
+/// length, an encoder context sized to the utterance, cheap partial passes for live subtitles.
+///
+/// Each decode is one greedy pass without temperature fallback or carried-over context, and
+/// stops after a token budget proportional to the audio (`WhisperRepetition.tokenLimit`):
+/// tiny.en sometimes repeats a short utterance until it runs out of tokens, which used to take
+/// whisper.cpp's full 220-token window at every fallback temperature. A decode that hits the
+/// budget has its repeated tail dropped, and so does a decode that said a phrase twice.
 ///
 /// Loading the model takes a moment and ~80 MB for tiny.en: create one recognizer and share
 /// it between sessions. Decodes run on dedicated threads (`Configuration.concurrentDecodes`
@@ -49,7 +55,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
 
     /// Whisper consumes 16 kHz mono audio.
     public let sampleRate = 16_000
-    /// Partial passes decode one segment without temperature fallback, so they are cheap.
+    /// Partial passes decode one segment, so they are cheap.
     public let supportsPartials = true
     /// The configuration the recognizer was created with.
     public let configuration: Configuration
@@ -68,8 +74,8 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
 
     /// Transcribes one utterance of 16 kHz mono samples.
     ///
-    /// With `isFinal == false` the pass is cheaper (one segment, no temperature fallback)
-    /// and meant for a growing utterance. Samples outside `[-1, 1]` are clipped and
+    /// With `isFinal == false` the pass is meant for a growing utterance. The text holds no
+    /// decoding loop: a decode that runs out of its token budget loses its repeated tail. Samples outside `[-1, 1]` are clipped and
     /// non-finite samples treated as silence.
     /// - Throws: `ProviderError` (provider `whisper`) when decoding fails, `CancellationError`
     ///   when the calling task is cancelled.
@@ -83,32 +89,36 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         let configuration = configuration
         let clock = ContinuousClock()
         let start = clock.now
+        let tokenLimit = WhisperRepetition.tokenLimit(forAudioDuration: audioDuration)
         let text = try await engine.perform { context, state, abort in
             try Self.decode(
-                input.samples, context: context, state: state, abort: abort,
-                configuration: configuration, audioContext: audioContext, isFinal: isFinal
+                input.samples, context: context, state: state, abort: abort, configuration: configuration,
+                audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal
             )
         }
         return Transcription(text: text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval)
     }
 
-    /// Runs `whisper_full_with_state` and joins the segment texts. Runs on a worker thread.
+    /// Runs `whisper_full_with_state` and returns the text of its segments, without a repeated
+    /// tail where a segment ran out of tokens. Runs on a worker thread.
     private static func decode(
         _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
-        configuration: Configuration, audioContext: Int, isFinal: Bool
+        configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool
     ) throws -> String {
         var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
         parameters.n_threads = Int32(max(1, configuration.threadCount))
         parameters.no_context = true
         parameters.no_timestamps = true
-        parameters.single_segment = !isFinal
+        parameters.single_segment = audioContext != 0 || !isFinal
+        parameters.max_tokens = Int32(tokenLimit)
+        parameters.temperature = 0
+        parameters.temperature_inc = 0
         parameters.print_special = false
         parameters.print_progress = false
         parameters.print_realtime = false
         parameters.print_timestamps = false
         parameters.suppress_nst = true
         parameters.audio_ctx = Int32(audioContext)
-        if !isFinal { parameters.temperature_inc = 0 }
         parameters.abort_callback = abortFlagCallback
         let status: Int32 = withExtendedLifetime(abort) {
             parameters.abort_callback_user_data = Unmanaged.passUnretained(abort).toOpaque()
@@ -124,13 +134,28 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         guard status == 0 else {
             throw ProviderError(.server, provider: "whisper", message: "whisper.cpp failed to transcribe (status \(status))")
         }
-        var text = ""
+        var bytes: [UInt8] = []
         for segment in 0..<whisper_full_n_segments_from_state(state) {
-            if let pointer = whisper_full_get_segment_text_from_state(state, segment) {
-                text += String(cString: pointer)
+            for token in segmentTextTokens(segment, context: context, state: state) {
+                if let piece = whisper_token_to_str(context, token) {
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: piece, count: strlen(piece)).map { UInt8(bitPattern: $0) })
+                }
             }
         }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The text tokens of one segment without a repeated tail: any repetition when the segment
+    /// ran out of tokens, a repeated phrase when it ended by itself (whisper.cpp sometimes
+    /// says a short utterance twice and stops).
+    private static func segmentTextTokens(_ segment: Int32, context: OpaquePointer, state: OpaquePointer) -> [whisper_token] {
+        let endOfText = whisper_token_eot(context)
+        let tokens = (0..<whisper_full_n_tokens_from_state(state, segment)).map {
+            whisper_full_get_token_id_from_state(state, segment, $0)
+        }
+        let text = tokens.filter { $0 < endOfText }
+        let shortestUnit = tokens.contains(endOfText) ? WhisperRepetition.shortestRepeatedPhrase : 1
+        return WhisperRepetition.trimmingRepeatedTail(text, shortestUnit: shortestUnit)
     }
 }
 
