@@ -6,6 +6,7 @@ Settings come from the environment:
                        server's recognizer turns into PARLEY_SPEECH_TEXT (required)
   PARLEY_SPEECH_TEXT   the words the server should hear in that WAV (required)
   PARLEY_ARTIFACTS_DIR where screenshots go (default: <repo>/.cache/browser-tests)
+  PARLEY_SCREENSHOT_PREFIX  put before each screenshot's name (e.g. "embedded-"; default none)
   PARLEY_CONTROL       "stdio" when a supervisor can stop and start the server: the tests print
                        "parley-control: <stop-server|start-server>" on stdout and wait for a line
                        "ok" on stdin (the Swift wrapper in Tests/ParleyServerTests does this)
@@ -42,6 +43,7 @@ class Settings:
     speech_wav: Path
     speech_text: str
     artifacts: Path
+    screenshot_prefix: str
     can_restart_server: bool
 
     @staticmethod
@@ -56,6 +58,7 @@ class Settings:
             speech_wav=Path(os.environ["PARLEY_SPEECH_WAV"]),
             speech_text=os.environ["PARLEY_SPEECH_TEXT"],
             artifacts=artifacts,
+            screenshot_prefix=os.environ.get("PARLEY_SCREENSHOT_PREFIX", ""),
             can_restart_server=os.environ.get("PARLEY_CONTROL") == "stdio",
         )
 
@@ -242,7 +245,7 @@ class Page:
         return (f"status {self.status_text()!r}, banner {banner.text!r}, notices {self.notices()}, "
                 f"debug {self.debug()}, console {self.browser_errors()}")
 
-    def wait_for_agent_answer(self, after_count, timeout=120, states=("done",)):
+    def wait_for_agent_answer(self, after_count, timeout=60, states=("done",)):
         """Waits for agent message number `after_count + 1` to end in one of `states`."""
         def answered():
             agents = self.messages("agent")

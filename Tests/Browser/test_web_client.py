@@ -1,5 +1,7 @@
 """Browser tests of the Parley web page: headless Chromium with a fake microphone playing
-synthesised speech, against a real Parley server. Settings: see harness.py.
+synthesised speech, against a real Parley server (in process with deterministic providers, or
+`parley serve` on the embedded stack: Tests/ParleyServerTests/Browser*.swift). Settings: see
+harness.py.
 
 Run: PARLEY_URL=… PARLEY_SPEECH_WAV=… PARLEY_SPEECH_TEXT=… python -m unittest -v test_web_client
 """
@@ -9,7 +11,7 @@ import unittest
 
 from harness import Page, Settings, content_words, control_server, make_fake_microphone, wait_until
 
-TURN_TIMEOUT = 120
+TURN_TIMEOUT = 60
 LONG_ANSWER_REQUEST = "Tell me a long story about a dragon who learns to bake bread."
 
 
@@ -20,7 +22,9 @@ class WebClientTests(unittest.TestCase):
         cls.scratch = tempfile.TemporaryDirectory()
         cls.talk_microphone = make_fake_microphone(cls.settings.speech_wav, 2.5, cls.scratch.name)
         cls.hands_free_microphone = make_fake_microphone(cls.settings.speech_wav, 8, cls.scratch.name)
-        cls.barge_in_microphone = make_fake_microphone(cls.settings.speech_wav, 1.0, cls.scratch.name)
+        # Pauses shorter than the page's 500 ms end-of-turn silence: the talker who interrupts
+        # keeps talking, so no new answer plays while a test checks the interrupted one is silent.
+        cls.barge_in_microphone = make_fake_microphone(cls.settings.speech_wav, 0.2, cls.scratch.name)
 
     @classmethod
     def tearDownClass(cls):
@@ -32,7 +36,7 @@ class WebClientTests(unittest.TestCase):
         return page
 
     def save_screenshot(self, page, name):
-        page.screenshot(self.settings.artifacts / f"{name}.png")
+        page.screenshot(self.settings.artifacts / f"{self.settings.screenshot_prefix}{name}.png")
 
     # Assertions
 
@@ -46,9 +50,9 @@ class WebClientTests(unittest.TestCase):
 
     def assert_agent_spoke(self, page, message):
         self.assertNotEqual(message.heard.strip() or message.text.strip(), "", "the agent bubble has text")
-        snapshot = page.debug()
-        self.assertGreater(snapshot["audioChunksPlayed"], 0, "agent audio was played")
-        self.assertGreater(snapshot["samplesPlayed"], 0, "agent audio was played")
+        # The answer's text can be complete before its first chunk of speech has finished playing.
+        wait_until(lambda: page.debug()["audioChunksPlayed"] > 0 and page.debug()["samplesPlayed"] > 0,
+                   TURN_TIMEOUT, "agent audio to be played")
 
     def assert_no_error_notices(self, page):
         errors = [text for text in page.notices() if text]
