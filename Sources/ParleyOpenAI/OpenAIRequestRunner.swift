@@ -3,7 +3,7 @@ import ParleyCore
 import ParleyNet
 
 /// The deadline of one attempt: until output starts, a fixed first-output deadline; after that,
-/// an idle deadline that every sign of progress (a stream event, audio bytes) renews.
+/// an idle deadline that every sign of progress (a stream event, 20 ms of audio) renews.
 final class OutputDeadline: @unchecked Sendable {  // `lock` guards `deadline`, `outputStarted`, `delivered`.
     private let clock = ContinuousClock()
     private let timeouts: OpenAITimeouts
@@ -17,7 +17,7 @@ final class OutputDeadline: @unchecked Sendable {  // `lock` guards `deadline`, 
         deadline = clock.now.advanced(by: timeouts.firstOutput)
     }
 
-    /// The response progressed (a stream event, body bytes); renews the idle deadline once output has started.
+    /// The response progressed (a stream event, 20 ms of audio); renews the idle deadline once output has started.
     /// Keep-alive comments are not progress: a server that only sends those is stalled.
     func progressed() {
         lock.withLock {

@@ -58,6 +58,7 @@ public struct OpenAISpeechSynthesizer: SpeechSynthesizer {
             idleTimeout: runner.transportTimeout
         )
         let client = client
+        let progressSamples = Self.progressSamples(sampleRate: sampleRate)
         let task = Task {
             do {
                 try await runner.run { deadline in
@@ -68,12 +69,18 @@ public struct OpenAISpeechSynthesizer: SpeechSynthesizer {
                     }
                     try Self.checkRawPCM(contentType: response.headers["content-type"], errors: errors)
                     var decoder = PCM16StreamDecoder()
+                    var samplesSinceProgress = 0
                     for try await piece in response.body {
-                        deadline.progressed()
                         let samples = decoder.push(piece)
                         if !samples.isEmpty {
                             continuation.yield(samples)
                             deadline.markDelivered()
+                            samplesSinceProgress += samples.count
+                        }
+                        // Bytes alone are no progress: a server trickling a byte at a time would hold the response open.
+                        if samplesSinceProgress >= progressSamples {
+                            deadline.progressed()
+                            samplesSinceProgress = 0
                         }
                     }
                 }
@@ -87,6 +94,9 @@ public struct OpenAISpeechSynthesizer: SpeechSynthesizer {
         continuation.onTermination = { _ in task.cancel() }
         return audio
     }
+
+    /// The audio that renews the idle deadline: 20 ms. Less than that per idle period is a stalled stream.
+    static func progressSamples(sampleRate: Int) -> Int { max(1, sampleRate / 50) }
 
     /// Refuses bodies that are clearly not raw PCM (a server that ignored `response_format`).
     static func checkRawPCM(contentType: String?, errors: OpenAIErrorMapper) throws {

@@ -31,19 +31,7 @@ struct ReliabilityFaultInjectionTests {
 
     @Test("a fault reaches the client as a typed error, the next turn works, nothing leaks", arguments: ProviderKind.allCases, FaultyUpstream.Fault.allCases.filter { $0 != .healthy })
     func faultIsContained(kind: ProviderKind, fault: FaultyUpstream.Fault) async throws {
-        if let knownIssue = Self.knownIssue(kind, fault) {
-            // Intermittent: on a loaded machine a trickled byte can come late enough to trip the deadline.
-            await withKnownIssue(knownIssue, isIntermittent: true) { try await Self.exercise(kind, fault) }
-        } else {
-            try await Self.exercise(kind, fault)
-        }
-    }
-
-    /// Faults that are not contained yet, and why.
-    static func knownIssue(_ kind: ProviderKind, _ fault: FaultyUpstream.Fault) -> Comment? {
-        guard fault == .trickleAfterFirstOutput, kind == .speech else { return nil }
-        return Comment(rawValue: "Once audio has started, every received byte of it renews the idle deadline "
-            + "(OpenAISpeechSynthesizer → OutputDeadline.progressed), so speech trickling a byte at a time keeps the response open with no error.")
+        try await Self.exercise(kind, fault)
     }
 
     /// Runs one fault against a fresh server and checks everything the suite promises.
