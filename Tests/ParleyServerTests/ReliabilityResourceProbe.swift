@@ -19,9 +19,17 @@ enum ResourceProbe {
         return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
     }
 
+    /// The whole text of a `/proc` file. `String(contentsOfFile:)` stops after the first page of
+    /// these files (they report a size of 0), which would hide most of a busy `/proc/net/tcp`.
+    static func procText(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.readToEnd()).map { String(decoding: $0 ?? Data(), as: UTF8.self) }
+    }
+
     /// CPU time process `pid` has used (user + system), in seconds.
     static func cpuSeconds(pid: String = "self") -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        guard let stat = procText("/proc/\(pid)/stat"),
               let afterName = stat.range(of: ") ")?.upperBound else { return -1 }
         // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
         let fields = stat[afterName...].split(separator: " ")
@@ -34,7 +42,7 @@ enum ResourceProbe {
         guard target.hasPrefix("socket:[") else { return target }
         let inode = String(target.dropFirst(8).dropLast())
         for table in ["tcp", "tcp6", "udp", "udp6", "unix", "netlink", "raw", "raw6", "packet"] {
-            guard let text = try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8) else { continue }
+            guard let text = procText("/proc/\(pid)/net/\(table)") else { continue }
             for line in text.split(separator: "\n") where line.split(separator: " ").contains(Substring(inode)) {
                 return "\(table): \(line.split(separator: " ", omittingEmptySubsequences: true).prefix(10).joined(separator: " "))"
             }
@@ -44,7 +52,7 @@ enum ResourceProbe {
 
     /// Resident set size of process `pid` in kilobytes.
     static func residentKilobytes(pid: String = "self") -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return -1 }
+        guard let status = procText("/proc/\(pid)/status") else { return -1 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
         }
@@ -69,7 +77,7 @@ enum ResourceProbe {
         let hexPort = String(format: "%04X", port)
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = procText(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 9 else { continue }
