@@ -84,8 +84,9 @@ struct SecurityHTTPTests {
         var description: String { rawValue }
     }
 
-    /// How long the server may keep a slow client: lws' idle and content timeouts (10 s, 5 s) plus slack.
-    static let slowClientLimit: Double = 16
+    /// How long the server may keep a slow client: lws' idle and content timeouts (10 s, 5 s) and
+    /// the server's body deadline (`HTTPExchange.bodyGrace`, 10 s), plus room for a loaded machine.
+    static let slowClientLimit: Double = 30
 
     @Test("slow-loris connections are cut off and do not starve other clients", arguments: SlowClient.allCases)
     func slowClientsAreCutOff(_ behaviour: SlowClient) async throws {
@@ -106,14 +107,7 @@ struct SecurityHTTPTests {
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         let elapsed = (ContinuousClock.now - started).elapsedSeconds
-        let check = {
-            #expect(closed == connections.count, "\(behaviour): \(connections.count - closed) of \(connections.count) connections still open after \(Int(elapsed)) s")
-        }
-        if behaviour == .bodyTrickle {
-            withKnownIssue("lws renews its content timeout on every body packet, so a body trickling a byte every few seconds is never cut off") { check() }
-        } else {
-            check()
-        }
+        #expect(closed == connections.count, "\(behaviour): \(connections.count - closed) of \(connections.count) connections still open after \(Int(elapsed)) s")
         print("slow-loris\t\(behaviour)\t\(closed)/\(connections.count) closed\t\(String(format: "%.1f", elapsed)) s")
         await server.stop()
     }

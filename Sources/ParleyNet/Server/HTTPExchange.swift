@@ -59,6 +59,21 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
 
     // MARK: Reading (service thread)
 
+    /// A body must arrive within this, extended by a second for every `bodyMinimumRate` bytes
+    /// received. lws renews its own timeout on every packet, so without this a body trickled a
+    /// byte at a time would hold its connection for ever (slow loris).
+    static let bodyGrace: Duration = .seconds(10)
+    /// The bytes per second that keep extending `bodyGrace`.
+    static let bodyMinimumRate = 500
+
+    /// Whether the body is arriving too slowly to wait for.
+    var isBodyTooSlow: Bool {
+        let allowed = Self.bodyGrace + .milliseconds(request.body.count * 1000 / Self.bodyMinimumRate)
+        return ContinuousClock.now - bodyStarted > allowed
+    }
+
+    private let bodyStarted = ContinuousClock.now
+
     /// Prepares for a body of `length` bytes.
     func expectBody(length: Int) {
         request.body.reserveCapacity(min(length, bodyLimit))
@@ -72,7 +87,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         return true
     }
 
-    /// Answers without reading the rest of the body, then closes the connection (used for 413
+    /// Answers without reading the rest of the body, then closes the connection (used for 408, 413
     /// and 411, where the body cannot be skipped safely).
     func respondAndClose(_ response: HTTPResponse) {
         discardsBody = true

@@ -127,6 +127,8 @@ final class HTTPServerCore: @unchecked Sendable {
             if !exchange.appendBody(bytes) {
                 exchange.respondAndClose(.error(status: 413, code: "body_too_large",
                     message: "The request body exceeds \(configuration.maxRequestBodySize) bytes."))
+            } else if !exchange.isDiscardingBody, exchange.isBodyTooSlow {
+                exchange.respondAndClose(.error(status: 408, code: "request_timeout", message: "The request body arrived too slowly."))
             }
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             guard let exchange = attached(wsi) as? HTTPExchange else { return -1 }
