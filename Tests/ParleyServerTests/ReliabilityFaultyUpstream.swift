@@ -325,7 +325,11 @@ final class FaultyUpstream: @unchecked Sendable {
             return stride(from: 0, to: bytes.count, by: 4_800).map { Array(bytes[$0..<min($0 + 4_800, bytes.count)]) }
         }
 
-        private var transcriptionBody: [UInt8] { Array(#"{"text":"\#(FaultyUpstream.transcript)"}"#.utf8) }
+        /// The transcription JSON, padded with whitespace so that trickling it takes 30 s: far
+        /// longer than any deadline, however late a loaded machine runs the deadline's timer.
+        private var transcriptionBody: [UInt8] {
+            Array(#"{"text":"\#(FaultyUpstream.transcript)""#.utf8) + Array(repeating: UInt8(ascii: " "), count: 200) + Array("}".utf8)
+        }
 
         func healthyResponse() -> [UInt8] {
             switch self {
