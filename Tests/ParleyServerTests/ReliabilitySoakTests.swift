@@ -14,6 +14,9 @@ import Testing
 /// (the server is a `parley serve` child, so its memory and descriptors are measured alone)
 /// and `PARLEY_SOAK_STRICT=1` (the < 5 % memory growth after warm-up and the descriptor
 /// baseline are enforced; in CI other suites share the process, so they are only reported).
+/// `PARLEY_SOAK_SESSION_SECONDS` makes every client hang up and start a new session that
+/// often, so session set-up and tear-down run all along and no conversation grows for the
+/// whole run.
 @Suite("Reliability: soak")
 struct ReliabilitySoakTests {
     struct Settings {
@@ -21,6 +24,8 @@ struct ReliabilitySoakTests {
         var seconds = 30
         var strict = false
         var separateProcess = false
+        /// How long each session lasts before its client starts a new one; `nil`: the whole run.
+        var sessionSeconds: Int?
 
         static var current: Settings {
             let environment = ProcessInfo.processInfo.environment
@@ -29,6 +34,7 @@ struct ReliabilitySoakTests {
             if let seconds = environment["PARLEY_SOAK_SECONDS"].flatMap(Int.init) { settings.seconds = seconds }
             settings.strict = environment["PARLEY_SOAK_STRICT"] == "1"
             settings.separateProcess = environment["PARLEY_SOAK_PROCESS"] == "1"
+            settings.sessionSeconds = environment["PARLEY_SOAK_SESSION_SECONDS"].flatMap(Int.init)
             return settings
         }
     }
@@ -60,18 +66,25 @@ struct ReliabilitySoakTests {
         let cpuAtStart = (server: ResourceProbe.cpuSeconds(pid: server.pid), tests: ResourceProbe.cpuSeconds())
         let end = started + .seconds(settings.seconds)
         // RSS every tenth of the run; the sample at a third is the warm-up baseline.
-        let samples = await withTaskGroup(of: [Int].self) { group in
-            for client in clients { group.addTask { await client.talk(until: end); return [] } }
+        let (samples, replaced) = await withTaskGroup(of: (samples: [Int], clients: [SoakClient]).self) { group in
+            for client in clients {
+                group.addTask {
+                    (samples: [], clients: await client.converse(until: end, sessionSeconds: settings.sessionSeconds, port: server.port, token: server.secret))
+                }
+            }
             group.addTask {
                 var samples: [Int] = []
                 for tenth in 1...10 {
                     try? await Task.sleep(until: started + .seconds(Double(settings.seconds) * Double(tenth) / 10), clock: .continuous)
                     samples.append(ResourceProbe.residentKilobytes(pid: server.pid))
                 }
-                return samples
+                return (samples: samples, clients: [])
             }
-            return await group.reduce([]) { $0 + $1 }
+            return await group.reduce(into: (samples: [Int](), clients: [SoakClient]())) { $0.samples += $1.samples; $0.clients += $1.clients }
         }
+        let everySession = clients + replaced
+        // The sessions open now: each slot's latest client.
+        clients = clients.map { first in replaced.last { $0.slot == first.slot } ?? first }
         let residentAtWarmUp = samples.count == 10 ? samples[2] : 0
         // Let the last turns finish before counting.
         _ = await ResourceProbe.eventually(within: 10) { clients.allSatisfy { $0.counts.responsesOpen == 0 } }
@@ -80,7 +93,7 @@ struct ReliabilitySoakTests {
         let serverCores = (ResourceProbe.cpuSeconds(pid: server.pid) - cpuAtStart.server) / elapsed
         let testCores = (ResourceProbe.cpuSeconds() - cpuAtStart.tests) / elapsed
         let descriptorsDuring = ResourceProbe.openFileDescriptors(pid: server.pid)
-        let counts = clients.map(\.counts)
+        let counts = everySession.map(\.counts)
         let turns = counts.reduce(0) { $0 + $1.completed }
         let errors = counts.reduce(0) { $0 + $1.errors }
         let dropped = counts.filter(\.closed).count
@@ -121,6 +134,7 @@ struct ReliabilitySoakTests {
             #expect(descriptorsAfter <= descriptorsBefore, "descriptors \(descriptorsBefore) before, \(descriptorsAfter) after; new: \(newTargets.sorted())")
         }
         print("soak\t\(settings.sessions) sessions\t\(settings.seconds) s\t\(settings.separateProcess ? "parley serve" : "in process")"
+            + (settings.sessionSeconds.map { "\ta new session every \($0) s, \(counts.count) sessions in all" } ?? "")
             + "\tpause \(SoakClient.pauseChunks * SoakClient.chunkMilliseconds) ms\t\(turns) turns completed\t\(counts.reduce(0) { $0 + $1.cancelled }) interrupted\t\(unanswered) unanswered\t\(errors) errors\t\(dropped) dropped"
             + "\tend of speech → response.done p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms"
             + "\tCPU: server \(String(format: "%.2f", serverCores)) cores\(settings.separateProcess ? ", clients and upstream \(String(format: "%.2f", testCores)) cores" : "")"
@@ -232,6 +246,8 @@ final class SoakClient: @unchecked Sendable {
     private var closedByUs = false
     /// Delays the first utterance by this many chunks, so sessions do not talk in lockstep.
     private let phase: Int
+    /// The client slot this session fills: a slot's later sessions share it (and the phase).
+    var slot: Int { phase }
 
     /// 100 ms of audio per message.
     static let chunkMilliseconds = 100
@@ -280,6 +296,30 @@ final class SoakClient: @unchecked Sendable {
         case quietBeforeSpeaking(chunksLeft: Int)
         case speaking(chunk: Int)
         case awaitingAnswer(since: ContinuousClock.Instant, finishedBefore: Int)
+    }
+
+    /// Talks until `end`; with `sessionSeconds`, hangs up that often (once its answers are in)
+    /// and talks on in a new session.
+    /// - Returns: the sessions that followed this one, the last still open.
+    func converse(until end: ContinuousClock.Instant, sessionSeconds: Int?, port: Int, token: String) async -> [SoakClient] {
+        guard let sessionSeconds else {
+            await talk(until: end)
+            return []
+        }
+        var followers: [SoakClient] = []
+        var current = self
+        while true {
+            await current.talk(until: min(end, .now + .seconds(sessionSeconds)))
+            guard ContinuousClock.now < end else { return followers }
+            _ = await ResourceProbe.eventually(within: 20) { current.counts.responsesOpen == 0 }
+            current.close()
+            guard let next = try? await SoakClient.connect(port: port, token: token, phase: phase) else {
+                current.lock.withLock { current.tally.closed = true }  // counted as dropped
+                return followers
+            }
+            followers.append(next)
+            current = next
+        }
     }
 
     /// Streams audio in real time until `end`.
