@@ -63,13 +63,11 @@ enum BenchmarkServer {
     /// Makes an energy VAD per session.
     static let energyDetectors: @Sendable () -> any VoiceActivityDetector = { EnergyVAD() }
 
-    /// Makes a Silero VAD per session, after checking once that the model loads.
+    /// Makes a Silero VAD per session, all sharing one network loaded here.
     /// - Throws: `LocalModelError` when the model is missing or does not load.
     static func sileroDetectors() throws -> @Sendable () -> any VoiceActivityDetector {
-        let path = try ModelLocator().path(of: .sileroVAD)
-        _ = try SileroVAD(modelPath: path)
-        // The model loaded above; a later failure to load the same file falls back to energy VAD.
-        return { (try? SileroVAD(modelPath: path)) ?? EnergyVAD() }
+        let network = try SileroNetwork.shared(modelPath: ModelLocator().path(of: .sileroVAD))
+        return { SileroVAD(network: network) }
     }
 
     /// The engines: everything remote at `upstream`, no retries (a failure must show).

@@ -100,9 +100,8 @@ public enum ProviderFactory {
     /// The voice activity detector each session gets: Silero when its model loads, else energy.
     public static func voiceActivityDetector(_ settings: ServerSettings) -> (make: @Sendable () -> any VoiceActivityDetector, summary: String) {
         if settings.voiceActivityDetector == "silero", let path = try? locator(settings).path(of: .sileroVAD),
-           (try? SileroVAD(modelPath: path)) != nil {
-            return ({ (try? SileroVAD(modelPath: path)).map { $0 as any VoiceActivityDetector } ?? EnergyVAD() },
-                    "voice activity: Silero VAD v6.2 (whisper.cpp)")
+           let network = try? SileroNetwork.shared(modelPath: path) {
+            return ({ SileroVAD(network: network) }, "voice activity: Silero VAD v6.2, one shared network")
         }
         return ({ EnergyVAD() }, "voice activity: energy VAD with adaptive noise floor")
     }
