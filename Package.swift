@@ -36,10 +36,14 @@ let package = Package(
         // Built from the whisper.cpp source in the pywhispercpp sdist by scripts/setup.
         cLibrary("CWhisper", pkgConfig: "parley-whisper", apt: [], brew: ["whisper-cpp"]),
 
+        // The Silero network's inner loop: optimised and vectorised in every configuration, so
+        // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
+        .target(name: "CParleyKernels", cSettings: [.unsafeFlags(["-O3", "-ffast-math"])]),
+
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "COpenSSL"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite"]),
         .target(
             name: "ParleyServer",

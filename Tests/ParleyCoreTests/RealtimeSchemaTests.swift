@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 @testable import ParleyCore
 
@@ -337,7 +338,7 @@ enum PythonScript {
         try Data().write(to: outputFile)
         try Data().write(to: errorFile)
 
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [scriptPath] + arguments
         process.standardOutput = try FileHandle(forWritingTo: outputFile)

@@ -8,16 +8,16 @@ import Testing
 @testable import ParleyLocal
 
 @Suite struct LocalLLMServerTests {
-    static func tinyServer() throws -> LocalLLMServer {
-        try LocalLLMServer(configuration: .init(
-            modelPath: TinyModel.path.get(),
+    static func tinyServer() async throws -> LocalLLMServer {
+        try await LocalLLMServer(configuration: .init(
+            modelPath: TinyModel.path(),
             executablePath: TestModels.locator.llamaServerPath(),
             threadCount: 1, contextSize: 512, initialRestartDelay: .milliseconds(50)
         ))
     }
 
     @Test func startsAnswersChatCompletionsAndStopsWithoutOrphans() async throws {
-        let server = try Self.tinyServer()
+        let server = try await Self.tinyServer()
         try await server.start()
         let pid = try #require(server.processID)
         #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)/v1")
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func restartsTheProcessWhenItDies() async throws {
-        let server = try Self.tinyServer()
+        let server = try await Self.tinyServer()
         try await server.start()
         let first = try #require(server.signalProcess(SIGKILL))
         try await eventually { server.restartCount == 1 && server.processID != nil && server.processID != first }
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func openAILanguageModelStreamsFromTheServer() async throws {
-        let server = try Self.tinyServer()
+        let server = try await Self.tinyServer()
         try await server.start()
         let model = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "tiny", retry: .none))
         var text = ""
@@ -72,8 +72,8 @@ import Testing
     /// A reply in flight when the process dies ends with a typed error, and the next turn
     /// reaches the restarted process.
     @Test func aTurnInFlightWhenTheProcessDiesFailsWithATypedError() async throws {
-        let server = try LocalLLMServer(configuration: .init(
-            modelPath: TinyModel.path.get(), executablePath: TestModels.locator.llamaServerPath(),
+        let server = try await LocalLLMServer(configuration: .init(
+            modelPath: TinyModel.path(), executablePath: TestModels.locator.llamaServerPath(),
             threadCount: 1, contextSize: Self.longReplyTokens + 512, parallelSlots: 1, initialRestartDelay: .milliseconds(50)
         ))
         try await server.start()
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func twoSessionsShareOneServer() async throws {
-        let server = try Self.tinyServer()
+        let server = try await Self.tinyServer()
         try await server.start()
         async let first = HTTP.chat(server.baseURL, prompt: "first session", maxTokens: 16)
         async let second = HTTP.chat(server.baseURL, prompt: "second session", maxTokens: 16)

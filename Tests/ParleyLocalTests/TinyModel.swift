@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 
 /// A tiny random-weight llama GGUF written at test time by scripts/make-tiny-llama-gguf.py with
 /// the `gguf` package from Parley's virtualenv ($PARLEY_PYTHON).
@@ -12,15 +13,23 @@ enum TinyModel {
     }()
 
     /// Writes the model once per test process and returns its path.
-    static let path: Result<String, any Error> = Result {
+    static func path() async throws -> String {
+        try await writing.value
+    }
+
+    /// The one run of the script. It is awaited, never waited for: a test blocking a thread
+    /// of the cooperative pool (two on a 2-core machine) can stall every other test.
+    private static let writing = Task<String, any Error> {
         let output = FileManager.default.temporaryDirectory
             .appendingPathComponent("parley-tiny-\(ProcessInfo.processInfo.processIdentifier).gguf").path
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [repositoryRoot.appendingPathComponent("scripts/make-tiny-llama-gguf.py").path, output]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TinyModelError(status: process.terminationStatus, python: python) }
+        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        guard status == 0 else { throw TinyModelError(status: status, python: python) }
         return output
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 import Testing
 
 /// One run of the Python + Selenium browser tests in `Tests/Browser` against a server the
@@ -88,13 +89,13 @@ struct BrowserTestTools {
 final class LineProcess: Sendable {
     /// Lines written to stdout (the newest 10,000 kept until read); finishes when stdout closes.
     let output: AsyncStream<String>
-    private let process: Process
+    private let process: Subprocess
     private let input: FileHandle
     private let errors = OutputCollector()
     private let exit: AsyncStream<Int32>
 
     init(executable: URL, arguments: [String], directory: URL, environment: [String: String]) throws {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: `output` and `readyPort` are guarded by `lock`.
 final class ServerProcess: @unchecked Sendable {
-    let process: Process
+    let process: Subprocess
     let dataDirectory: URL
     /// Standard error (the JSON event log and start-up lines) goes to this file.
     let logFile: URL
@@ -65,7 +66,7 @@ final class ServerProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         logFile = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process = Process()
+        process = Subprocess()
         process.executableURL = try Self.executable()
         process.arguments = ["serve"] + arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLEY_") }

@@ -66,7 +66,7 @@ enum ChildProcess {
     }
 
     static func run(_ executable: String, _ arguments: [String], deadline: Duration = .seconds(120)) async throws -> Result {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let pipe = Pipe()

@@ -181,7 +181,11 @@ function restingHint() {
 talkButton.addEventListener("pointerdown", (event) => {
   if (event.pointerType === "mouse" && event.button !== 0) return;
   event.preventDefault();
-  talkButton.setPointerCapture(event.pointerId);
+  try {
+    talkButton.setPointerCapture(event.pointerId);
+  } catch {
+    // The pointer is already up (a very quick tap): the release on the window still ends it.
+  }
   conversation.pressTalk(`pointer-${event.pointerId}`, event.timeStamp);
 });
 // Listened for on the window: the release counts wherever the pointer is when it lifts.

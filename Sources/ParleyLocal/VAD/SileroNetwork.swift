@@ -1,3 +1,4 @@
+import CParleyKernels
 import Foundation
 import Synchronization
 
@@ -199,25 +200,10 @@ struct Convolution {
     }
 }
 
-/// The dot product of `count` floats at `a` and `b`, with four running sums so the optimiser
-/// can keep them in vector registers.
+/// The dot product of `count` floats at `a` and `b`.
 @inline(__always)
 func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
-    var sums = (Float(0), Float(0), Float(0), Float(0))
-    var index = 0
-    while index + 4 <= count {
-        sums.0 += a[index] * b[index]
-        sums.1 += a[index + 1] * b[index + 1]
-        sums.2 += a[index + 2] * b[index + 2]
-        sums.3 += a[index + 3] * b[index + 3]
-        index += 4
-    }
-    var total = (sums.0 + sums.1) + (sums.2 + sums.3)
-    while index < count {
-        total += a[index] * b[index]
-        index += 1
-    }
-    return total
+    parley_dot(a, b, count)
 }
 
 @inline(__always)

@@ -313,6 +313,8 @@ final class ClientSession: ServiceThreadWork, @unchecked Sendable {
 
     /// Service thread: lws destroyed the connection.
     func destroyed() {
+        // lws frees the wsi after this callback: a cancel scheduled later must not touch it.
+        wsi = nil
         failed("connection closed during the handshake")
         connection.closed()
         engine.unregister(self)

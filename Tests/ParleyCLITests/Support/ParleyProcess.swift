@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 
 /// The built `parley` executable, run as a real child process.
 enum ParleyProcess {
@@ -38,7 +39,7 @@ enum ParleyProcess {
         directory: URL = FileManager.default.temporaryDirectory,
         timeout: Duration = .seconds(120)
     ) async throws -> Result {
-        let process = Process()
+        let process = Subprocess()
         process.executableURL = try executable()
         process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLEY_") && $0.key != "NO_COLOR" }

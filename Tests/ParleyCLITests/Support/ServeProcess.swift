@@ -1,10 +1,11 @@
 import Foundation
+import ParleyTesting
 
 /// `parley serve` running as a child process, stopped with SIGTERM.
 final class ServeProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is set up before `start` returns and only read after;
     // the collected output lives in `CapturedText`, which has its own lock.
-    private let process = Process()
+    private let process = Subprocess()
     private let exited: AsyncStream<Int32>
     private let output = CapturedText()
     private let errorOutput = CapturedText()
