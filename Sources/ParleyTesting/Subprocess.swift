@@ -149,11 +149,15 @@ public final class Subprocess: @unchecked Sendable {  // `lock` guards every mut
         }
         guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
         lock.withLock { _processIdentifier = pid }
-        // This process keeps only its own ends of the pipes.
+        // This process keeps only its own ends of the pipes, each closed once (one pipe may
+        // serve as both standard output and standard error).
+        var childEnds: [ObjectIdentifier: FileHandle] = [:]
         for (target, stream) in streams.enumerated() {
             guard let pipe = stream as? Pipe else { continue }
-            try? (target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting).close()
+            let end = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+            childEnds[ObjectIdentifier(end)] = end
         }
+        for end in childEnds.values { try? end.close() }
         let child = pid
         Thread.detachNewThread { [self] in reap(child) }
     }
