@@ -25,9 +25,13 @@ struct ReliabilityFaultInjectionTests {
     /// The upstream API key; it must never reach the client.
     static let upstreamKey = "sk-upstream-fault-key-7d1e0c55"
 
-    /// The longest a fault may take to reach the client: every attempt running into the
-    /// first-output deadline, plus the backoff, plus slack for a loaded machine.
-    static let errorDeadline: Double = 2 * 1.5 + 0.1 + 4
+    /// The longest a fault may take to reach the client. It only catches a fault that is never
+    /// reported: a loaded machine can run seconds behind what the deadlines add up to (3.1 s),
+    /// so that the providers' own deadline fired is checked by the error's message instead.
+    static let errorDeadline: Double = 30
+    /// What the providers' deadlines say when they fire (first output 1.5 s, idle 1 s); the
+    /// transport's backstop timeout says something else.
+    static let deadlineMessages = ["no response within 1.5 s", "the response stalled for more than 1 s"]
 
     @Test("a fault reaches the client as a typed error, the next turn works, nothing leaks", arguments: ProviderKind.allCases, FaultyUpstream.Fault.allCases.filter { $0 != .healthy })
     func faultIsContained(kind: ProviderKind, fault: FaultyUpstream.Fault) async throws {
@@ -59,6 +63,10 @@ struct ReliabilityFaultInjectionTests {
         }
         let category = Self.reportedCategories(server).joined(separator: ",")
         #expect(category == expected.category, "\(kind) \(fault): reported as \(category)")
+        if expected.category == "timeout" {
+            let message = failure.error?["message"]?.stringValue ?? ""
+            #expect(Self.deadlineMessages.contains { message.contains($0) }, "\(kind) \(fault): not the providers' deadline: \(message)")
+        }
 
         try upstreams[kind].set(.healthy)
         let recovery = try await FaultTurn.run(kind, client: client, expectFailure: false)
