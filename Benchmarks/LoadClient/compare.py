@@ -80,7 +80,8 @@ def sustained(result):
 def server_command(system, args, upstream):
     if system == "parley":
         return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET, "--vad", args.parley_vad]
-    return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms)]
+    return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms),
+            "--vad-confidence", str(args.vad_threshold)]
 
 
 def start_upstream(args):
@@ -119,7 +120,7 @@ def run_against(system, sessions, args, upstream, profile_path):
         client_args = SimpleNamespace(
             system=system, url=server.address, token=SECRET if system == "parley" else "",
             sessions=sessions, turns=turns, turn_period_ms=args.turn_period_ms, utterance=args.utterance,
-            lead_ms=300, dither=16, silence_ms=args.silence_ms, reply_audio_ms=args.reply_audio_ms, server_pid=server.pid, seed=7,
+            lead_ms=300, dither=16, silence_ms=args.silence_ms, vad_threshold=args.vad_threshold, reply_audio_ms=args.reply_audio_ms, server_pid=server.pid, seed=7,
         )
         result = asyncio.run(loadclient.run(client_args))
     finally:
@@ -197,16 +198,19 @@ def main():
     parser.add_argument("--profile", action="store_true", help="sample the Parley server with perf")
     parser.add_argument("--systems", default="parley,pipecat")
     parser.add_argument("--parley-vad", default="silero", choices=["silero", "energy"], help="Parley's VAD (Pipecat uses Silero)")
-    parser.add_argument("--counts", default="1,10,50,100", help="session counts always run, before the search for the largest")
+    parser.add_argument("--counts", help="session counts always run, before the search for the largest "
+                        "(default 1,10,50,100; 1,10,50 with --quick)")
     args = parser.parse_args()
 
-    args.counts = [int(n) for n in args.counts.split(",")]
+    args.counts = [int(n) for n in (args.counts or ("1,10,50" if args.quick else "1,10,50,100")).split(",")]
     args.silence_ms = 300
+    # Both VADs count a frame as speech from this Silero probability (Pipecat's default).
+    args.vad_threshold = 0.7
     args.turn_period_ms = 5000
     args.single_session_turns = 3 if args.quick else 10
     args.turns = 2 if args.quick else 4
     args.max_sessions = 400 if args.quick else 1600
-    args.bisect_steps = 1 if args.quick else 2
+    args.bisect_steps = 0 if args.quick else 2
     args.upstream_delays = upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
     args.reply = reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
     sentences = 2
@@ -224,6 +228,7 @@ def main():
             "floor_ms": floor_ms, "turn_period_ms": args.turn_period_ms, "frame_ms": loadclient.FRAME_MS,
             "turns_per_session": args.turns, "single_session_turns": args.single_session_turns,
             "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions, "parley_vad": args.parley_vad,
+            "vad_threshold": args.vad_threshold,
         },
         "systems": {},
     }

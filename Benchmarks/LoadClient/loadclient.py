@@ -118,6 +118,14 @@ class ParleyProtocol:
     def headers(token):
         return {"Authorization": f"Bearer {token}"} if token else {}
 
+    @staticmethod
+    def setup_messages(args):
+        """The session's turn detection: the same speech threshold and silence window as the
+        other system's VAD, set the way any Realtime client sets it."""
+        turn_detection = {"type": "server_vad", "threshold": args.vad_threshold, "silence_duration_ms": args.silence_ms}
+        update = {"type": "session.update", "session": {"type": "realtime", "audio": {"input": {"turn_detection": turn_detection}}}}
+        return [json.dumps(update)]
+
 
 class PipecatProtocol:
     """Pipecat's protobuf serializer: Frame{audio: AudioRawFrame{audio, sample_rate, num_channels}}."""
@@ -148,6 +156,11 @@ class PipecatProtocol:
     @staticmethod
     def headers(token):
         return {}
+
+    @staticmethod
+    def setup_messages(args):
+        """Nothing: Pipecat's VAD is configured when its server starts."""
+        return []
 
     @staticmethod
     def is_turn_end(message):
@@ -302,6 +315,9 @@ async def open_session(session, args, protocol):
         )
     except Exception as error:  # noqa: BLE001 — any failure to connect is reported, not raised
         session.error = f"connect: {error!r}"
+        return
+    for message in protocol.setup_messages(args):
+        await session.socket.send(message)
 
 
 async def read_session(session, protocol):
@@ -485,6 +501,7 @@ def main():
     parser.add_argument("--lead-ms", type=int, default=300, help="quiet before the speech in each turn")
     parser.add_argument("--dither", type=int, default=16, help="amplitude of the noise that stands for silence")
     parser.add_argument("--silence-ms", type=int, default=300, help="the servers' silence window")
+    parser.add_argument("--vad-threshold", type=float, default=0.7, help="speech probability that counts as speech (Parley)")
     parser.add_argument("--reply-audio-ms", type=int, required=True, help="agent audio a complete reply carries")
     parser.add_argument("--server-pid", type=int, default=0, help="process whose CPU and memory are read")
     parser.add_argument("--seed", type=int, default=7)

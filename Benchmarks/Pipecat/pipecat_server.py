@@ -82,7 +82,7 @@ async def run_pipeline(websocket, args):
     user_aggregator, assistant_aggregator = LLMContextAggregatorPair(
         context,
         user_params=LLMUserAggregatorParams(
-            vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=args.silence_ms / 1000)),
+            vad_analyzer=SileroVADAnalyzer(params=VADParams(confidence=args.vad_confidence, stop_secs=args.silence_ms / 1000)),
             user_turn_strategies=UserTurnStrategies(
                 stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.0)],
             ),
@@ -131,6 +131,7 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--silence-ms", type=int, default=300, help="silence that ends the user's turn")
+    parser.add_argument("--vad-confidence", type=float, default=0.7, help="Silero probability that counts as speech")
     parser.add_argument("--log-level", default="WARNING", help="loguru level (Pipecat logs DEBUG by default)")
     args = parser.parse_args()
     logger.remove()

@@ -160,8 +160,10 @@ def comparison_section(comparison, cores):
         f"{upstream['speech_audio_ms']} ms of audio per sentence; reply: two sentences). Each session streams a 2 s flite "
         f"utterance (slt voice) then silence, in 20 ms frames paced in real time, one turn every {settings['turn_period_ms'] // 1000} s; "
         f"session starts are spread over one turn period. Both end a turn after {settings['silence_window_ms']} ms of silence "
-        f"(Parley: {'Silero VAD (whisper.cpp)' if settings.get('parley_vad', 'energy') == 'silero' else 'energy VAD'} + its turn detector; "
-        "Pipecat: Silero VAD (onnxruntime) with `stop_secs=0.3` and a speech timeout of 0). "
+        f"and count a frame as speech from a Silero probability of {settings.get('vad_threshold', 0.5)} "
+        f"(Parley: {'Silero VAD (its own Swift network on the ggml weights, one shared by all sessions)' if settings.get('parley_vad', 'energy') == 'silero' else 'energy VAD'} "
+        "+ its turn detector, threshold set by the client's `session.update`; "
+        "Pipecat: Silero VAD (onnxruntime) with `confidence` and `stop_secs=0.3` and a speech timeout of 0). "
         "Pipecat runs one FastAPI/uvicorn process with a pipeline per WebSocket (`FastAPIWebsocketTransport`, protobuf "
         "serializer, `OpenAISTTService` → `LLMContextAggregatorPair` → `OpenAILLMService` → `OpenAITTSService`), logging "
         "at WARNING; Parley runs `ParleyBenchmarks serve` (the ParleyApp realtime endpoint, OpenAI Realtime protocol).",
@@ -272,8 +274,7 @@ def where_time_goes(missed, profile, comparison):
             text += (
                 f" Split at the server's `speech_stopped` event: end of speech → the VAD ending the turn {number(endpointing, 0)} ms "
                 f"(the {comparison['settings']['silence_window_ms']} ms window plus the time Silero keeps scoring the fading end "
-                f"of the utterance as speech at Parley's threshold of 0.5; Pipecat's defaults end sooner: confidence 0.7 and a volume "
-                f"gate), then turn end → first audio byte {number(after, 0)} ms, of which {number(upstream_ms, 0)} ms are the upstream's "
+                f"of the utterance as speech; Pipecat also gates on volume), then turn end → first audio byte {number(after, 0)} ms, of which {number(upstream_ms, 0)} ms are the upstream's "
                 "delays and the rest is Parley: transcription upload, the agent, the sentence segmenter waiting for the token after "
                 "the first full stop, speech synthesis and the WebSocket."
             )
@@ -282,9 +283,8 @@ def where_time_goes(missed, profile, comparison):
     memory_missed = any(t[0].startswith("memory per session") for t in missed)
     if memory_missed and settings.get("parley_vad") == "silero":
         lines += [
-            "Memory: each Parley session owns a Silero VAD context (whisper.cpp loads the model and its compute buffers per "
-            "context), which is most of Parley's per-session memory here; the `server` area above, with the energy VAD, "
-            "shows what a session costs without it.",
+            "Memory: the `server` area above, with the energy VAD, shows what a session costs without Silero; the Silero "
+            "network's weights are loaded once and shared, a session holds only its 1 KiB recurrent state.",
             "",
         ]
     if profile:
