@@ -34,7 +34,8 @@ public final class Subprocess: @unchecked Sendable {  // `lock` guards every mut
     private var _terminationHandler: (@Sendable (Subprocess) -> Void)?
     private var _processIdentifier: pid_t = 0
     private var _terminationStatus: Int32?
-    private var exitWaiters: [CheckedContinuation<Int32, Never>] = []
+    private var exitWaiters: [Int: CheckedContinuation<Int32?, Never>] = [:]
+    private var nextWaiter = 0
 
     /// A process to configure, then `run()`.
     public init() {}
@@ -176,13 +177,41 @@ public final class Subprocess: @unchecked Sendable {  // `lock` guards every mut
 
     /// Waits, without blocking a thread, for the child to exit and returns `terminationStatus`.
     public func exitStatus() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let status: Int32? = lock.withLock {
-                if let status = _terminationStatus { return status }
-                exitWaiters.append(continuation)
+        await waitForExit() ?? -1
+    }
+
+    /// The exit status, or nil if the child is still running after `limit` (it is left running).
+    public func exitStatus(within limit: Duration) async -> Int32? {
+        await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await self.waitForExit() }
+            group.addTask {
+                try? await Task.sleep(for: limit)
                 return nil
             }
-            if let status { continuation.resume(returning: status) }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// The exit status once the child has exited; nil if the waiting task is cancelled first.
+    private func waitForExit() async -> Int32? {
+        let waiter = lock.withLock {
+            defer { nextWaiter += 1 }
+            return nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
+                let outcome: Int32?? = lock.withLock {
+                    if let status = _terminationStatus { return .some(status) }
+                    if Task.isCancelled { return .some(nil) }
+                    exitWaiters[waiter] = continuation
+                    return .none
+                }
+                if let outcome { continuation.resume(returning: outcome) }
+            }
+        } onCancel: {
+            lock.withLock { exitWaiters.removeValue(forKey: waiter) }?.resume(returning: nil)
         }
     }
 
@@ -193,8 +222,8 @@ public final class Subprocess: @unchecked Sendable {  // `lock` guards every mut
         let code = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
         let (handler, waiters) = lock.withLock {
             _terminationStatus = code
-            defer { exitWaiters = [] }
-            return (_terminationHandler, exitWaiters)
+            defer { exitWaiters = [:] }
+            return (_terminationHandler, exitWaiters.values)
         }
         handler?(self)
         for waiter in waiters { waiter.resume(returning: code) }

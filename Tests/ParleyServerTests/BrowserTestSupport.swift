@@ -92,7 +92,6 @@ final class LineProcess: Sendable {
     private let process: Subprocess
     private let input: FileHandle
     private let errors = OutputCollector()
-    private let exit: AsyncStream<Int32>
 
     init(executable: URL, arguments: [String], directory: URL, environment: [String: String]) throws {
         let process = Subprocess()
@@ -104,16 +103,10 @@ final class LineProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = stdin
-        let (exit, exited) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
-        process.terminationHandler = { finished in
-            exited.yield(finished.terminationStatus)
-            exited.finish()
-        }
         let errors = errors
         stderr.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
         try process.run()
         self.process = process
-        self.exit = exit
         input = stdin.fileHandleForWriting
         output = Self.lines(of: stdout.fileHandleForReading)
     }
@@ -133,17 +126,7 @@ final class LineProcess: Sendable {
 
     /// The exit status; the process is killed if it has not ended within `limit`.
     func exitStatus(within limit: Duration) async throws -> Int32 {
-        let exit = exit
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask { await exit.first { _ in true } }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let status = await process.exitStatus(within: limit)
         guard let status else {
             process.terminate()
             throw BrowserTestFailure("the browser tests did not finish within \(limit):\n\(errorOutput)")

@@ -74,22 +74,8 @@ enum ChildProcess {
         process.standardError = pipe
         let output = OutputCollector()
         pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        let exited = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
         try process.run()
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask { await exited.stream.first { _ in true } }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let status = await process.exitStatus(within: deadline)
         if status == nil { process.terminate() }
         pipe.fileHandleForReading.readabilityHandler = nil
         output.append(pipe.fileHandleForReading.readDataToEndOfFile())

@@ -2,7 +2,13 @@ import Foundation
 
 /// The conversation a session holds: its items in order, each with the message the language
 /// model sees. Items are added when they complete.
+///
+/// It keeps the most recent `capacity` items, several times what the language model's window
+/// takes, so a session that runs for hours does not grow; older items stay in the store.
 public struct ConversationLedger: Sendable, Hashable {
+    /// How many of the most recent items are kept.
+    public static let capacity = 256
+
     /// One item of the conversation.
     public struct Item: Sendable, Hashable {
         /// The realtime item id.
@@ -35,6 +41,7 @@ public struct ConversationLedger: Sendable, Hashable {
             items[index].message = message
         } else {
             items.append(Item(id: id, message: message))
+            dropOldest()
         }
     }
 
@@ -45,6 +52,11 @@ public struct ConversationLedger: Sendable, Hashable {
             return
         }
         items.insert(Item(id: id, message: message), at: index + 1)
+        dropOldest()
+    }
+
+    private mutating func dropOldest() {
+        if items.count > Self.capacity { items.removeFirst(items.count - Self.capacity) }
     }
 
     /// Removes an item; returns whether it existed.

@@ -16,6 +16,9 @@ struct RealtimeEventTranslator {
     var speaksResponses = true
     private var responses: [String: ResponseState] = [:]
     private var partialTranscripts: [String: String] = [:]
+    /// Items announced as added whose `conversation.item.done` waits for `.itemCompleted`,
+    /// which comes after the connection has stored them: "done" never precedes the save.
+    private var addedItems: [String: (item: RealtimeItem, previousItemID: String?)] = [:]
 
     /// The protocol events for one session event.
     mutating func translate(_ event: VoiceSessionEvent) -> [RealtimeServerEvent] {
@@ -55,9 +58,11 @@ struct RealtimeEventTranslator {
         case .itemAdded(let itemID, let previousItemID, let message):
             guard var item = RealtimeItem.items(for: message, spoken: speaksResponses).first else { return [] }
             item.id = itemID
-            return [.conversationItemAdded(item, previousItemID: previousItemID), .conversationItemDone(item, previousItemID: previousItemID)]
-        case .itemCompleted:
-            return []
+            addedItems[itemID] = (item, previousItemID)
+            return [.conversationItemAdded(item, previousItemID: previousItemID)]
+        case .itemCompleted(let itemID, _):
+            guard let added = addedItems.removeValue(forKey: itemID) else { return [] }
+            return [.conversationItemDone(added.item, previousItemID: added.previousItemID)]
         case .itemDeleted(let itemID):
             return [.conversationItemDeleted(itemID: itemID)]
         case .itemTruncated(let itemID, let audioEndMs, _):

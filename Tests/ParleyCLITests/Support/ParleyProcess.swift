@@ -51,8 +51,6 @@ enum ParleyProcess {
         process.standardOutput = stdout
         process.standardError = stderr
 
-        let exited = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
         try process.run()
         async let output = readToEnd(stdout.fileHandleForReading)
         async let errorOutput = readToEnd(stderr.fileHandleForReading)
@@ -61,16 +59,7 @@ enum ParleyProcess {
             try? stdin.fileHandleForWriting.close()
         }.start()
 
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask { await exited.stream.first { _ in true } }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let status = await process.exitStatus(within: timeout)
         guard let status else {
             process.terminate()
             throw Failure(description: "parley \(arguments.joined(separator: " ")) did not exit within \(timeout)")

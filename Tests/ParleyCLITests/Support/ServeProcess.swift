@@ -6,7 +6,6 @@ final class ServeProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is set up before `start` returns and only read after;
     // the collected output lives in `CapturedText`, which has its own lock.
     private let process = Subprocess()
-    private let exited: AsyncStream<Int32>
     private let output = CapturedText()
     private let errorOutput = CapturedText()
     /// Standard output lines as they arrive.
@@ -53,9 +52,6 @@ final class ServeProcess: @unchecked Sendable {
             let data = handle.availableData
             if data.isEmpty { handle.readabilityHandler = nil } else { errorOutput.append(String(decoding: data, as: UTF8.self)) }
         }
-        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
-        self.exited = exited
-        process.terminationHandler = { exitContinuation.yield($0.terminationStatus) }
     }
 
     /// Starts `parley serve arguments` and waits (up to `deadline`) for it to say it is ready.
@@ -90,16 +86,7 @@ final class ServeProcess: @unchecked Sendable {
     /// Sends SIGTERM and returns the exit status and what the server wrote to standard error.
     func stop(deadline: Duration = .seconds(60)) async -> (status: Int32?, errorOutput: String) {
         process.terminate()
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask { await self.exited.first { _ in true } }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let status = await process.exitStatus(within: deadline)
         if status == nil { kill(process.processIdentifier, SIGKILL) }
         return (status, errorOutput.value)
     }
