@@ -104,7 +104,11 @@ final class LineProcess: Sendable {
         process.standardError = stderr
         process.standardInput = stdin
         let errors = errors
-        stderr.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            // At the end, stop watching before the pipe closes (see ReliabilityServerProcess).
+            if data.isEmpty { handle.readabilityHandler = nil } else { errors.append(data) }
+        }
         try process.run()
         self.process = process
         input = stdin.fileHandleForWriting

@@ -81,6 +81,9 @@ final class ServerProcess: @unchecked Sendable {
         process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
         stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
+            // At the end, stop watching before anyone closes the pipe: a dispatch source left on
+            // a closed descriptor crashes libdispatch's event loop.
+            if data.isEmpty { handle.readabilityHandler = nil }
             guard let self, !data.isEmpty else { return }
             self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
         }
