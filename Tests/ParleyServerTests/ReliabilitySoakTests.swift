@@ -65,7 +65,8 @@ struct ReliabilitySoakTests {
         let started = ContinuousClock.now
         let cpuAtStart = (server: ResourceProbe.cpuSeconds(pid: server.pid), tests: ResourceProbe.cpuSeconds())
         let end = started + .seconds(settings.seconds)
-        // RSS every tenth of the run; the sample at a third is the warm-up baseline.
+        // RSS every tenth of the run, the last a second before the clients stop (while every
+        // session still talks); the sample at a third is the warm-up baseline.
         let (samples, replaced) = await withTaskGroup(of: (samples: [Int], clients: [SoakClient]).self) { group in
             for client in clients {
                 group.addTask {
@@ -75,7 +76,8 @@ struct ReliabilitySoakTests {
             group.addTask {
                 var samples: [Int] = []
                 for tenth in 1...10 {
-                    try? await Task.sleep(until: started + .seconds(Double(settings.seconds) * Double(tenth) / 10), clock: .continuous)
+                    let at = started + .seconds(Double(settings.seconds) * Double(tenth) / 10) - .seconds(tenth == 10 ? 1 : 0)
+                    try? await Task.sleep(until: at, clock: .continuous)
                     samples.append(ResourceProbe.residentKilobytes(pid: server.pid))
                 }
                 return (samples: samples, clients: [])
@@ -86,9 +88,10 @@ struct ReliabilitySoakTests {
         // The sessions open now: each slot's latest client.
         clients = clients.map { first in replaced.last { $0.slot == first.slot } ?? first }
         let residentAtWarmUp = samples.count == 10 ? samples[2] : 0
+        let residentAtEnd = samples.last ?? 0
         // Let the last turns finish before counting.
         _ = await ResourceProbe.eventually(within: 10) { clients.allSatisfy { $0.counts.responsesOpen == 0 } }
-        let residentAtEnd = ResourceProbe.residentKilobytes(pid: server.pid)
+        let residentAfterClientsStopped = ResourceProbe.residentKilobytes(pid: server.pid)
         let elapsed = (ContinuousClock.now - started).elapsedSeconds
         let serverCores = (ResourceProbe.cpuSeconds(pid: server.pid) - cpuAtStart.server) / elapsed
         let testCores = (ResourceProbe.cpuSeconds() - cpuAtStart.tests) / elapsed
@@ -139,6 +142,7 @@ struct ReliabilitySoakTests {
             + "\tend of speech → response.done p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms"
             + "\tCPU: server \(String(format: "%.2f", serverCores)) cores\(settings.separateProcess ? ", clients and upstream \(String(format: "%.2f", testCores)) cores" : "")"
             + "\tRSS \(residentAtWarmUp / 1024) MB at warm-up → \(residentAtEnd / 1024) MB at end (\(String(format: "%+.1f", growth)) %)"
+            + ", \(residentAfterClientsStopped / 1024) MB once every client stopped at the same moment"
             + "\tfds \(descriptorsBefore) before → \(descriptorsDuring) during → \(descriptorsAfter) after"
             + "\tRSS by tenths (MB): \(samples.map { String($0 / 1024) }.joined(separator: " "))")
     }
