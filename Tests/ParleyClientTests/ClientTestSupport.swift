@@ -75,6 +75,17 @@ func makeModel(_ server: ClientTestServer, audio: FakeConversationAudio, tokens:
     return ConversationModel(client: RealtimeClient(configuration: configuration, token: tokens.next), audio: audio)
 }
 
+/// A model with fake audio on a fresh test server, connected and ready.
+@MainActor
+func connectedModel() async throws -> (server: ClientTestServer, audio: FakeConversationAudio, model: ConversationModel) {
+    let server = try ClientTestServer.start()
+    let audio = FakeConversationAudio()
+    let model = makeModel(server, audio: audio)
+    model.connect()
+    try #require(await waitUntil("connected") { model.status == .ready })
+    return (server, audio, model)
+}
+
 /// Waits until `condition` holds, re-checking whenever the observable state it reads changes;
 /// records an issue and returns `false` at the deadline.
 @MainActor

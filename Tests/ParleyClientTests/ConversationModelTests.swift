@@ -117,11 +117,7 @@ struct ConversationModelTests {
     }
 
     @Test func aTapReleasedInTheSameInstantNeverStartsTheMicrophone() async throws {
-        let server = try ClientTestServer.start()
-        let audio = FakeConversationAudio()
-        let model = makeModel(server, audio: audio)
-        model.connect()
-        try #require(await waitUntil("connected") { model.status == .ready })
+        let (server, audio, model) = try await connectedModel()
 
         model.beginHold()
         model.endHold()
@@ -136,11 +132,7 @@ struct ConversationModelTests {
     }
 
     @Test func aHoldTooShortForWordsSettlesBackSilently() async throws {
-        let server = try ClientTestServer.start()
-        let audio = FakeConversationAudio()
-        let model = makeModel(server, audio: audio)
-        model.connect()
-        try #require(await waitUntil("connected") { model.status == .ready })
+        let (server, audio, model) = try await connectedModel()
 
         model.beginHold()
         try #require(await within("the microphone is on") { await audio.waitUntilCapturing() })
@@ -199,11 +191,7 @@ struct ConversationModelTests {
     }
 
     @Test func aMicrophoneThatFailsMidHoldDropsListening() async throws {
-        let server = try ClientTestServer.start()
-        let audio = FakeConversationAudio()
-        let model = makeModel(server, audio: audio)
-        model.connect()
-        try #require(await waitUntil("connected") { model.status == .ready })
+        let (server, audio, model) = try await connectedModel()
 
         model.beginHold()
         try #require(await within("the microphone is on") { await audio.waitUntilCapturing() })
@@ -260,11 +248,7 @@ struct ConversationModelTests {
     }
 
     @Test func pressingWhileTheAgentSpeaksCutsItOffAtThePlayedPosition() async throws {
-        let server = try ClientTestServer.start()
-        let audio = FakeConversationAudio()
-        let model = makeModel(server, audio: audio)
-        model.connect()
-        try #require(await waitUntil("connected") { model.status == .ready })
+        let (server, audio, model) = try await connectedModel()
 
         #expect(model.send(text: "Tell me a long story"))
         try #require(await within("five seconds of speech are queued") {
@@ -345,11 +329,7 @@ struct ConversationModelTests {
     }
 
     @Test func handsFreeTurnsEndWhenThePersonStopsTalking() async throws {
-        let server = try ClientTestServer.start()
-        let audio = FakeConversationAudio()
-        let model = makeModel(server, audio: audio)
-        model.connect()
-        try #require(await waitUntil("connected") { model.status == .ready })
+        let (server, audio, model) = try await connectedModel()
 
         model.setHandsFree(true)
         #expect(model.isHandsFree)
