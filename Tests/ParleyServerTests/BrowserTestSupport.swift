@@ -104,15 +104,11 @@ final class LineProcess: Sendable {
         process.standardError = stderr
         process.standardInput = stdin
         let errors = errors
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            // At the end, stop watching before the pipe closes (see ReliabilityServerProcess).
-            if data.isEmpty { handle.readabilityHandler = nil } else { errors.append(data) }
-        }
         try process.run()
+        _ = PipeReader(stderr.fileHandleForReading) { errors.append($0) }
         self.process = process
         input = stdin.fileHandleForWriting
-        output = Self.lines(of: stdout.fileHandleForReading)
+        output = PipeReader.lines(of: stdout.fileHandleForReading)
     }
 
     /// Everything written to stderr so far.
@@ -136,24 +132,6 @@ final class LineProcess: Sendable {
             throw BrowserTestFailure("the browser tests did not finish within \(limit):\n\(errorOutput)")
         }
         return status
-    }
-
-    /// Reads stdout on a thread of its own (the reads block) and hands out whole lines.
-    private static func lines(of handle: FileHandle) -> AsyncStream<String> {
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(10_000))
-        Thread {
-            var pending = Data()
-            while case let chunk = handle.availableData, !chunk.isEmpty {
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    continuation.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-            }
-            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
-            continuation.finish()
-        }.start()
-        return lines
     }
 }
 

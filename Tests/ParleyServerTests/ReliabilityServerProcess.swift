@@ -79,15 +79,11 @@ final class ServerProcess: @unchecked Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
         exited = stream
         process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
-        stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            // At the end, stop watching before anyone closes the pipe: a dispatch source left on
-            // a closed descriptor crashes libdispatch's event loop.
-            if data.isEmpty { handle.readabilityHandler = nil }
-            guard let self, !data.isEmpty else { return }
+        try process.run()
+        _ = PipeReader(stdout.fileHandleForReading) { [weak self] data in
+            guard let self else { return }
             self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
         }
-        try process.run()
     }
 
     /// Starts a server on a free loopback port and waits until it is ready.

@@ -73,17 +73,16 @@ enum ChildProcess {
         process.standardOutput = pipe
         process.standardError = pipe
         let output = OutputCollector()
-        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
         try process.run()
+        let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
         let status = await process.exitStatus(within: deadline)
         if status == nil { process.terminate() }
-        pipe.fileHandleForReading.readabilityHandler = nil
-        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        await reader.end()
         return Result(status: status ?? -1, output: output.text + (status == nil ? "\n[killed after the deadline]" : ""))
     }
 }
 
-/// Collects a child's output from its pipe's handler thread. `@unchecked Sendable`: `data` is guarded by `lock`.
+/// Collects a child's output from its pipe's reading thread. `@unchecked Sendable`: `data` is guarded by `lock`.
 final class OutputCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()

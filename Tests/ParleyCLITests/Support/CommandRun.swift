@@ -15,14 +15,6 @@ final class CapturedText: @unchecked Sendable {
 
     /// Everything written so far.
     var value: String { lock.withLock { text } }
-
-    /// Everything written so far, leaving the buffer empty.
-    func take() -> String {
-        lock.withLock {
-            defer { text = "" }
-            return text
-        }
-    }
 }
 
 /// The result of running `parley` in process.

@@ -3,13 +3,14 @@ import ParleyTesting
 
 /// `parley serve` running as a child process, stopped with SIGTERM.
 final class ServeProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` is set up before `start` returns and only read after;
+    // @unchecked Sendable: `process` and `lines` are set up before `start` returns and only read after;
     // the collected output lives in `CapturedText`, which has its own lock.
     private let process = Subprocess()
-    private let output = CapturedText()
+    private let standardOutput = Pipe()
+    private let standardError = Pipe()
     private let errorOutput = CapturedText()
-    /// Standard output lines as they arrive.
-    private let lines: AsyncStream<String>
+    /// Standard output lines as they arrive, once the process runs.
+    private var lines = AsyncStream<String> { $0.finish() }
 
     /// The URL the server printed when it became ready, e.g. `http://127.0.0.1:41234/`.
     private(set) var url = ""
@@ -21,37 +22,9 @@ final class ServeProcess: @unchecked Sendable {
         merged.merge(environment) { _, new in new }
         process.environment = merged
         process.currentDirectoryURL = directory
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
+        process.standardOutput = standardOutput
+        process.standardError = standardError
         process.standardInput = FileHandle.nullDevice
-
-        let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        self.lines = lines
-        let output = output
-        let pending = CapturedText()
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                lineContinuation.finish()
-                return
-            }
-            let text = String(decoding: data, as: UTF8.self)
-            output.append(text)
-            pending.append(text)
-            var buffered = pending.take()
-            while let newline = buffered.firstIndex(of: "\n") {
-                lineContinuation.yield(String(buffered[..<newline]))
-                buffered = String(buffered[buffered.index(after: newline)...])
-            }
-            pending.append(buffered)
-        }
-        let errorOutput = errorOutput
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { errorOutput.append(String(decoding: data, as: UTF8.self)) }
-        }
     }
 
     /// Starts `parley serve arguments` and waits (up to `deadline`) for it to say it is ready.
@@ -60,6 +33,7 @@ final class ServeProcess: @unchecked Sendable {
     ) async throws -> ServeProcess {
         let server = try ServeProcess(arguments: arguments, environment: environment, directory: directory)
         try server.process.run()
+        server.startReading()
         let ready = await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await line in server.lines where line.hasPrefix("Parley is ready: open ") {
@@ -81,6 +55,13 @@ final class ServeProcess: @unchecked Sendable {
         }
         server.url = ready.hasSuffix("/") ? String(ready.dropLast()) : ready
         return server
+    }
+
+    /// Reads the running server's output: stdout line by line, stderr into `errorOutput`.
+    private func startReading() {
+        lines = PipeReader.lines(of: standardOutput.fileHandleForReading)
+        let errorOutput = errorOutput
+        _ = PipeReader(standardError.fileHandleForReading) { errorOutput.append(String(decoding: $0, as: UTF8.self)) }
     }
 
     /// Sends SIGTERM and returns the exit status and what the server wrote to standard error.
