@@ -5,7 +5,8 @@ import ParleyOpenAI
 
 /// The embedded offline stack: Whisper tiny.en latency and real-time factor on a 2 s command,
 /// flite time to first audio and real-time factor, Silero VAD speed, SmolLM2 through
-/// llama-server and the OpenAI client (time to first token, tokens/s), and peak memory.
+/// llama-server and the OpenAI client (time to first token, tokens/s), peak memory, and the
+/// voice-to-voice latency of the whole stack (`runEmbeddedVoiceBenchmarks`).
 func runEmbeddedBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let locator = ModelLocator()
     var results: [BenchmarkResult] = []
@@ -34,7 +35,7 @@ func runEmbeddedBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         await server.stop()
         throw error
     }
-    return results
+    return results + (try await runEmbeddedVoiceBenchmarks(quick: quick))
 }
 
 private func measureSpeechSynthesis(_ synthesizer: FliteSpeechSynthesizer, runs: Int) async throws -> [BenchmarkResult] {
