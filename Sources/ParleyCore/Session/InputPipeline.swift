@@ -106,6 +106,13 @@ struct InputPipeline {
         turnDetector.process(probability: frame.probability, frame: frame.samples, at: frame.startMs)
     }
 
+    /// Lets the turn detector end the turn on the audio short of a whole VAD frame, when it is
+    /// quiet and completes the silence (the turn then ends up to a frame sooner).
+    mutating func detectTurnEndInPartialFrame() -> [TurnDetector.Action] {
+        let startMs = (receivedSamples - pendingFrameSamples.count) * 1000 / rate
+        return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs)
+    }
+
     /// Asks the barge-in policy about a frame.
     mutating func bargeIn(probability: Float, activity: BargeInPolicy.AgentActivity, endMs: Int) -> BargeInPolicy.Action {
         bargeInPolicy.process(probability: probability, agent: activity, at: endMs)

@@ -111,6 +111,8 @@ public actor VoiceSession {
         for frame in input.frames(from: converted) {
             handle(frame: frame)
         }
+        let endedEarly = input.detectTurnEndInPartialFrame()
+        if !endedEarly.isEmpty { handle(turnActions: endedEarly, atMs: input.receivedMs) }
     }
 
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
@@ -240,12 +242,17 @@ public actor VoiceSession {
             let heardMs = active.playback.heardMilliseconds(atInputMs: frame.endMs)
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heardMs)
         }
-        for action in input.detectTurns(frame) {
+        handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
+    }
+
+    /// Announces turns the detector started or ended, and commits ended ones.
+    private func handle(turnActions: [TurnDetector.Action], atMs nowMs: Int) {
+        for action in turnActions {
             switch action {
             case .speechStarted(let startMs):
                 let itemID = IdentifierGenerator.make("item")
                 speechItemID = itemID
-                lastPartialAtMs = frame.endMs
+                lastPartialAtMs = nowMs
                 emit(.speechStarted(itemID: itemID, audioStartMs: startMs))
             case .speechStopped(let endMs):
                 emit(.speechStopped(itemID: speechItemID ?? IdentifierGenerator.make("item"), audioEndMs: endMs))
@@ -257,7 +264,7 @@ public actor VoiceSession {
             }
         }
         if let itemID = speechItemID {
-            refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: frame.endMs)
+            refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: nowMs)
         }
     }
 

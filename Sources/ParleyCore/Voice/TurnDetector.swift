@@ -5,7 +5,13 @@ import Foundation
 /// A value-type state machine, quiet → starting → speaking → stopping → quiet, with the
 /// parameters of the OpenAI Realtime `server_vad` plus a minimum speech duration and a maximum
 /// utterance length. Feed it every frame with the frame's audio time; it returns what
-/// happened. Time is audio time in milliseconds since the start of the input stream, as
+/// happened.
+///
+/// The silence that ends a turn is timed from where the voice stopped, found to 5 ms: once a
+/// turn is under way, audio far quieter than the turn's loudest speech counts as silence even
+/// while the VAD still scores it as speech (a VAD's probability lingers for about 100 ms after
+/// a voice stops, and its frames are 32 ms long). Audio short of a whole VAD frame can finish
+/// the silence through `processPartialFrame(_:at:)`. Time is audio time in milliseconds since the start of the input stream, as
 /// the realtime protocol's `audio_start_ms` / `audio_end_ms` use it.
 ///
 /// ```swift
@@ -37,6 +43,9 @@ public struct TurnDetector: Sendable {
         public var maximumStartGapMs: Int
         /// Utterance length (prefix included) at which a commit is forced; `nil` never.
         public var maximumUtteranceMs: Int?
+        /// How far (in dB) audio may fall below the turn's loudest speech before it counts as
+        /// silence whatever the VAD says; `nil` leaves the decision to the VAD alone.
+        public var quietBelowPeakDB: Float?
 
         /// Creates a configuration; the defaults are OpenAI's `server_vad` defaults.
         public init(
@@ -46,7 +55,8 @@ public struct TurnDetector: Sendable {
             idleTimeoutMs: Int? = nil,
             minimumSpeechMs: Int = 100,
             maximumStartGapMs: Int = 250,
-            maximumUtteranceMs: Int? = 30_000
+            maximumUtteranceMs: Int? = 30_000,
+            quietBelowPeakDB: Float? = 40
         ) {
             self.threshold = threshold
             self.prefixPaddingMs = prefixPaddingMs
@@ -55,6 +65,7 @@ public struct TurnDetector: Sendable {
             self.minimumSpeechMs = minimumSpeechMs
             self.maximumStartGapMs = maximumStartGapMs
             self.maximumUtteranceMs = maximumUtteranceMs
+            self.quietBelowPeakDB = quietBelowPeakDB
         }
     }
 
@@ -113,6 +124,8 @@ public struct TurnDetector: Sendable {
     private var silenceStartMs = 0
     /// Audio time at which the idle timer was armed.
     private var idleArmedAtMs: Int?
+    /// RMS of the loudest 5 ms block of speech in the current turn.
+    private var turnPeakLevel: Float = 0
 
     /// Creates a detector for mono frames at `sampleRate`.
     public init(sampleRate: Int = 16_000, configuration: Configuration = Configuration()) {
@@ -144,29 +157,41 @@ public struct TurnDetector: Sendable {
         case .starting:
             utterance += frame
             if isSpeech {
+                turnPeakLevel = max(turnPeakLevel, Self.blockLevels(of: frame, sampleRate: sampleRate).max() ?? 0)
                 voicedMs += endMs - startMs
                 silenceStartMs = endMs
                 announceIfLongEnough(&actions)
             } else if endMs - silenceStartMs >= configuration.maximumStartGapMs {
                 abandon()
             }
-        case .speaking:
+        case .speaking, .stopping:
             utterance += frame
-            if !isSpeech {
+            if let voiceEndMs = isSpeech ? voiceEnd(in: frame, at: startMs) : nil {
+                state = voiceEndMs < endMs ? .stopping : .speaking
+                silenceStartMs = voiceEndMs
+            } else if state == .speaking {
                 state = .stopping
                 silenceStartMs = startMs
             }
-            forceCommitIfTooLong(endMs: endMs, actions: &actions)
-        case .stopping:
-            utterance += frame
-            if isSpeech {
-                state = .speaking
-            } else if endMs - silenceStartMs >= configuration.silenceDurationMs {
+            if state == .stopping, endMs - silenceStartMs >= configuration.silenceDurationMs {
                 finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
                 return actions
             }
             forceCommitIfTooLong(endMs: endMs, actions: &actions)
         }
+        return actions
+    }
+
+    /// Ends the turn early when audio short of a whole VAD frame (starting at `startMs`, right
+    /// after the last frame given to `process`) is all quiet and completes the silence. The
+    /// samples are not kept: they arrive again in the next whole frame.
+    /// - Returns: `speechStopped` and `commit` when the turn ended; otherwise nothing.
+    public mutating func processPartialFrame(_ samples: [Float], at startMs: Int) -> [Action] {
+        let endMs = startMs + samples.count * 1000 / sampleRate
+        guard state == .stopping, !samples.isEmpty, endMs - silenceStartMs >= configuration.silenceDurationMs,
+              configuration.quietBelowPeakDB != nil, voiceEnd(in: samples, at: startMs) == nil else { return [] }
+        var actions: [Action] = []
+        finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
         return actions
     }
 
@@ -187,6 +212,7 @@ public struct TurnDetector: Sendable {
         utterance.removeAll()
         voicedMs = 0
         idleArmedAtMs = nil
+        turnPeakLevel = 0
     }
 
     /// Samples of prefix padding to keep.
@@ -209,6 +235,7 @@ public struct TurnDetector: Sendable {
         utteranceStartMs = startMs - prefixCount * 1000 / sampleRate
         voicedMs = endMs - startMs
         silenceStartMs = endMs
+        turnPeakLevel = Self.blockLevels(of: frame, sampleRate: sampleRate).max() ?? 0
         state = .starting
         announceIfLongEnough(&actions)
     }
@@ -227,6 +254,35 @@ public struct TurnDetector: Sendable {
         recent = utterance
         utterance.removeAll()
         keepAsPrefix([])
+    }
+
+    /// Audio time just after the last 5 ms block of `samples` loud enough to be voice (within
+    /// `quietBelowPeakDB` of the turn's peak, which a louder block raises); nil when none is.
+    /// Without the level check, or while the turn has been digital silence, the whole of
+    /// `samples` is voice.
+    private mutating func voiceEnd(in samples: [Float], at startMs: Int) -> Int? {
+        let endMs = startMs + samples.count * 1000 / sampleRate
+        guard let quietBelowPeakDB = configuration.quietBelowPeakDB else { return endMs }
+        let levels = Self.blockLevels(of: samples, sampleRate: sampleRate)
+        turnPeakLevel = max(turnPeakLevel, levels.max() ?? 0)
+        guard turnPeakLevel > 0 else { return endMs }
+        let voiceLevel = turnPeakLevel * pow(10, -quietBelowPeakDB / 20)
+        guard let lastVoiced = levels.lastIndex(where: { $0 > voiceLevel }) else { return nil }
+        let blockLength = Self.blockLength(sampleRate: sampleRate)
+        return min(endMs, startMs + (lastVoiced + 1) * blockLength * 1000 / sampleRate)
+    }
+
+    /// Samples in one 5 ms block.
+    private static func blockLength(sampleRate: Int) -> Int { max(sampleRate / 200, 1) }
+
+    /// The RMS of each 5 ms block of `samples` (the last one may be shorter).
+    private static func blockLevels(of samples: [Float], sampleRate: Int) -> [Float] {
+        let blockLength = blockLength(sampleRate: sampleRate)
+        return stride(from: 0, to: samples.count, by: blockLength).map { start in
+            let block = samples[start..<min(start + blockLength, samples.count)]
+            let energy = block.reduce(Float(0)) { $0 + $1 * $1 }
+            return (energy / Float(block.count)).squareRoot()
+        }
     }
 
     /// Forces a commit when the utterance reached `maximumUtteranceMs`.
