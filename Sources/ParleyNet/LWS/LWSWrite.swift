@@ -29,4 +29,22 @@ enum LWSWrite {
             return written >= 0
         }
     }
+
+    /// `payload` behind `lwsPre` bytes of headroom, ready for `write(_:frame:payloadRange:mode:)`.
+    static func frame<Bytes: Collection<UInt8>>(_ payload: Bytes) -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: lwsPre)
+        frame.reserveCapacity(lwsPre + payload.count)
+        frame.append(contentsOf: payload)
+        return frame
+    }
+
+    /// Writes the payload bytes `payloadRange` of a frame made by `frame(_:)` without copying.
+    /// lws may overwrite the `lwsPre` bytes before the range (frame header) and, on a client,
+    /// mask the range in place, so the bytes before `payloadRange.upperBound` are spent after.
+    static func write(_ wsi: OpaquePointer, frame: inout [UInt8], payloadRange: Range<Int>, mode: lws_write_protocol) -> Bool {
+        frame.withUnsafeMutableBufferPointer { buffer in
+            let start = buffer.baseAddress! + lwsPre + payloadRange.lowerBound
+            return lws_write(wsi, start, payloadRange.count, mode) >= 0
+        }
+    }
 }

@@ -30,6 +30,9 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         var chunkBytes = 0
         var streamEnded = false
         var wakeScheduled = false
+        /// The handler is running on the service thread from inside `run`, which looks at
+        /// whatever it produced as soon as it returns: no wake-up needed meanwhile.
+        var handlerStarting = false
         var connectionClosed = false
         var task: Task<Void, Never>?
         var spaceWaiter: CheckedContinuation<Void, Never>?
@@ -172,11 +175,16 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     }
 
     /// Runs `handler` as a task, then sends what it returns.
+    ///
+    /// The task starts immediately, on the service thread, and runs there until it first
+    /// suspends: a handler that answers without suspending is answered in this same writable
+    /// callback, with no thread hop and no wake-up of the service loop.
     func run(_ handler: @escaping HTTPHandler) {
         phase = .awaitingResponse
         let request = request
         let isHead = request.method == "HEAD"
-        let task = Task { [self] in
+        shared.withLock { $0.handlerStarting = true }
+        let task = Task.immediate { [self] in
             var response: HTTPResponse
             do {
                 response = try await handler(request)
@@ -196,6 +204,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
             }
         }
         let closedAlready = shared.withLock { shared -> Bool in
+            shared.handlerStarting = false
             shared.task = task
             return shared.connectionClosed
         }
@@ -237,7 +246,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
 
     private func wake() {
         let schedule = shared.withLock { shared -> Bool in
-            guard !shared.wakeScheduled, !shared.connectionClosed else { return false }
+            guard !shared.wakeScheduled, !shared.connectionClosed, !shared.handlerStarting else { return false }
             shared.wakeScheduled = true
             return true
         }

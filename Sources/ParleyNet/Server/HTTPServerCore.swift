@@ -243,8 +243,8 @@ final class HTTPServerCore: @unchecked Sendable {
         return 0
     }
 
+    /// Routes the request. The `writable()` that follows pauses reading if no response is ready.
     private func dispatch(_ exchange: HTTPExchange) {
-        exchange.pauseReading()
         let request = exchange.request
         switch router.match(method: request.method, path: request.path) {
         case .handler(let handler, let parameters):

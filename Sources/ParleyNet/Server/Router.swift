@@ -1,4 +1,5 @@
-/// Handles one HTTP request; runs as its own task, so it may suspend freely.
+/// Handles one HTTP request; runs as its own task, so it may suspend freely. The task starts on
+/// the server's service thread and stays there until it first suspends, so it must not block.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// Maps method + path to handlers, and paths to WebSocket routes.

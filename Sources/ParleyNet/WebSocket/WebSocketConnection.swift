@@ -30,9 +30,13 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
 
     private enum State { case open, closing, closed }
 
+    /// A message waiting to be written, already laid out for `lws_write`.
     private struct Outgoing {
-        var payload: Data
+        /// `lwsPre` bytes of headroom for lws, then the payload.
+        var frame: [UInt8]
         var isBinary: Bool
+        /// The payload size in bytes.
+        var byteCount: Int { frame.count - lwsPre }
     }
 
     private struct Shared {
@@ -85,15 +89,17 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
     /// - Throws: `WebSocketError.closed` after close; `WebSocketError.backpressure` when the
     ///   peer stopped reading and the queue is full — the connection is then closed with 1008.
     public func send(_ message: WebSocketMessage) throws {
+        // The copy into a frame with lws' headroom happens here, on the sender's thread, so the
+        // service thread writes it as it is.
         let outgoing: Outgoing
         switch message {
-        case .text(let text): outgoing = Outgoing(payload: Data(text.utf8), isBinary: false)
-        case .binary(let data): outgoing = Outgoing(payload: data, isBinary: true)
+        case .text(let text): outgoing = Outgoing(frame: LWSWrite.frame(text.utf8), isBinary: false)
+        case .binary(let data): outgoing = Outgoing(frame: LWSWrite.frame(data), isBinary: true)
         }
         let limit = maxOutgoingQueueBytes
         let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
             guard shared.state == .open else { throw WebSocketError.closed }
-            if shared.queuedBytes > 0, shared.queuedBytes + outgoing.payload.count > limit {
+            if shared.queuedBytes > 0, shared.queuedBytes + outgoing.byteCount > limit {
                 shared.state = .closing
                 shared.closeCode = WebSocketCloseCode.policyViolation
                 shared.mustAbort = true
@@ -102,7 +108,7 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
                 return (claimWake(&shared), true)
             }
             shared.outgoing.push(outgoing)
-            shared.queuedBytes += outgoing.payload.count
+            shared.queuedBytes += outgoing.byteCount
             return (claimWake(&shared), false)
         }
         if schedule { loop.schedule(self) }
@@ -191,35 +197,57 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
 
     /// Handles received payload; returns non-zero to close the connection.
     func receive(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        let isFinal = lws_is_final_fragment(wsi) != 0
+        if !assembling, isFinal {
+            // The whole message arrived in one piece (the usual case): no assembly buffer.
+            guard bytes.count <= maxMessageSize else { return refuseTooBig(wsi) }
+            let message: WebSocketMessage = lws_frame_is_binary(wsi) != 0
+                ? .binary(Data(bytes))
+                : .text(String(decoding: bytes, as: UTF8.self))
+            deliver(wsi, message)
+            return 0
+        }
         if !assembling {
             assembling = true
             assemblyIsBinary = lws_frame_is_binary(wsi) != 0
             assembly = Data()
+            // The rest of this frame is announced: grow once instead of doubling.
+            let announced = bytes.count + Int(lws_remaining_packet_payload(wsi))
+            assembly.reserveCapacity(min(announced, maxMessageSize))
         }
-        guard assembly.count + bytes.count <= maxMessageSize else {
-            shared.withLock { shared in
-                shared.state = .closing
-                shared.closeCode = shared.closeCode ?? WebSocketCloseCode.messageTooBig
-            }
-            assembly = Data()
-            let reason = Array("message too big".utf8)
-            reason.withUnsafeBufferPointer { buffer in
-                lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, UnsafeMutablePointer(mutating: buffer.baseAddress), buffer.count)
-            }
-            return -1
-        }
+        guard assembly.count + bytes.count <= maxMessageSize else { return refuseTooBig(wsi) }
         assembly.append(contentsOf: bytes)
-        guard lws_is_final_fragment(wsi) != 0 else { return 0 }
+        guard isFinal else { return 0 }
         assembling = false
         let message: WebSocketMessage = assemblyIsBinary
             ? .binary(assembly)
             : .text(String(decoding: assembly, as: UTF8.self))
         assembly = Data()
+        deliver(wsi, message)
+        return 0
+    }
+
+    /// Hands a complete message to the consumer, pausing reading when it falls behind.
+    private func deliver(_ wsi: OpaquePointer, _ message: WebSocketMessage) {
         if inbound.push(message), !readingPaused {
             readingPaused = true
             lws_rx_flow_control(wsi, 0)
         }
-        return 0
+    }
+
+    /// Closes with 1009 because a message exceeds `maxMessageSize`; returns lws' "close now".
+    private func refuseTooBig(_ wsi: OpaquePointer) -> Int32 {
+        shared.withLock { shared in
+            shared.state = .closing
+            shared.closeCode = shared.closeCode ?? WebSocketCloseCode.messageTooBig
+        }
+        assembling = false
+        assembly = Data()
+        let reason = Array("message too big".utf8)
+        reason.withUnsafeBufferPointer { buffer in
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, UnsafeMutablePointer(mutating: buffer.baseAddress), buffer.count)
+        }
+        return -1
     }
 
     /// Writes the next fragment; returns non-zero to close the connection.
@@ -227,16 +255,17 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if writing == nil, let next = shared.withLock({ $0.outgoing.pop() }) {
             writing = (next, 0)
         }
-        if let (message, offset) = writing {
-            let end = min(offset + Self.writeSlice, message.payload.count)
+        // Taken out of `writing` so the frame is uniquely referenced and written without a copy.
+        if case (var message, let offset)? = writing.take() {
+            let total = message.byteCount
+            let end = min(offset + Self.writeSlice, total)
             let flags = lws_write_ws_flags(
                 Int32(message.isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue),
-                offset == 0 ? 1 : 0, end == message.payload.count ? 1 : 0)
-            let piece = offset == 0 && end == message.payload.count ? message.payload : message.payload.subdata(in: offset..<end)
-            guard LWSWrite.write(wsi, piece, mode: lws_write_protocol(rawValue: UInt32(flags))) else { return -1 }
-            if end == message.payload.count {
-                writing = nil
-                shared.withLock { $0.queuedBytes = max(0, $0.queuedBytes - message.payload.count) }
+                offset == 0 ? 1 : 0, end == total ? 1 : 0)
+            let mode = lws_write_protocol(rawValue: UInt32(flags))
+            guard LWSWrite.write(wsi, frame: &message.frame, payloadRange: offset..<end, mode: mode) else { return -1 }
+            if end == total {
+                shared.withLock { $0.queuedBytes = max(0, $0.queuedBytes - total) }
             } else {
                 writing = (message, end)
             }

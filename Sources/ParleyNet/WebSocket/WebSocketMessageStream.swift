@@ -25,9 +25,10 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
             await queue.next()
         }
 
-        /// The next message, or `nil` at the end (isolation-aware form).
+        /// The next message, or `nil` at the end (isolation-aware form: an actor iterating
+        /// stays on its executor, so each message costs no executor hop).
         public mutating func next(isolation actor: isolated (any Actor)?) async -> WebSocketMessage? {
-            await queue.next()
+            await queue.next(isolation: actor)
         }
     }
 }
@@ -93,7 +94,8 @@ final class InboundMessageQueue: @unchecked Sendable {
     }
 
     /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
-    func next() async -> WebSocketMessage? {
+    /// Runs on (and resumes onto) the caller's actor.
+    func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
         if let (message, drained) = state.withLock({ take(&$0) }) {
             if drained { state.withLock { $0.onDrained }?() }
             return message

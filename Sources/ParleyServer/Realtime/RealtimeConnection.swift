@@ -16,6 +16,10 @@ actor RealtimeConnection {
     private var configuration: VoiceSessionConfiguration
     private var translator = RealtimeEventTranslator()
 
+    /// The voice session's executor: every received event calls into the session, and sharing
+    /// its executor makes those calls (and the message stream's resumptions) free of hops.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
+
     init(
         socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?
@@ -36,12 +40,7 @@ actor RealtimeConnection {
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.forwardSessionEvents() }
-            group.addTask {
-                for await message in self.socket.messages {
-                    await self.receive(message)
-                }
-                await self.session.close()
-            }
+            group.addTask { await self.receiveEvents() }
         }
         context.log.log("session.ended", session: sessionID)
     }
@@ -54,6 +53,14 @@ actor RealtimeConnection {
     }
 
     // MARK: Client → session
+
+    /// Handles the client's messages in order, on this actor, until the socket closes.
+    private func receiveEvents() async {
+        for await message in socket.messages {
+            await receive(message)
+        }
+        await session.close()
+    }
 
     private func receive(_ message: WebSocketMessage) async {
         guard case .text(let text) = message else {
