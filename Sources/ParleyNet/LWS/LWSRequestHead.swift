@@ -45,26 +45,30 @@ enum LWSRequestHead {
 
     /// The value of a header lws does not know by index (`name` lower case, no colon).
     static func customValue(_ wsi: OpaquePointer, _ name: String) -> String? {
-        let key = name.lowercased() + ":"
-        return key.withCString { cKey -> String? in
-            let keyLength = Int32(strlen(cKey))
-            let length = Int(lws_hdr_custom_length(wsi, cKey, keyLength))
+        customValue(wsi, CustomHeaderKey(name))
+    }
+
+    /// The value of the custom header `key`, or `nil` when absent.
+    static func customValue(_ wsi: OpaquePointer, _ key: CustomHeaderKey) -> String? {
+        key.lookupKey.withUnsafeBufferPointer { cKey -> String? in
+            let keyLength = Int32(cKey.count - 1)
+            let length = Int(lws_hdr_custom_length(wsi, cKey.baseAddress, keyLength))
             guard length >= 0 else { return nil }
             return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
-                let copied = Int(lws_hdr_custom_copy(wsi, buffer.baseAddress, Int32(length + 1), cKey, keyLength))
+                let copied = Int(lws_hdr_custom_copy(wsi, buffer.baseAddress, Int32(length + 1), cKey.baseAddress, keyLength))
                 return copied < 0 ? nil : CText.string(buffer.baseAddress, length: copied)
             }
         }
     }
 
     /// Every known header that is present, plus the listed custom ones.
-    static func headers(_ wsi: OpaquePointer, customNames: [String]) -> HTTPHeaders {
+    static func headers(_ wsi: OpaquePointer, custom: [CustomHeaderKey]) -> HTTPHeaders {
         var headers = HTTPHeaders()
         for (token, name) in headerTokens {
             if let value = value(wsi, token) { headers.add(name, value) }
         }
-        for name in customNames {
-            if let value = customValue(wsi, name) { headers.add(name.lowercased(), value) }
+        for key in custom {
+            if let value = customValue(wsi, key) { headers.add(key.name, value) }
         }
         return headers
     }
@@ -102,8 +106,42 @@ enum LWSRequestHead {
     /// Whether the request asked to keep the connection open after the response.
     static func wantsKeepAlive(_ wsi: OpaquePointer) -> Bool {
         let version = value(wsi, WSI_TOKEN_HTTP) ?? ""
-        let connection = value(wsi, WSI_TOKEN_CONNECTION)?.lowercased() ?? ""
-        if version.hasSuffix("1.1") { return !connection.contains("close") }
-        return connection.contains("keep-alive")
+        let connection = value(wsi, WSI_TOKEN_CONNECTION) ?? ""
+        if version.hasSuffix("1.1") { return !connection.asciiCaseInsensitiveContains("close") }
+        return connection.asciiCaseInsensitiveContains("keep-alive")
+    }
+}
+
+/// A header name lws does not parse by index, prepared once for `lws_hdr_custom_*` lookups.
+struct CustomHeaderKey: Sendable {
+    /// The field name in lower case, without the colon.
+    let name: String
+    /// `name` followed by a colon and a NUL, as lws looks it up.
+    let lookupKey: [CChar]
+
+    init(_ name: String) {
+        self.name = name.lowercased()
+        lookupKey = (self.name + ":").utf8.map { CChar(bitPattern: $0) } + [0]
+    }
+}
+
+extension String {
+    /// Whether `needle` (ASCII lower case) occurs in this string, ignoring ASCII case.
+    func asciiCaseInsensitiveContains(_ needle: String) -> Bool {
+        let haystack = Array(utf8)
+        let pattern = Array(needle.utf8)
+        guard !pattern.isEmpty else { return true }
+        guard haystack.count >= pattern.count else { return false }
+        for start in 0...(haystack.count - pattern.count) {
+            var index = 0
+            while index < pattern.count {
+                let byte = haystack[start + index]
+                let lowered = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+                guard lowered == pattern[index] else { break }
+                index += 1
+            }
+            if index == pattern.count { return true }
+        }
+        return false
     }
 }

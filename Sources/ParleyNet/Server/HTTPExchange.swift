@@ -18,7 +18,8 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         case readingBody
         case awaitingDispatch
         case awaitingResponse
-        case sendingData(Data, offset: Int)
+        /// Writing a frame made by `HTTPResponseHead.frame` (payload after `lwsPre` headroom).
+        case sendingFrame([UInt8], offset: Int)
         case streaming(framing: BodyFraming)
         case closingAfterFlush
         case done
@@ -298,11 +299,13 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
             }
             begin(response)
             return writable()
-        case .sendingData(let bytes, let offset):
-            let end = min(offset + Self.writeSlice, bytes.count)
-            guard LWSWrite.write(wsi, bytes.subdata(in: offset..<end), mode: LWS_WRITE_HTTP) else { return .close }
-            if end < bytes.count {
-                phase = .sendingData(bytes, offset: end)
+        case .sendingFrame(var frame, let offset):
+            phase = .done // drops the phase's reference: the frame is written without a copy
+            let total = frame.count - lwsPre
+            let end = min(offset + Self.writeSlice, total)
+            guard LWSWrite.write(wsi, frame: &frame, payloadRange: offset..<end, mode: LWS_WRITE_HTTP) else { return .close }
+            if end < total {
+                phase = .sendingFrame(frame, offset: end)
                 lws_callback_on_writable(wsi)
                 return .wait
             }
@@ -316,24 +319,23 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         let isHead = request.method == "HEAD"
         switch response.body {
         case .data(let body):
-            var bytes = HTTPResponseHead.serialize(
+            let frame = HTTPResponseHead.frame(
                 status: response.status, headers: response.headers,
-                framing: .contentLength(body.count), keepAlive: !closeAfterResponse
+                framing: .contentLength(body.count), keepAlive: !closeAfterResponse, body: isHead ? nil : body
             )
-            if !isHead { bytes.append(body) }
-            phase = .sendingData(bytes, offset: 0)
+            phase = .sendingFrame(frame, offset: 0)
         case .stream:
             if isHead {
-                let head = HTTPResponseHead.serialize(
-                    status: response.status, headers: response.headers, framing: .chunked, keepAlive: !closeAfterResponse)
-                phase = .sendingData(head, offset: 0)
+                let head = HTTPResponseHead.frame(
+                    status: response.status, headers: response.headers, framing: .chunked, keepAlive: !closeAfterResponse, body: nil)
+                phase = .sendingFrame(head, offset: 0)
                 return
             }
             let framing: BodyFraming = keepAlive ? .chunked : .untilClose
             if framing == .untilClose { closeAfterResponse = true }
-            let head = HTTPResponseHead.serialize(
-                status: response.status, headers: response.headers, framing: framing, keepAlive: !closeAfterResponse)
-            phase = .sendingData(head, offset: 0)
+            let head = HTTPResponseHead.frame(
+                status: response.status, headers: response.headers, framing: framing, keepAlive: !closeAfterResponse, body: nil)
+            phase = .sendingFrame(head, offset: 0)
             pendingStreamFraming = framing
         }
     }

@@ -17,18 +17,47 @@ enum HTTPResponseHead {
 
     /// The status line and header block, ending with the blank line.
     static func serialize(status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool) -> Data {
-        var text = "HTTP/1.1 \(status) \(HTTPStatus.reasonPhrase(status))\r\n"
+        var bytes: [UInt8] = []
+        append(to: &bytes, status: status, headers: headers, framing: framing, keepAlive: keepAlive)
+        return Data(bytes)
+    }
+
+    /// The head followed by `body`, behind `lwsPre` bytes of headroom (see `LWSWrite.frame`).
+    static func frame(status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool, body: Data?) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: lwsPre)
+        bytes.reserveCapacity(lwsPre + 128 + headers.count * 40 + (body?.count ?? 0))
+        append(to: &bytes, status: status, headers: headers, framing: framing, keepAlive: keepAlive)
+        if let body { bytes.append(contentsOf: body) }
+        return bytes
+    }
+
+    private static func append(to bytes: inout [UInt8], status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool) {
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        bytes.append(contentsOf: String(status).utf8)
+        bytes.append(0x20)
+        bytes.append(contentsOf: HTTPStatus.reasonPhrase(status).utf8)
+        bytes.append(contentsOf: crlf)
         for (name, value) in headers where !reservedFields.contains(where: { name.caseInsensitiveEquals($0) }) {
-            text += "\(sanitized(name)): \(sanitized(value))\r\n"
+            bytes.append(contentsOf: sanitized(name).utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: sanitized(value).utf8)
+            bytes.append(contentsOf: crlf)
         }
         switch framing {
-        case .contentLength(let length): text += "Content-Length: \(length)\r\n"
-        case .chunked: text += "Transfer-Encoding: chunked\r\n"
-        case .untilClose: break
+        case .contentLength(let length):
+            bytes.append(contentsOf: "Content-Length: ".utf8)
+            bytes.append(contentsOf: String(length).utf8)
+            bytes.append(contentsOf: crlf)
+        case .chunked:
+            bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+        case .untilClose:
+            break
         }
-        text += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
-        return Data(text.utf8)
+        if !keepAlive { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        bytes.append(contentsOf: crlf)
     }
+
+    private static let crlf: [UInt8] = [0x0D, 0x0A]
 
     /// One chunk of a chunked body: size in hex, CRLF, data, CRLF.
     static func chunk(_ data: Data) -> Data {

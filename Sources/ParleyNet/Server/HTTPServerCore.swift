@@ -13,6 +13,8 @@ final class HTTPServerCore: @unchecked Sendable {
     let exchanges = ActivityTracker()
     let webSockets = ActivityTracker()
     private let staticFiles: StaticFiles?
+    /// `configuration.additionalRequestHeaders`, prepared for lookups.
+    private let customHeaderKeys: [CustomHeaderKey]
     private let strings = CStringPool()
     private let draining = Locked(false)
 
@@ -38,6 +40,7 @@ final class HTTPServerCore: @unchecked Sendable {
         self.configuration = configuration
         self.router = router
         self.staticFiles = configuration.staticRoot.map(StaticFiles.init(root:))
+        self.customHeaderKeys = configuration.additionalRequestHeaders.map(CustomHeaderKey.init)
         subprotocolName.initialize(repeating: 0, count: Self.subprotocolNameCapacity)
     }
 
@@ -198,7 +201,7 @@ final class HTTPServerCore: @unchecked Sendable {
             method: method,
             path: path.isEmpty ? "/" : path,
             query: LWSRequestHead.query(wsi),
-            headers: LWSRequestHead.headers(wsi, customNames: configuration.additionalRequestHeaders),
+            headers: LWSRequestHead.headers(wsi, custom: customHeaderKeys),
             remoteAddress: LWSRequestHead.remoteAddress(wsi)
         )
         let exchange = HTTPExchange(
@@ -293,7 +296,7 @@ final class HTTPServerCore: @unchecked Sendable {
         var request = HTTPRequest(
             method: "GET", path: path,
             query: LWSRequestHead.query(wsi),
-            headers: LWSRequestHead.headers(wsi, customNames: configuration.additionalRequestHeaders),
+            headers: LWSRequestHead.headers(wsi, custom: customHeaderKeys),
             remoteAddress: LWSRequestHead.remoteAddress(wsi)
         )
         guard upgrade.caseInsensitiveEquals("websocket") else {
