@@ -14,8 +14,12 @@ public struct VoiceSessionProviders: Sendable {
     public var agentOptions: AgentOptions
     /// Makes the voice activity detector of a new session.
     public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
-    /// Makes a streaming resampler between two sample rates.
+    /// Makes a streaming resampler for synthesised speech on its way to the client.
     public var makeResampler: @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler
+    /// Makes the resampler for the user's live audio on its way to the VAD and the recognizer:
+    /// by default a `SincResampler`, which holds back under a millisecond, because whatever
+    /// the input resampler holds back delays the end of every turn.
+    public var makeInputResampler: @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler
 
     /// Creates a provider set.
     public init(
@@ -25,7 +29,8 @@ public struct VoiceSessionProviders: Sendable {
         tools: ToolRegistry = ToolRegistry(),
         agentOptions: AgentOptions = AgentOptions(),
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
-        makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler
+        makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
+        makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler
     ) {
         self.recognizer = recognizer
         self.model = model
@@ -34,5 +39,12 @@ public struct VoiceSessionProviders: Sendable {
         self.agentOptions = agentOptions
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
+        self.makeInputResampler = makeInputResampler
+    }
+
+    /// A `SincResampler` between two rates; the session only asks for positive rates.
+    public static func sincResampler(from inputRate: Int, to outputRate: Int) -> any Resampler {
+        // Rates come from validated audio formats and the recognizer; both are positive.
+        try! SincResampler(from: max(inputRate, 1), to: max(outputRate, 1))
     }
 }
