@@ -134,6 +134,8 @@ def run_against(system, sessions, args, upstream, profile_path):
         f"{system:8s} N={sessions:<4d} p50 {fmt(p50)} ms  p99 {fmt(p99)} ms  answered {result['answered']}/{result['turns']}"
         f"  cpu {result['server_cpu_seconds']:.1f} s (waited {result['server_run_queue_wait_seconds']:.1f} s)  peak rss {result['server_rss_kb']['peak'] // 1024} MiB"
         f"  client late ticks {result['pacing']['late_ticks']}{'' if result['sustained'] else '  (not sustained)'}"
+        + (f"  [endpointing p50 {fmt(result['endpointing_ms']['p50'])} ms, then {fmt(result['after_turn_end_ms']['p50'])} ms]"
+           if result["endpointing_ms"]["p50"] is not None else "")
     )
     return result
 

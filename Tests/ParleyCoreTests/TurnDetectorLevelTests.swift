@@ -104,3 +104,19 @@ import Testing
         #expect(detector.processPartialFrame([Float](repeating: 0, count: 320), at: 608).isEmpty)
     }
 }
+
+extension TurnDetectorLevelTests {
+    /// A resampler holding back its last millisecond does not make the turn wait for the next chunk.
+    @Test func inputHeldBackByAResamplerCountsAsHeard() {
+        var detector = TurnDetector(sampleRate: Self.rate, configuration: .init(silenceDurationMs: 300))
+        for index in 0..<10 {
+            _ = detector.process(probability: 0.9, frame: Self.frame(loudSamples: Self.frameLength), at: index * 32)
+        }
+        for index in 10..<19 {
+            _ = detector.process(probability: 0.9, frame: Self.frame(loudSamples: 0), at: index * 32)
+        }
+        let faint = [Float](repeating: Self.faint, count: 160)  // up to 618 ms of the 621 that arrived
+        #expect(detector.processPartialFrame(faint, at: 608).count == 0)
+        #expect(detector.processPartialFrame(faint, at: 608, heardThroughMs: 621).first == .speechStopped(audioEndMs: 621))
+    }
+}

@@ -19,6 +19,10 @@ struct InputPipeline {
     private var pendingFrameSamples: [Float] = []
     /// Samples at `rate` received since the session began.
     private var receivedSamples = 0
+    /// Input time that has arrived, including what the resampler still holds back.
+    private var heardThroughMs = 0
+    /// Samples of the current source rate received, and the input time before them.
+    private var sourceSamples = (rate: 0, count: 0, startMs: 0)
     /// Push-to-talk audio not yet committed.
     private(set) var manualBuffer: [Float] = []
     private var maximumBufferSamples: Int
@@ -60,6 +64,9 @@ struct InputPipeline {
         _ samples: [Int16], from sourceRate: Int, using makeResampler: (Int, Int) -> any Resampler
     ) -> [Float] {
         let floats = SampleConversion.float(samples)
+        if sourceSamples.rate != sourceRate { sourceSamples = (sourceRate, 0, heardThroughMs) }
+        sourceSamples.count += samples.count
+        heardThroughMs = sourceSamples.startMs + sourceSamples.count * 1000 / sourceRate
         guard sourceRate != rate else {
             receivedSamples += floats.count
             return floats
@@ -110,7 +117,10 @@ struct InputPipeline {
     /// quiet and completes the silence (the turn then ends up to a frame sooner).
     mutating func detectTurnEndInPartialFrame() -> [TurnDetector.Action] {
         let startMs = (receivedSamples - pendingFrameSamples.count) * 1000 / rate
-        return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs)
+        // What the resampler holds back is a filter's look-ahead, a millisecond or so; the bound
+        // keeps rate switches (each drops a resampler's held-back samples) from adding up.
+        let heardThrough = min(heardThroughMs, receivedMs + 5)
+        return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs, heardThroughMs: heardThrough)
     }
 
     /// Asks the barge-in policy about a frame.

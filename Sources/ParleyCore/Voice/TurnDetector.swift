@@ -185,10 +185,12 @@ public struct TurnDetector: Sendable {
     /// Ends the turn early when audio short of a whole VAD frame (starting at `startMs`, right
     /// after the last frame given to `process`) is all quiet and completes the silence. The
     /// samples are not kept: they arrive again in the next whole frame.
+    /// - Parameter heardThroughMs: how far the input has arrived when a resampler still holds
+    ///   back its last millisecond or so, which then counts as part of the quiet audio.
     /// - Returns: `speechStopped` and `commit` when the turn ended; otherwise nothing.
-    public mutating func processPartialFrame(_ samples: [Float], at startMs: Int) -> [Action] {
-        let endMs = startMs + samples.count * 1000 / sampleRate
-        guard state == .stopping, !samples.isEmpty, endMs - silenceStartMs >= configuration.silenceDurationMs,
+    public mutating func processPartialFrame(_ samples: [Float], at startMs: Int, heardThroughMs: Int? = nil) -> [Action] {
+        let endMs = max(startMs + samples.count * 1000 / sampleRate, heardThroughMs ?? 0)
+        guard state == .stopping, endMs > startMs, endMs - silenceStartMs >= configuration.silenceDurationMs,
               configuration.quietBelowPeakDB != nil, voiceEnd(in: samples, at: startMs) == nil else { return [] }
         var actions: [Action] = []
         finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
