@@ -7,7 +7,7 @@ import Foundation
 /// utterance length. Feed it every frame with the frame's audio time; it returns what
 /// happened.
 ///
-/// The silence that ends a turn is timed from where the voice stopped, found to 5 ms: once a
+/// The silence that ends a turn is timed from where the voice stopped, to the sample: once a
 /// turn is under way, audio far quieter than the turn's loudest speech counts as silence even
 /// while the VAD still scores it as speech (a VAD's probability lingers for about 100 ms after
 /// a voice stops, and its frames are 32 ms long). Audio short of a whole VAD frame can finish
@@ -258,8 +258,9 @@ public struct TurnDetector: Sendable {
         keepAsPrefix([])
     }
 
-    /// Audio time just after the last 5 ms block of `samples` loud enough to be voice (within
-    /// `quietBelowPeakDB` of the turn's peak, which a louder block raises); nil when none is.
+    /// Audio time just after the voice in `samples`: the last 5 ms block loud enough to be voice
+    /// (within `quietBelowPeakDB` of the turn's peak, which a louder block raises), up to its
+    /// last sample above that level; nil when no block is.
     /// Without the level check, or while the turn has been digital silence, the whole of
     /// `samples` is voice.
     private mutating func voiceEnd(in samples: [Float], at startMs: Int) -> Int? {
@@ -270,8 +271,12 @@ public struct TurnDetector: Sendable {
         guard turnPeakLevel > 0 else { return endMs }
         let voiceLevel = turnPeakLevel * pow(10, -quietBelowPeakDB / 20)
         guard let lastVoiced = levels.lastIndex(where: { $0 > voiceLevel }) else { return nil }
+        // Within the last loud block, the voice ends after its last sample above the level.
         let blockLength = Self.blockLength(sampleRate: sampleRate)
-        return min(endMs, startMs + (lastVoiced + 1) * blockLength * 1000 / sampleRate)
+        let blockStart = lastVoiced * blockLength
+        let blockEnd = min(blockStart + blockLength, samples.count)
+        let lastSample = samples[blockStart..<blockEnd].lastIndex { abs($0) > voiceLevel } ?? blockEnd - 1
+        return min(endMs, startMs + ((lastSample + 1) * 1000 + sampleRate - 1) / sampleRate)
     }
 
     /// Samples in one 5 ms block.
