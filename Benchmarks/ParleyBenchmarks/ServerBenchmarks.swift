@@ -117,7 +117,7 @@ private struct ServerLoad {
         let idle = ProcessFigures.residentBytes(pid: server.pid) ?? 0
 
         let chunkCount = audio.count * turnsPerSession
-        let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: 16_000) { BenchmarkServer.resampler(from: $0, to: $1) }
+        let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: 16_000) { VoiceSessionProviders.sincResampler(from: $0, to: $1) }
         let messages = audio.chunks.map { #"{"type":"input_audio_buffer.append","audio":"\#(PCM16Buffer(samples: $0).base64EncodedString())"}"# }
         let start = ContinuousClock.now + .milliseconds(200)
         let cpuBefore = ProcessFigures.cpuSeconds(pid: server.pid) ?? 0

@@ -59,13 +59,15 @@ private struct SessionLoad {
     func run() async -> Outcome {
         let providers = InstantProviders.make()
         let chunkCount = audio.count * turnsPerSession
-        let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: providers.recognizer.sampleRate, makeResampler: providers.makeResampler)
+        let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: providers.recognizer.sampleRate, makeResampler: providers.makeInputResampler)
         let start = ContinuousClock.now + .milliseconds(200)
         let cpuBefore = ProcessFigures.ownCPUSeconds()
         let outcomes = await withTaskGroup(of: SessionOutcome.self) { group in
             for index in 0..<sessions {
                 let offset = sessions == 1 ? 0 : index * audio.count / sessions
-                let sessionStart = start + .milliseconds(offset * TurnAudio.chunkMilliseconds)
+                // Independent clients are not in step: each session sends at its own phase of the tick.
+                let phase = Duration.microseconds(index * TurnAudio.chunkMilliseconds * 1_000 / sessions)
+                let sessionStart = start + .milliseconds(offset * TurnAudio.chunkMilliseconds) + phase
                 group.addTask { await runSession(providers: providers, timeline: timeline, chunkCount: chunkCount, start: sessionStart) }
             }
             return await group.reduce(into: []) { $0.append($1) }

@@ -65,8 +65,15 @@ struct ResampledTimeline: Sendable {
         self.outputRate = outputRate
     }
 
-    /// The index of the first chunk after which the input clock reached `milliseconds`.
+    /// The index of the chunk whose arrival ended a turn at input time `milliseconds` (a
+    /// `speech_stopped` `audio_end_ms`). A turn ended on audio the resampler still held back
+    /// ends exactly at the end of the chunk that brought it, a multiple of the chunk length;
+    /// otherwise it ended with the first chunk after which the resampled input reached it.
     func chunkIndex(reaching milliseconds: Int) -> Int? {
+        if milliseconds > 0, milliseconds % TurnAudio.chunkMilliseconds == 0 {
+            let index = milliseconds / TurnAudio.chunkMilliseconds - 1
+            return index < cumulativeSamples.count ? index : nil
+        }
         let needed = milliseconds * outputRate / 1000
         var low = 0
         var high = cumulativeSamples.count

@@ -22,8 +22,9 @@ AREA_TITLES = {
 }
 AREA_NOTES = {
     "session": (
-        "Zero-latency providers, energy VAD, libsoxr 24→16 kHz, 300 ms silence window; audio paced in real time "
-        "in 20 ms chunks. Latency: from handing the session the chunk that ended the user's turn to the first "
+        "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
+        "audio paced in real time in 20 ms chunks, each session's chunks at its own phase of the 20 ms tick (as "
+        "independent clients send them). Latency: from handing the session the chunk that ended the user's turn to the first "
         "audio chunk of the reply coming out of its event stream (the silence window itself is not counted)."
     ),
     "server": (
