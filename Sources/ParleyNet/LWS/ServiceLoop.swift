@@ -12,6 +12,8 @@ protocol ServiceThreadWork: AnyObject {
 ///
 /// Other threads never call into lws except `lws_cancel_service`: they `schedule` work, which
 /// wakes the service thread; its `LWS_CALLBACK_EVENT_WAIT_CANCELLED` calls `drainScheduledWork`.
+/// Between two service passes the thread also runs the Swift jobs of `executor` and the work
+/// scheduled from the thread itself, until none is left.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
 /// thread starts and read-only afterwards (cancellation goes through `state`);
@@ -28,11 +30,14 @@ final class ServiceLoop: @unchecked Sendable {
     private let finished = Locked<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private(set) var context: OpaquePointer?
     private let name: String
+    /// Runs tasks that prefer it on this loop's thread (see `ServiceLoopExecutor`).
+    let executor: ServiceLoopExecutor
 
     /// Creates a loop for an already created context; call `start` to begin servicing it.
     init(context: OpaquePointer, name: String) {
         self.context = context
         self.name = name
+        self.executor = ServiceLoopExecutor(context: context)
         state.withLock { $0.context = context }
     }
 
@@ -57,17 +62,29 @@ final class ServiceLoop: @unchecked Sendable {
         guard let context else { return }
         while !state.withLock({ $0.stopRequested }) {
             if lws_service(context, 0) < 0 { break }
-            runAfterServiceWork()
+            runPendingWork()
         }
         state.withLock { $0.context = nil }
+        executor.stop()
         // Work scheduled after the stop still runs, so no waiter is left hanging.
         drainScheduledWork()
         lws_context_destroy(context)
         self.context = nil
     }
 
+    /// Runs the jobs and scheduled work pending now. What they add meanwhile has woken the
+    /// loop and runs after the next service pass: a task that keeps yielding cannot starve the
+    /// sockets.
+    private func runPendingWork() {
+        executor.runJobs()
+        drainScheduledWork()
+        runAfterServiceWork()
+    }
+
     /// Asks the service thread to run `work.runOnServiceThread()` soon. Safe from any thread.
     func schedule(_ work: any ServiceThreadWork) {
+        // Also from the service thread itself: lws runs its timers before it polls, so work
+        // scheduled from a timer's callback would otherwise wait for the next event.
         state.withLock { state in
             state.scheduled.append(work)
             if state.scheduled.count == 1, let context = state.context {

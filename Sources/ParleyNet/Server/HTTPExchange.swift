@@ -177,15 +177,15 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
 
     /// Runs `handler` as a task, then sends what it returns.
     ///
-    /// The task starts immediately, on the service thread, and runs there until it first
-    /// suspends: a handler that answers without suspending is answered in this same writable
-    /// callback, with no thread hop and no wake-up of the service loop.
+    /// The task starts immediately, on the service thread, and prefers that thread when it
+    /// resumes (`ServiceLoopExecutor`): a handler that answers without suspending is answered in
+    /// this same writable callback, with no thread hop and no wake-up of the service loop.
     func run(_ handler: @escaping HTTPHandler) {
         phase = .awaitingResponse
         let request = request
         let isHead = request.method == "HEAD"
         shared.withLock { $0.handlerStarting = true }
-        let task = Task.immediate { [self] in
+        let task = Task.immediate(executorPreference: loop.executor) { [self] in
             var response: HTTPResponse
             do {
                 response = try await handler(request)

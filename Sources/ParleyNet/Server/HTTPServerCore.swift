@@ -362,7 +362,8 @@ final class HTTPServerCore: @unchecked Sendable {
         }
         let route = pending.route
         let request = pending.request
-        connection.setHandlerTask(Task {
+        // On the service thread: each received message resumes the handler without a thread hop.
+        connection.setHandlerTask(Task(executorPreference: loop.executor) {
             await route.onConnection(connection, request)
             connection.close()
         })

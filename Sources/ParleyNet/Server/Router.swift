@@ -1,5 +1,6 @@
-/// Handles one HTTP request; runs as its own task, so it may suspend freely. The task starts on
-/// the server's service thread and stays there until it first suspends, so it must not block.
+/// Handles one HTTP request; runs as its own task, so it may suspend freely. The task runs on the
+/// server's network thread (actor-isolated code on its actor), so it must not block: heavy
+/// nonisolated work belongs in `withTaskExecutorPreference(globalConcurrentExecutor)`.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// Maps method + path to handlers, and paths to WebSocket routes.

@@ -21,7 +21,8 @@ public struct WebSocketRoute: Sendable {
     /// not block. It sees the request line and headers (no body).
     public let decide: @Sendable (HTTPRequest) -> WebSocketUpgradeDecision
     /// Runs for the connection's lifetime; when it returns the socket closes with 1000. When
-    /// the socket closes first, the task running it is cancelled and `messages` ends.
+    /// the socket closes first, the task running it is cancelled and `messages` ends. The task
+    /// prefers the server's network thread, like HTTP handlers (see `HTTPHandler`).
     public let onConnection: @Sendable (WebSocketConnection, HTTPRequest) async -> Void
 
     /// Creates a route from an upgrade decision and a connection handler.

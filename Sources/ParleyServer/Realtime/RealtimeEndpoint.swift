@@ -73,7 +73,10 @@ enum RealtimeEndpoint {
             socket: socket, dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID
         )
-        await connection.run()
+        // The voice session's work (audio processing, providers) stays off the network thread.
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            await connection.run()
+        }
     }
 }
 
