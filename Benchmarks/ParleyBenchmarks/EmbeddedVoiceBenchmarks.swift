@@ -10,8 +10,9 @@ import ParleyServer
 /// server VAD and a 300 ms silence window; then the same through the real server (`ParleyApp`,
 /// a realtime WebSocket client sending `input_audio_buffer.append`). Per turn: from the last
 /// speech sample of the question (in audio time) to the first chunk of the spoken answer, with
-/// the stages in between. Each turn is a fresh conversation, so every turn asks the same thing
-/// of the same model.
+/// the stages in between, and how long Parley's and llama-server's threads waited for a CPU
+/// meanwhile (on a shared machine, the share of the latency other programs took). Each turn is
+/// a fresh conversation, so every turn asks the same thing of the same model.
 func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.host = "127.0.0.1"
@@ -44,10 +45,11 @@ private func measureSession(
     let configuration = VoiceSessionConfiguration(
         instructions: settings.systemPrompt, turnDetection: ServerVADSettings(silenceDurationMs: 300)
     )
+    let cpuWait = CPUWait()
     var figures: [VoiceTurnFigures] = []
     for turn in 0...turns {
         let session = VoiceSession(providers: sessionProviders, configuration: configuration)
-        let recorder = VoiceTurnRecorder()
+        let recorder = VoiceTurnRecorder(cpuWait: cpuWait)
         let listener = Task {
             for await event in session.events { recorder.record(event) }
         }
@@ -88,10 +90,11 @@ private func measureServer(
 }
 
 private func measureServerTurns(question: SpokenQuestion, url: URL, secret: String, turns: Int) async throws -> [VoiceTurnFigures] {
+    let cpuWait = CPUWait()
     var figures: [VoiceTurnFigures] = []
     for turn in 0...turns {
         let connection = try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(secret)"])
-        let recorder = VoiceTurnRecorder()
+        let recorder = VoiceTurnRecorder(cpuWait: cpuWait)
         let listener = Task {
             for await message in connection.messages {
                 if case .text(let text) = message { recorder.record(serverEvent: text) }
@@ -205,6 +208,9 @@ private struct VoiceTurnFigures: Sendable {
     var firstSentenceMs: Double
     /// Turn end → first audio chunk, as the session measured it.
     var firstAudioMs: Double
+    /// Time the threads of Parley and llama-server spent ready to run but waiting for a CPU
+    /// between the turn end and the first audio (summed over threads).
+    var cpuWaitMs: Double
     var transcript: String
     var reply: String
 
@@ -216,12 +222,13 @@ private struct VoiceTurnFigures: Sendable {
             ("turn end -> first LLM token", figures.map(\.firstTokenMs)),
             ("turn end -> first sentence", figures.map(\.firstSentenceMs)),
             ("turn end -> first audio out (flite)", figures.map(\.firstAudioMs)),
+            ("CPU wait (run queue, summed over threads) of Parley + llama-server, turn end -> first audio", figures.map(\.cpuWaitMs)),
         ]
     }
 
     var summary: String {
-        String(format: "%.0f ms (turn end %.0f, transcript %.0f, token %.0f, sentence %.0f, audio %.0f) heard \"%@\" replied \"%@\"",
-               voiceToVoiceMs, turnEndMs, transcriptionMs, firstTokenMs, firstSentenceMs, firstAudioMs, transcript, reply)
+        String(format: "%.0f ms (turn end %.0f, transcript %.0f, token %.0f, sentence %.0f, audio %.0f; CPU wait %.0f) heard \"%@\" replied \"%@\"",
+               voiceToVoiceMs, turnEndMs, transcriptionMs, firstTokenMs, firstSentenceMs, firstAudioMs, cpuWaitMs, transcript, reply)
     }
 }
 
@@ -239,6 +246,12 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
     private var metrics: (transcription: Double?, firstToken: Double?, firstAudio: Double?)?
     private var failure: String?
     private var cancellationTaken = false
+    private let cpuWait: CPUWait
+    private var cpuWaitAtTurnEnd: Double?
+    private var cpuWaitAtFirstAudio: Double?
+
+    /// A recorder that samples `cpuWait` when the turn ends and when the first audio arrives.
+    init(cpuWait: CPUWait) { self.cpuWait = cpuWait }
 
     /// Whether the turn's metrics arrived (they come last) or it failed.
     var isAnswered: Bool { lock.withLock { metrics != nil || failure != nil } }
@@ -257,10 +270,10 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
     func record(_ event: VoiceSessionEvent) {
         let now = ContinuousClock.now
         switch event {
-        case .speechStopped: lock.withLock { speechStoppedAt = speechStoppedAt ?? now }
+        case .speechStopped: turnEnded(at: now)
         case .userTranscriptFinal(_, let text): lock.withLock { transcript = text }
         case .agentTextDelta(_, _, let delta): replyText(delta, at: now)
-        case .agentAudio: lock.withLock { firstAudioAt = firstAudioAt ?? now }
+        case .agentAudio: firstAudio(at: now)
         case .turnMetrics(let turn):
             lock.withLock { metrics = (turn.transcriptionMs, turn.firstTokenMs, turn.firstAudioMs) }
         case .error(let error): lock.withLock { failure = failure ?? "\(error.code): \(error.message)" }
@@ -273,11 +286,11 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
         let now = ContinuousClock.now
         guard let event = try? JSONValue(parsing: text), let type = event["type"]?.stringValue else { return }
         switch type {
-        case "input_audio_buffer.speech_stopped": lock.withLock { speechStoppedAt = speechStoppedAt ?? now }
+        case "input_audio_buffer.speech_stopped": turnEnded(at: now)
         case "conversation.item.input_audio_transcription.completed":
             lock.withLock { transcript = event["transcript"]?.stringValue ?? "" }
         case "response.output_audio_transcript.delta": replyText(event["delta"]?.stringValue ?? "", at: now)
-        case "response.output_audio.delta": lock.withLock { firstAudioAt = firstAudioAt ?? now }
+        case "response.output_audio.delta": firstAudio(at: now)
         case "parley.turn_metrics":
             lock.withLock {
                 metrics = (event["transcription_ms"]?.numberValue, event["first_token_ms"]?.numberValue, event["first_audio_ms"]?.numberValue)
@@ -286,6 +299,24 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
             // (The reply may finish before its cancellation arrives; that error is expected.)
             lock.withLock { failure = failure ?? (event["error"]?["message"]?.stringValue ?? text) }
         default: break
+        }
+    }
+
+    private func turnEnded(at now: ContinuousClock.Instant) {
+        let wait = cpuWait.seconds()
+        lock.withLock {
+            guard speechStoppedAt == nil else { return }
+            speechStoppedAt = now
+            cpuWaitAtTurnEnd = wait
+        }
+    }
+
+    private func firstAudio(at now: ContinuousClock.Instant) {
+        guard lock.withLock({ firstAudioAt == nil }) else { return }
+        let wait = cpuWait.seconds()
+        lock.withLock {
+            firstAudioAt = now
+            cpuWaitAtFirstAudio = wait
         }
     }
 
@@ -301,7 +332,7 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
     func figures(speechEnd: ContinuousClock.Instant, turn: Int) throws -> VoiceTurnFigures {
         try lock.withLock {
             if let failure { throw EmbeddedBenchmarkFailure("turn \(turn) failed: \(failure)") }
-            guard let speechStoppedAt, let firstAudioAt, let metrics,
+            guard let speechStoppedAt, let firstAudioAt, let metrics, let cpuWaitAtTurnEnd, let cpuWaitAtFirstAudio,
                   let transcription = metrics.transcription, let firstToken = metrics.firstToken, let firstAudio = metrics.firstAudio
             else { throw EmbeddedBenchmarkFailure("turn \(turn) is missing a stage (heard \"\(transcript)\", replied \"\(reply)\")") }
             // A reply shorter than one sentence is spoken when the model finishes.
@@ -313,9 +344,35 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
                 firstTokenMs: firstToken,
                 firstSentenceMs: (sentenceAt - speechStoppedAt).milliseconds,
                 firstAudioMs: firstAudio,
+                cpuWaitMs: (cpuWaitAtFirstAudio - cpuWaitAtTurnEnd) * 1000,
                 transcript: transcript,
                 reply: reply
             )
         }
+    }
+}
+
+/// Run-queue wait of this process and its llama-server child: time their threads were ready to
+/// run but another thread (often another program) had the CPU.
+private struct CPUWait: Sendable {
+    let processIDs: [Int32]
+
+    /// Finds the llama-server child of this process (the embedded language model).
+    init() {
+        let own = getpid()
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  stat.contains("(llama-server)"), let end = stat.lastIndex(of: ")") else { return nil }
+            // After the command name: state, then the parent's pid.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == own ? pid : nil
+        } ?? []
+        processIDs = [own] + children
+    }
+
+    /// The summed run-queue wait of the processes' live threads, in seconds.
+    func seconds() -> Double {
+        processIDs.reduce(0) { $0 + (ProcessFigures.runQueueWaitSeconds(pid: $1) ?? 0) }
     }
 }
