@@ -50,6 +50,32 @@ struct ShutdownTests {
         }
     }
 
+    /// Handlers run on the server's network thread: one that only ever yields must still leave
+    /// that thread to the sockets, so other requests are answered.
+    @Test func aHandlerThatKeepsYieldingDoesNotStarveOtherRequests() async throws {
+        let (spinning, spinningContinuation) = AsyncStream<Void>.makeStream()
+        var router = Router()
+        router.webSocket("/spin", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                spinningContinuation.yield()
+                while connection.isOpen, !Task.isCancelled { await Task.yield() }
+            }))
+        router.get("/fast") { _ in .text("fast") }
+        try await withServer(router: router) { server in
+            let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server, "/spin"))
+            try await withDeadline(30) { for await _ in spinning { return } }
+            let port = server.port
+            let response = try await withDeadline(30) { () -> (status: Int, body: Data) in
+                let response = try await fetch(port: port, path: "/fast")
+                return (response.status, response.body)
+            }
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "fast")
+            connection.close()
+        }
+    }
+
     @Test func idleWebSocketThatNeverAnswersPingsIsDropped() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.webSocketIdleTimeout = 2
