@@ -32,10 +32,12 @@ enum LWSWrite {
 
     /// `payload` behind `lwsPre` bytes of headroom, ready for `write(_:frame:payloadRange:mode:)`.
     static func frame<Bytes: Collection<UInt8>>(_ payload: Bytes) -> [UInt8] {
-        var frame = [UInt8](repeating: 0, count: lwsPre)
-        frame.reserveCapacity(lwsPre + payload.count)
-        frame.append(contentsOf: payload)
-        return frame
+        let count = payload.count
+        return [UInt8](unsafeUninitializedCapacity: lwsPre + count) { buffer, initialized in
+            buffer.baseAddress!.initialize(repeating: 0, count: lwsPre)
+            let copied = UnsafeMutableBufferPointer(rebasing: buffer[lwsPre...]).initialize(fromContentsOf: payload)
+            initialized = lwsPre + copied
+        }
     }
 
     /// Writes the payload bytes `payloadRange` of a frame made by `frame(_:)` without copying.

@@ -24,8 +24,9 @@ enum HTTPResponseHead {
 
     /// The head followed by `body`, behind `lwsPre` bytes of headroom (see `LWSWrite.frame`).
     static func frame(status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool, body: Data?) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: lwsPre)
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(lwsPre + 128 + headers.count * 40 + (body?.count ?? 0))
+        bytes.append(contentsOf: repeatElement(0, count: lwsPre))
         append(to: &bytes, status: status, headers: headers, framing: framing, keepAlive: keepAlive)
         if let body { bytes.append(contentsOf: body) }
         return bytes

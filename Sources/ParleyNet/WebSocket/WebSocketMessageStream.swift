@@ -46,7 +46,7 @@ final class InboundMessageQueue: @unchecked Sendable {
         var bufferedBytes = 0
         var finished = false
         var paused = false
-        var waiter: CheckedContinuation<WebSocketMessage?, Never>?
+        var waiter: UnsafeContinuation<WebSocketMessage?, Never>?
         /// Called (on the consumer's thread) when buffered bytes drop below `lowWater` after a pause.
         var onDrained: (@Sendable () -> Void)?
     }
@@ -65,7 +65,7 @@ final class InboundMessageQueue: @unchecked Sendable {
 
     /// Adds a message; returns `true` when the producer should pause reading.
     func push(_ message: WebSocketMessage) -> Bool {
-        let (waiter, pause) = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, Never>?, Bool) in
+        let (waiter, pause) = state.withLock { state -> (UnsafeContinuation<WebSocketMessage?, Never>?, Bool) in
             guard !state.finished else { return (nil, false) }
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -85,7 +85,7 @@ final class InboundMessageQueue: @unchecked Sendable {
 
     /// Ends the sequence after the buffered messages.
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<WebSocketMessage?, Never>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
             state.finished = true
             defer { state.waiter = nil }
             return state.waiter
@@ -101,7 +101,7 @@ final class InboundMessageQueue: @unchecked Sendable {
             return message
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WebSocketMessage?, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<WebSocketMessage?, Never>) in
                 let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
                     if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
                     if state.finished || Task.isCancelled || state.waiter != nil { return (nil, nil) }
@@ -114,7 +114,7 @@ final class InboundMessageQueue: @unchecked Sendable {
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<WebSocketMessage?, Never>? in
+            let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
                 defer { state.waiter = nil }
                 return state.waiter
             }
