@@ -12,8 +12,8 @@ protocol ServiceThreadWork: AnyObject {
 ///
 /// Other threads never call into lws except `lws_cancel_service`: they `schedule` work, which
 /// wakes the service thread; its `LWS_CALLBACK_EVENT_WAIT_CANCELLED` calls `drainScheduledWork`.
-/// Between two service passes the thread also runs the Swift jobs of `executor` and the work
-/// scheduled from the thread itself, until none is left.
+/// After each service pass the thread also runs the Swift jobs of `executor` and the work
+/// scheduled so far; both wake the loop like `schedule` does.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
 /// thread starts and read-only afterwards (cancellation goes through `state`);
