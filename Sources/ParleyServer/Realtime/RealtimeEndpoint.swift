@@ -14,7 +14,13 @@ enum RealtimeEndpoint {
     static func route(context: ServerContext) -> WebSocketRoute {
         WebSocketRoute(
             decide: { request in decide(request, context: context) },
-            onConnection: { socket, request in await serve(socket, request: request, context: context) }
+            onConnection: { socket, request in
+                // Session setup (the store) and the voice session's work (audio processing,
+                // providers) stay off the network thread the handler would otherwise prefer.
+                await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    await serve(socket, request: request, context: context)
+                }
+            }
         )
     }
 
@@ -73,10 +79,7 @@ enum RealtimeEndpoint {
             socket: socket, dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID
         )
-        // The voice session's work (audio processing, providers) stays off the network thread.
-        await withTaskExecutorPreference(globalConcurrentExecutor) {
-            await connection.run()
-        }
+        await connection.run()
     }
 }
 
