@@ -43,6 +43,9 @@ struct InputPipeline {
     /// Milliseconds of push-to-talk audio buffered.
     var manualBufferMs: Int { manualBuffer.count * 1000 / rate }
 
+    /// Where the silence now running in a turn began; nil unless the turn detector is stopping.
+    var silenceStartedAtMs: Int? { turnDetector.silenceStartedAtMs }
+
     /// The audio of the turn the detector is in, prefix included (empty when quiet).
     var turnInProgress: [Float] { turnDetector.utteranceInProgress }
 

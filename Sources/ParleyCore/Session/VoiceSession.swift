@@ -38,6 +38,7 @@ public actor VoiceSession {
     private var partialTask: Task<Void, Never>?
     private var transcriptionQueue: [PendingTranscription] = []
     private var transcriptionTask: Task<Void, Never>?
+    private var preemptiveTranscription = PreemptiveTranscription()
 
     // Output
     private var response: ActiveResponse?
@@ -57,6 +58,8 @@ public actor VoiceSession {
         var samples: [Float]
         var committedAt: Duration
         var createsResponse: Bool
+        /// The transcription started during the silence window, when there was one.
+        var preemptive: Task<Transcription, any Error>?
     }
 
     /// Creates a session.
@@ -110,9 +113,20 @@ public actor VoiceSession {
         }
         for frame in input.frames(from: converted) {
             handle(frame: frame)
+            followSilence(atMs: frame.endMs)
         }
         let endedEarly = input.detectTurnEndInPartialFrame()
         if !endedEarly.isEmpty { handle(turnActions: endedEarly, atMs: input.receivedMs) }
+        followSilence(atMs: input.receivedMs)
+    }
+
+    /// Starts the turn's transcription once its silence is long enough, or drops one the
+    /// user talked over.
+    private func followSilence(atMs nowMs: Int) {
+        preemptiveTranscription.follow(
+            silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
+            turn: { input.turnInProgress }, recognizer: providers.recognizer
+        )
     }
 
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
@@ -121,6 +135,7 @@ public actor VoiceSession {
     ///   nothing is committed and no turn starts.
     public func commitAudio(createResponse: Bool = false) throws(SessionError) {
         guard !isClosed else { return }
+        preemptiveTranscription.cancel()
         let samples = configuration.turnDetection == nil ? input.takeManualBuffer() : input.takeTurnInProgress()
         guard samples.count >= providers.recognizer.sampleRate / 10 else {
             throw SessionError(
@@ -140,6 +155,7 @@ public actor VoiceSession {
         guard !isClosed else { return }
         input.clear()
         partialTask?.cancel()
+        preemptiveTranscription.cancel()
         speechItemID = nil
         emit(.inputCleared)
     }
@@ -170,7 +186,10 @@ public actor VoiceSession {
         let switchedMode = (configuration.turnDetection == nil) != (newConfiguration.turnDetection == nil)
         configuration = newConfiguration
         input.apply(newConfiguration)
-        if switchedMode { input.clear() }
+        if switchedMode {
+            input.clear()
+            preemptiveTranscription.cancel()
+        }
     }
 
     // MARK: - Responses
@@ -220,7 +239,9 @@ public actor VoiceSession {
         guard !isClosed else { return }
         if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
+        preemptiveTranscription.cancel()
         transcriptionTask?.cancel()
+        transcriptionQueue.forEach { $0.preemptive?.cancel() }
         transcriptionQueue.removeAll()
         deferredResponse = nil
         isClosed = true
@@ -231,7 +252,9 @@ public actor VoiceSession {
     public var firstAudioSummary: LatencySummary? { LatencySummary(metricsHistory.compactMap(\.firstAudioMs)) }
 
     /// Whether any task of the session is still running (for leak checks).
-    public var hasRunningTasks: Bool { responseTask != nil || transcriptionTask != nil || partialTask != nil }
+    public var hasRunningTasks: Bool {
+        responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
+    }
 
     // MARK: - Turn detection
 
@@ -258,7 +281,13 @@ public actor VoiceSession {
                 emit(.speechStopped(itemID: speechItemID ?? IdentifierGenerator.make("item"), audioEndMs: endMs))
             case .commit(let utterance):
                 let itemID = speechItemID ?? IdentifierGenerator.make("item")
-                commit(samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false)
+                // The early transcription heard the whole turn unless speech forced this commit.
+                let preemptive = preemptiveTranscription.take()
+                if utterance.reachedMaximumLength { preemptive?.cancel() }
+                commit(
+                    samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false,
+                    preemptive: utterance.reachedMaximumLength ? nil : preemptive
+                )
             case .idleTimeout:
                 emit(.error(SessionError(code: "idle_timeout", message: "No speech was heard before the idle timeout.")))
             }
@@ -273,14 +302,14 @@ public actor VoiceSession {
         return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
     }
 
-    private func commit(samples: [Float], itemID: String, createsResponse: Bool) {
+    private func commit(samples: [Float], itemID: String, createsResponse: Bool, preemptive: Task<Transcription, any Error>? = nil) {
         speechItemID = nil
         partialTask?.cancel()
         partialTask = nil
         let previous = ledger.lastItemID
         emit(.inputCommitted(itemID: itemID, previousItemID: previous))
         transcriptionQueue.append(PendingTranscription(
-            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse
+            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive
         ))
         startTranscriptionWorkerIfIdle()
     }
@@ -294,7 +323,11 @@ public actor VoiceSession {
         transcriptionTask = Task { [weak self] in
             let result: Result<Transcription, any Error>
             do {
-                result = .success(try await recognizer.transcribe(pending.samples, isFinal: true))
+                if let preemptive = pending.preemptive {
+                    result = .success(try await withTaskCancellationHandler { try await preemptive.value } onCancel: { preemptive.cancel() })
+                } else {
+                    result = .success(try await recognizer.transcribe(pending.samples, isFinal: true))
+                }
             } catch {
                 result = .failure(error)
             }

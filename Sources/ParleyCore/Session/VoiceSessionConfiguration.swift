@@ -51,6 +51,10 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     public var maximumUtteranceMs: Int
     /// The most audio the input buffer holds before it refuses more, in milliseconds.
     public var maximumInputBufferMs: Int
+    /// With server VAD, silence after which the turn so far is transcribed while the silence
+    /// window still runs, so the transcript is ready sooner when the turn ends (dropped if the
+    /// user speaks again); nil transcribes only once the turn has ended.
+    public var preemptiveTranscriptionAfterMs: Int?
 
     /// Creates a configuration.
     public init(
@@ -63,7 +67,8 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         maxResponseTokens: Int? = nil,
         partialTranscriptIntervalMs: Int = 500,
         maximumUtteranceMs: Int = 30_000,
-        maximumInputBufferMs: Int = 120_000
+        maximumInputBufferMs: Int = 120_000,
+        preemptiveTranscriptionAfterMs: Int? = 100
     ) {
         self.instructions = instructions
         self.turnDetection = turnDetection
@@ -75,5 +80,6 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.partialTranscriptIntervalMs = partialTranscriptIntervalMs
         self.maximumUtteranceMs = maximumUtteranceMs
         self.maximumInputBufferMs = maximumInputBufferMs
+        self.preemptiveTranscriptionAfterMs = preemptiveTranscriptionAfterMs
     }
 }

@@ -197,6 +197,9 @@ public struct TurnDetector: Sendable {
         return actions
     }
 
+    /// Where the silence now running in a turn began (after the last voice); nil unless stopping.
+    public var silenceStartedAtMs: Int? { state == .stopping ? silenceStartMs : nil }
+
     /// The audio of the turn in progress, prefix padding included; empty when quiet.
     /// A recognizer re-decodes it for live partial transcripts.
     public var utteranceInProgress: [Float] { state == .quiet ? [] : utterance }
