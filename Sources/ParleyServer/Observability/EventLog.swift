@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One JSON line per significant event, to standard error. Never given audio or secrets:
 /// callers pass ids, counts, codes and durations only.
@@ -15,11 +18,27 @@ public struct EventLog: Sendable {
 
     /// Logs `event` with `fields`.
     public func log(_ event: String, session: String? = nil, _ fields: [String: JSONScalarField] = [:]) {
-        var object: [String: Any] = ["ts": ISO8601DateFormatter().string(from: Date()), "event": event]
+        var object: [String: Any] = ["ts": Self.timestamp(Date()), "event": event]
         if let session { object["session"] = session }
         for (key, value) in fields { object[key] = value.jsonObject }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
         write(String(decoding: data, as: UTF8.self))
+    }
+
+    /// `date` in ISO 8601, UTC, to the millisecond (`2026-11-29T22:13:40.333Z`). Built by hand:
+    /// a new `ISO8601DateFormatter` per line took a tenth of the server's CPU under load.
+    static func timestamp(_ date: Date) -> String {
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var time = time_t(totalMilliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let milliseconds = totalMilliseconds % 1000
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))"
+            + "T\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2)).\(padded(Int32(milliseconds), 3))Z"
     }
 }
 
