@@ -10,11 +10,12 @@ import ParleyServer
 enum BenchmarkServer {
     static let usage = """
     usage: ParleyBenchmarks serve --upstream URL [--vad energy|silero] [--host HOST] [--port N]
-                                  [--secret TEXT] [--data-dir PATH]
+                                  [--secret TEXT] [--data-dir PATH] [--preemptive-transcription-ms N]
 
     Serves ws://HOST:PORT/v1/realtime with every provider at the OpenAI-compatible URL
     (for example http://127.0.0.1:9000/v1). Prints "listening on ws://HOST:PORT/v1/realtime".
     --vad silero needs the Silero model where scripts/setup puts it (PARLEY_MODEL_DIR).
+    --preemptive-transcription-ms 0 transcribes a turn only once it has ended (default 100).
     """
 
     /// The secret the benchmarks authenticate with unless `--secret` names another.
@@ -43,6 +44,9 @@ enum BenchmarkServer {
                 vad = value
             case "--secret": secret = value
             case "--data-dir": settings.dataDirectory = URL(fileURLWithPath: value)
+            case "--preemptive-transcription-ms":
+                guard let delay = Int(value), (0...10_000).contains(delay) else { return fail("--preemptive-transcription-ms: \"\(value)\" is not 0 to 10000") }
+                settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
             default: return fail("unknown option \(option)")
             }
         }

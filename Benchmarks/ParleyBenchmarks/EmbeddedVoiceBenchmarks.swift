@@ -24,6 +24,10 @@ func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     do {
         let question = try await SpokenQuestion(text: "What is the weather like in Paris today?", providers: providers)
         var results = try await measureSession(question: question, providers: providers, settings: settings, turns: turns)
+        // What preemptive transcription (on by default) saves: the same turns without it.
+        results += try await measureSession(
+            question: question, providers: providers, settings: settings, turns: turns, preemptiveTranscription: false
+        )
         results += try await measureServer(question: question, providers: providers, settings: settings, turns: turns)
         await providers.shutdown()
         return results
@@ -36,15 +40,17 @@ func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 
 /// The `VoiceSession` figures (issue 6): sessions built the way the realtime endpoint builds them.
 private func measureSession(
-    question: SpokenQuestion, providers: ProviderSet, settings: ServerSettings, turns: Int
+    question: SpokenQuestion, providers: ProviderSet, settings: ServerSettings, turns: Int, preemptiveTranscription: Bool = true
 ) async throws -> [BenchmarkResult] {
     let sessionProviders = VoiceSessionProviders(
         recognizer: providers.recognizer, model: providers.languageModel, synthesizer: providers.synthesizer,
         makeVoiceActivityDetector: providers.makeVoiceActivityDetector, makeResampler: providers.makeResampler
     )
-    let configuration = VoiceSessionConfiguration(
+    var configuration = VoiceSessionConfiguration(
         instructions: settings.systemPrompt, turnDetection: ServerVADSettings(silenceDurationMs: 300)
     )
+    if !preemptiveTranscription { configuration.preemptiveTranscriptionAfterMs = nil }
+    let label = preemptiveTranscription ? "" : ", without preemptive transcription"
     let cpuWait = CPUWait()
     var figures: [VoiceTurnFigures] = []
     for turn in 0...turns {
@@ -61,10 +67,10 @@ private func measureSession(
         await session.close()
         await listener.value
         let outcome = try recorder.figures(speechEnd: start + question.speechEnd, turn: turn)
-        log("session turn \(turn)\(turn == 0 ? " (warm-up)" : ""): \(outcome.summary)")
+        log("session turn \(turn)\(turn == 0 ? " (warm-up)" : "")\(label): \(outcome.summary)")
         if turn > 0 { figures.append(outcome) }
     }
-    return voiceResults(figures, label: "", target: 700)
+    return voiceResults(figures, label: label, target: preemptiveTranscription ? 700 : nil)
 }
 
 /// The server figures (issue 7): one realtime WebSocket connection per turn to `ParleyApp`.

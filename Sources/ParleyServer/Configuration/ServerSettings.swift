@@ -28,6 +28,9 @@ public struct ServerSettings: Sendable {
     public var modelDirectory: URL?
     /// The most concurrent realtime sessions.
     public var maximumSessions = 500
+    /// Silence after which a server-VAD turn is transcribed while its window still runs
+    /// (`VoiceSessionConfiguration.preemptiveTranscriptionAfterMs`); nil transcribes only at the turn's end.
+    public var preemptiveTranscriptionAfterMs: Int? = 100
     /// Client tokens minted per minute per client address.
     public var tokenMintsPerMinute = 30
     /// Whether `/v1/local/token` hands out client tokens without the secret (the local
@@ -106,6 +109,9 @@ public struct ServerSettings: Sendable {
         }
         if let directory = value("PARLEY_MODEL_DIR") { settings.modelDirectory = URL(fileURLWithPath: directory) }
         if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
+        if let delay = integer("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS", in: 0...10_000) {
+            settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
+        }
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
         if let raw = value("PARLEY_LOCAL_TOKENS") {
             switch raw.lowercased() {

@@ -124,7 +124,8 @@ struct SessionSetup {
             turnDetection: turnDetection,
             speech: SpeechOptions(voice: agent.voice),
             temperature: agent.llm?.temperature,
-            maxResponseTokens: agent.llm?.maxOutputTokens
+            maxResponseTokens: agent.llm?.maxOutputTokens,
+            preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs
         )
 
         var options = AgentOptions()
