@@ -79,7 +79,8 @@ def sustained(result):
 
 def server_command(system, args, upstream):
     if system == "parley":
-        return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET, "--vad", args.parley_vad]
+        return [args.parley_benchmarks, "serve", "--upstream", upstream, "--secret", SECRET, "--vad", args.parley_vad,
+                "--preemptive-transcription-ms", str(args.parley_preemptive_ms)]
     return [args.pipecat_python, args.pipecat_server, "--upstream", upstream, "--silence-ms", str(args.silence_ms),
             "--vad-confidence", str(args.vad_threshold)]
 
@@ -200,6 +201,8 @@ def main():
     parser.add_argument("--profile", action="store_true", help="sample the Parley server with perf")
     parser.add_argument("--systems", default="parley,pipecat")
     parser.add_argument("--parley-vad", default="silero", choices=["silero", "energy"], help="Parley's VAD (Pipecat uses Silero)")
+    parser.add_argument("--parley-preemptive-ms", type=int, default=100,
+                        help="Parley's preemptive transcription delay (0: transcribe only once the turn has ended)")
     parser.add_argument("--counts", help="session counts always run, before the search for the largest "
                         "(default 1,10,50,100; 1,10,50 with --quick)")
     args = parser.parse_args()
@@ -230,13 +233,20 @@ def main():
             "floor_ms": floor_ms, "turn_period_ms": args.turn_period_ms, "frame_ms": loadclient.FRAME_MS,
             "turns_per_session": args.turns, "single_session_turns": args.single_session_turns,
             "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions, "parley_vad": args.parley_vad,
-            "vad_threshold": args.vad_threshold,
+            "vad_threshold": args.vad_threshold, "parley_preemptive_transcription_ms": args.parley_preemptive_ms,
         },
         "systems": {},
     }
     for system in args.systems.split(","):
         say(f"{system}:")
         comparison["systems"][system] = compare(system, args)
+    if "parley" in comparison["systems"] and args.parley_preemptive_ms > 0:
+        # What preemptive transcription contributes at N = 1: the same run with it off.
+        saved = args.parley_preemptive_ms
+        args.parley_preemptive_ms = 0
+        say("parley without preemptive transcription:")
+        comparison["parley_without_preemption"] = run_once("parley", 1, args)
+        args.parley_preemptive_ms = saved
     if args.profile and "parley" in comparison["systems"]:
         # Under load, where a profile says the most: the largest N sustained, and at least 50.
         best = max(comparison["systems"]["parley"]["max_sustained"], 50)
