@@ -20,7 +20,7 @@ func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-embedded-\(getpid())")
     let providers = try await ProviderFactory.make(settings)
     defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
-    let turns = quick ? 5 : 10
+    let turns = quick ? 3 : 10
     do {
         let question = try await SpokenQuestion(text: "What is the weather like in Paris today?", providers: providers)
         var results = try await measureSession(question: question, providers: providers, settings: settings, turns: turns)
