@@ -9,16 +9,8 @@ import Testing
         var whole = try LinearResampler(from: from, to: to)
         let expected = whole.process(input) + whole.flush()
         #expect(abs(expected.count - to) <= 1)
-        var generator = SeededGenerator(seed: UInt64(from + to))
         var chunked = try LinearResampler(from: from, to: to)
-        var output: [Float] = []
-        var index = 0
-        while index < input.count {
-            let end = min(index + Int.random(in: 1...700, using: &generator), input.count)
-            output += chunked.process(Array(input[index..<end]))
-            index = end
-        }
-        output += chunked.flush()
+        let output = TestSignal.resampledInRandomChunks(input, with: &chunked, seed: UInt64(from + to))
         #expect(output == expected)
     }
 

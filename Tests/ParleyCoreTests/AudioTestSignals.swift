@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// A small, fast, seeded random number generator (SplitMix64) so signal tests are deterministic.
 struct SeededGenerator: RandomNumberGenerator {
@@ -33,6 +34,19 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// Synthetic test signals.
 enum TestSignal {
+    /// `input` through `resampler` in chunks of 1 to 700 samples (seeded), then its flush.
+    static func resampledInRandomChunks(_ input: [Float], with resampler: inout some Resampler, seed: UInt64) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        var output: [Float] = []
+        var index = 0
+        while index < input.count {
+            let end = min(index + Int.random(in: 1...700, using: &generator), input.count)
+            output += resampler.process(Array(input[index..<end]))
+            index = end
+        }
+        return output + resampler.flush()
+    }
+
     /// A sine tone.
     static func tone(frequency: Double, amplitude: Float, count: Int, sampleRate: Int, phase: Double = 0) -> [Float] {
         (0..<count).map { amplitude * Float(sin(2 * .pi * frequency * Double($0) / Double(sampleRate) + phase)) }

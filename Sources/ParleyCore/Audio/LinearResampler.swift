@@ -19,8 +19,7 @@ public struct LinearResampler: Resampler {
     /// Creates a resampler; rates must be positive.
     /// - Throws: `AudioError.invalidFormat` for a rate that is not positive.
     public init(from inputSampleRate: Int, to outputSampleRate: Int) throws(AudioError) {
-        guard inputSampleRate > 0 else { throw .invalidFormat(AudioFormat(sampleRate: inputSampleRate)) }
-        guard outputSampleRate > 0 else { throw .invalidFormat(AudioFormat(sampleRate: outputSampleRate)) }
+        try Self.validateRates(inputSampleRate, outputSampleRate)
         self.inputSampleRate = inputSampleRate
         self.outputSampleRate = outputSampleRate
         position = outputSampleRate

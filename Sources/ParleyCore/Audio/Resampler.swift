@@ -17,6 +17,13 @@ public protocol Resampler: Sendable {
 }
 
 extension Resampler {
+    /// Checks the rates a resampler is created with.
+    /// - Throws: `AudioError.invalidFormat` for a rate that is not positive.
+    static func validateRates(_ inputSampleRate: Int, _ outputSampleRate: Int) throws(AudioError) {
+        guard inputSampleRate > 0 else { throw .invalidFormat(AudioFormat(sampleRate: inputSampleRate)) }
+        guard outputSampleRate > 0 else { throw .invalidFormat(AudioFormat(sampleRate: outputSampleRate)) }
+    }
+
     /// Resamples the next chunk of 16-bit samples (rounded and clipped on the way back).
     public mutating func process(_ input: [Int16]) -> [Int16] {
         SampleConversion.pcm16(process(SampleConversion.float(input)))
