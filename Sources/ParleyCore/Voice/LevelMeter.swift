@@ -56,6 +56,11 @@ public struct LevelMeter: Sendable {
 
     /// Root-mean-square amplitude of `samples` (0 for none).
     public static func rms(_ samples: [Float]) -> Float {
+        rms(samples[...])
+    }
+
+    /// Root-mean-square amplitude of part of a buffer (0 for none).
+    public static func rms(_ samples: ArraySlice<Float>) -> Float {
         guard !samples.isEmpty else { return 0 }
         return samples.withUnsafeBufferPointer { buffer in
             var sum: Float = 0

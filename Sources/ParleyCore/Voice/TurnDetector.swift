@@ -289,9 +289,7 @@ public struct TurnDetector: Sendable {
     private static func blockLevels(of samples: [Float], sampleRate: Int) -> [Float] {
         let blockLength = blockLength(sampleRate: sampleRate)
         return stride(from: 0, to: samples.count, by: blockLength).map { start in
-            let block = samples[start..<min(start + blockLength, samples.count)]
-            let energy = block.reduce(Float(0)) { $0 + $1 * $1 }
-            return (energy / Float(block.count)).squareRoot()
+            LevelMeter.rms(samples[start..<min(start + blockLength, samples.count)])
         }
     }
 
