@@ -30,17 +30,17 @@ enum LWSWrite {
         }
     }
 
-    /// `payload` behind `lwsPre` bytes of headroom, ready for `write(_:frame:payloadRange:mode:)`.
-    static func frame<Bytes: Collection<UInt8>>(_ payload: Bytes) -> [UInt8] {
-        let count = payload.count
-        return [UInt8](unsafeUninitializedCapacity: lwsPre + count) { buffer, initialized in
-            buffer.baseAddress!.initialize(repeating: 0, count: lwsPre)
-            let copied = UnsafeMutableBufferPointer(rebasing: buffer[lwsPre...]).initialize(fromContentsOf: payload)
-            initialized = lwsPre + copied
-        }
+    /// Writes `payload` (at most `ServiceLoop.writeBufferCapacity` bytes) through the loop's
+    /// staging buffer, which provides the headroom lws needs.
+    static func write(_ wsi: OpaquePointer, _ payload: UnsafeRawBufferPointer, through loop: ServiceLoop, mode: lws_write_protocol) -> Bool {
+        precondition(payload.count <= ServiceLoop.writeBufferCapacity, "payload larger than the write buffer")
+        let start = loop.writeBuffer + lwsPre
+        if let source = payload.baseAddress { start.copyMemory(from: source, byteCount: payload.count) }
+        return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), payload.count, mode) >= 0
     }
 
-    /// Writes the payload bytes `payloadRange` of a frame made by `frame(_:)` without copying.
+    /// Writes the payload bytes `payloadRange` of `frame`, whose first `lwsPre` bytes are
+    /// headroom, without copying.
     /// lws may overwrite the `lwsPre` bytes before the range (frame header) and, on a client,
     /// mask the range in place, so the bytes before `payloadRange.upperBound` are spent after.
     static func write(_ wsi: OpaquePointer, frame: inout [UInt8], payloadRange: Range<Int>, mode: lws_write_protocol) -> Bool {

@@ -17,7 +17,7 @@ protocol ServiceThreadWork: AnyObject {
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
 /// thread starts and read-only afterwards (cancellation goes through `state`);
-/// `afterServiceWork` is touched only on the service thread.
+/// `afterServiceWork` and `writeBuffer` are touched only on the service thread.
 final class ServiceLoop: @unchecked Sendable {
     private struct State {
         /// The live context; `nil` once the loop stopped, so no one wakes a destroyed context.
@@ -32,13 +32,25 @@ final class ServiceLoop: @unchecked Sendable {
     private let name: String
     /// Runs tasks that prefer it on this loop's thread (see `ServiceLoopExecutor`).
     let executor: ServiceLoopExecutor
+    /// The service thread's staging area for `lws_write`: `lwsPre` bytes of headroom, then
+    /// room for `writeBufferCapacity` payload bytes. lws copies whatever the socket does not
+    /// take at once, so the buffer is free again when `lws_write` returns; reusing one warm
+    /// buffer costs a copy but no allocation (and no page faults) per written message.
+    let writeBuffer: UnsafeMutableRawPointer
+    /// The largest payload `writeBuffer` holds.
+    static let writeBufferCapacity = 64 << 10
 
     /// Creates a loop for an already created context; call `start` to begin servicing it.
     init(context: OpaquePointer, name: String) {
         self.context = context
         self.name = name
         self.executor = ServiceLoopExecutor(context: context)
+        self.writeBuffer = .allocate(byteCount: lwsPre + Self.writeBufferCapacity, alignment: 16)
         state.withLock { $0.context = context }
+    }
+
+    deinit {
+        writeBuffer.deallocate()
     }
 
     /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.

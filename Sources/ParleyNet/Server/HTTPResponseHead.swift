@@ -22,7 +22,7 @@ enum HTTPResponseHead {
         return Data(bytes)
     }
 
-    /// The head followed by `body`, behind `lwsPre` bytes of headroom (see `LWSWrite.frame`).
+    /// The head followed by `body`, behind `lwsPre` bytes of headroom (see `LWSWrite.write(_:frame:payloadRange:mode:)`).
     static func frame(status: Int, headers: HTTPHeaders, framing: BodyFraming, keepAlive: Bool, body: Data?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(lwsPre + 128 + headers.count * 40 + (body?.count ?? 0))

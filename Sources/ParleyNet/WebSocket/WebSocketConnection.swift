@@ -26,17 +26,29 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
     public var isOpen: Bool { shared.withLock { $0.state == .open } }
 
     /// Largest piece written per writable callback; bigger messages go out as fragments.
-    static let writeSlice = 64 << 10
+    static let writeSlice = ServiceLoop.writeBufferCapacity
 
     private enum State { case open, closing, closed }
 
-    /// A message waiting to be written, already laid out for `lws_write`.
+    /// A message waiting to be written. It keeps the sender's payload (no copy): the service
+    /// thread copies each piece into the loop's write buffer when the socket is writable.
     private struct Outgoing {
-        /// `lwsPre` bytes of headroom for lws, then the payload.
-        var frame: [UInt8]
-        var isBinary: Bool
+        var message: WebSocketMessage
         /// The payload size in bytes.
-        var byteCount: Int { frame.count - lwsPre }
+        var byteCount: Int
+        var isBinary: Bool { if case .binary = message { true } else { false } }
+
+        /// Runs `body` with the payload bytes `range`.
+        func withPayload<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            switch message {
+            case .binary(let data):
+                return data.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            case .text(let text):
+                // `send` made the text contiguous, so this never falls back to a copy.
+                return text.utf8.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[range]))) }
+                    ?? Array(text.utf8)[range].withUnsafeBytes(body)
+            }
+        }
     }
 
     private struct Shared {
@@ -89,12 +101,13 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
     /// - Throws: `WebSocketError.closed` after close; `WebSocketError.backpressure` when the
     ///   peer stopped reading and the queue is full — the connection is then closed with 1008.
     public func send(_ message: WebSocketMessage) throws {
-        // The copy into a frame with lws' headroom happens here, on the sender's thread, so the
-        // service thread writes it as it is.
         let outgoing: Outgoing
         switch message {
-        case .text(let text): outgoing = Outgoing(frame: LWSWrite.frame(text.utf8), isBinary: false)
-        case .binary(let data): outgoing = Outgoing(frame: LWSWrite.frame(data), isBinary: true)
+        case .text(var text):
+            text.makeContiguousUTF8()
+            outgoing = Outgoing(message: .text(text), byteCount: text.utf8.count)
+        case .binary(let data):
+            outgoing = Outgoing(message: message, byteCount: data.count)
         }
         let limit = maxOutgoingQueueBytes
         let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
@@ -255,15 +268,15 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if writing == nil, let next = shared.withLock({ $0.outgoing.pop() }) {
             writing = (next, 0)
         }
-        // Taken out of `writing` so the frame is uniquely referenced and written without a copy.
-        if case (var message, let offset)? = writing.take() {
+        if case (let message, let offset)? = writing.take() {
             let total = message.byteCount
             let end = min(offset + Self.writeSlice, total)
             let flags = lws_write_ws_flags(
                 Int32(message.isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue),
                 offset == 0 ? 1 : 0, end == total ? 1 : 0)
             let mode = lws_write_protocol(rawValue: UInt32(flags))
-            guard LWSWrite.write(wsi, frame: &message.frame, payloadRange: offset..<end, mode: mode) else { return -1 }
+            let written = message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
+            guard written else { return -1 }
             if end == total {
                 shared.withLock { $0.queuedBytes = max(0, $0.queuedBytes - total) }
             } else {
