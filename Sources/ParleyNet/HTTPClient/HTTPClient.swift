@@ -4,11 +4,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// An HTTP/1.1 client on URLSession that streams response bodies as they arrive.
+/// An HTTP/1.1 client that streams response bodies as they arrive.
 ///
-/// Works on Linux, where `URLSession.bytes(for:)` does not exist: a `URLSessionDataDelegate`
-/// feeds each response into an `AsyncThrowingStream`. Cancelling the calling task, or dropping
-/// or cancelling the iteration of a streaming body, cancels the transfer and closes its connection.
+/// `http://` requests go over libwebsockets (`PlainHTTPTransport`): one network thread for the
+/// process, keep-alive connections pooled per host, chunked and streamed bodies. `https://`
+/// requests go over URLSession, where a `URLSessionDataDelegate` feeds each response into an
+/// `AsyncThrowingStream` (Linux has no `URLSession.bytes(for:)`). Either way, cancelling the
+/// calling task, or dropping or cancelling the iteration of a streaming body, ends the transfer
+/// and closes its connection.
 ///
 /// ```swift
 /// let response = try await HTTPClient.shared.stream(.init(url: url, method: "POST", body: json))
@@ -22,8 +25,10 @@ public final class HTTPClient: Sendable {
     private let session: URLSession
     private let delegate: HTTPClientSessionDelegate
 
-    /// Creates a client with its own connection pool.
-    /// - Parameter maximumConnectionsPerHost: the most connections kept open to one host.
+    /// Creates a client; its `https://` requests have their own URLSession connection pool.
+    /// - Parameter maximumConnectionsPerHost: the most connections URLSession keeps open to one
+    ///   `https://` host (`http://` requests share the process-wide pool, which never makes a
+    ///   request wait for another).
     public init(maximumConnectionsPerHost: Int = 32) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
@@ -47,6 +52,7 @@ public final class HTTPClient: Sendable {
     /// Sends `request` and returns once the response head has arrived; the body streams after.
     /// - Throws: `HTTPClientError` when no response arrives; `CancellationError` when cancelled.
     public func stream(_ request: Request) async throws -> StreamingResponse {
+        if request.url.scheme?.lowercased() == "http" { return try await streamPlain(request) }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
@@ -74,6 +80,28 @@ public final class HTTPClient: Sendable {
             headers[String(describing: name).lowercased()] = String(describing: value)
         }
         return StreamingResponse(status: head.statusCode, headers: headers, body: body)
+    }
+
+    /// Sends an `http://` request over the libwebsockets transport.
+    private func streamPlain(_ request: Request) async throws -> StreamingResponse {
+        let transport = try PlainHTTPTransport.shared()
+        let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
+            of: Data.self,
+            // The consumer drains pieces as the network delivers them; memory follows its pace.
+            bufferingPolicy: .unbounded
+        )
+        let exchange = try PlainHTTPExchange(request, body: bodyContinuation)
+        bodyContinuation.onTermination = { [exchange] termination in
+            if case .cancelled = termination { transport.cancel(exchange) }
+        }
+        let head = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if exchange.awaitHead(continuation) { transport.start(exchange) }
+            }
+        } onCancel: {
+            transport.cancel(exchange)
+        }
+        return StreamingResponse(status: head.status, headers: head.headers, body: body)
     }
 
     /// Sends `request` and reads the whole response.

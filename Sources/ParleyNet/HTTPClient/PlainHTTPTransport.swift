@@ -1,0 +1,208 @@
+import CLibWebsockets
+import Foundation
+
+/// `HTTPClient`'s transport for `http://` URLs: HTTP/1.1 on libwebsockets raw TCP connections,
+/// serviced by one thread for the whole process, with keep-alive connections pooled per host
+/// and port. A request never waits for another: without an idle connection it opens a new one.
+///
+/// A connection a server closed while it sat idle is noticed when the close arrives; a request
+/// that meets such a close before any byte of its response is sent again on a fresh connection.
+///
+/// `@unchecked Sendable`: `connections` and `idle` are touched only on the service thread;
+/// the rest is immutable after `start`.
+final class PlainHTTPTransport: @unchecked Sendable {
+    private static let instance = Locked<PlainHTTPTransport?>(nil)
+
+    /// The process-wide transport, created (with its thread) on first use.
+    static func shared() throws(HTTPClientError) -> PlainHTTPTransport {
+        let result = instance.withLock { instance -> Result<PlainHTTPTransport, HTTPClientError> in
+            if let instance { return .success(instance) }
+            let transport = PlainHTTPTransport()
+            do {
+                try transport.start()
+            } catch let error as HTTPClientError {
+                return .failure(error)
+            } catch {
+                return .failure(HTTPClientError(.other, message: "\(error)"))
+            }
+            instance = transport
+            return .success(transport)
+        }
+        return try result.get()
+    }
+
+    static let protocolName = "parley-http-client"
+    /// How long an idle connection is kept for the next request.
+    static let idleLifetime: Duration = .seconds(20)
+    /// The most idle connections kept per host and port.
+    static let maximumIdlePerHost = 256
+
+    private let strings = CStringPool()
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+    private(set) var loop: ServiceLoop?
+    /// Every connection lws knows, until it is destroyed.
+    private var connections: [ObjectIdentifier: PlainHTTPConnection] = [:]
+    /// Idle keep-alive connections by host and port, the most recently used last.
+    private var idle: [String: [PlainHTTPConnection]] = [:]
+
+    private func start() throws {
+        LWSLogging.configure()
+        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = strings.copy(Self.protocolName)
+        protocols[0].callback = plainHTTPClientCallback
+        protocols[0].rx_buffer_size = 64 << 10
+        self.protocols = protocols
+
+        var info = lws_context_creation_info()
+        info.port = -1  // CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.pt_serv_buf_size = 64 << 10
+        info.connect_timeout_secs = 10
+        guard let context = lws_create_context(&info) else {
+            throw HTTPClientError(.other, message: "libwebsockets could not create an HTTP client context")
+        }
+        let loop = ServiceLoop(context: context, name: "parley-http-client")
+        self.loop = loop
+        loop.start()
+    }
+
+    /// Any thread: sends `exchange` once the caller waits for its head.
+    func start(_ exchange: PlainHTTPExchange) {
+        loop?.schedule(ServiceThreadTask { [self] in
+            guard !exchange.isCancelled else {
+                exchange.failed(CancellationError())
+                return
+            }
+            assign(exchange, reuse: true)
+        })
+    }
+
+    /// Any thread: the caller of `exchange` gave up; closes its connection if it still has one.
+    func cancel(_ exchange: PlainHTTPExchange) {
+        guard exchange.markCancelled() else { return }
+        loop?.schedule(ServiceThreadTask {
+            if let connection = exchange.connection {
+                connection.abort()
+            } else {
+                exchange.failed(CancellationError())
+            }
+        })
+    }
+
+    /// Service thread: puts `exchange` on an idle connection to its host (with `reuse`), or a new one.
+    func assign(_ exchange: PlainHTTPExchange, reuse: Bool) {
+        let key = exchange.target.connectionKey
+        if reuse {
+            while var pool = idle[key], let connection = pool.popLast() {
+                idle[key] = pool.isEmpty ? nil : pool
+                if connection.isUsable {
+                    connection.begin(exchange)
+                    return
+                }
+            }
+        }
+        guard let context = loop?.context else {
+            exchange.failed(HTTPClientError(.other, message: "the HTTP client has stopped"))
+            return
+        }
+        let connection = PlainHTTPConnection(key: key, transport: self)
+        connections[ObjectIdentifier(connection)] = connection
+        connection.begin(exchange)
+        let connectionStrings = connection.strings
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = connectionStrings.copy(exchange.target.host)
+        info.port = Int32(exchange.target.port)
+        info.path = connectionStrings.copy("/")
+        info.host = info.address
+        info.method = connectionStrings.copy("RAW")
+        info.local_protocol_name = connectionStrings.copy(Self.protocolName)
+        info.opaque_user_data = Unmanaged.passUnretained(connection).toOpaque()
+        let wsi = lws_client_connect_via_info(&info)
+        if wsi == nil {
+            // lws may already have reported the failure (and destroyed the wsi) during the call;
+            // either way no callback comes for this connection any more.
+            connection.connectFailed("the connection could not be started")
+            connections[ObjectIdentifier(connection)] = nil
+        } else if connection.wsi == nil {
+            connection.wsi = wsi
+        }
+    }
+
+    /// Service thread: `connection` finished a response and may carry the next request.
+    func release(_ connection: PlainHTTPConnection) {
+        var pool = idle[connection.key] ?? []
+        guard pool.count < Self.maximumIdlePerHost else {
+            connection.close()
+            return
+        }
+        pool.append(connection)
+        idle[connection.key] = pool
+        connection.parked(for: Self.idleLifetime)
+    }
+
+    private func removeFromIdle(_ connection: PlainHTTPConnection) {
+        if let pool = idle[connection.key] {
+            let remaining = pool.filter { $0 !== connection }
+            idle[connection.key] = remaining.isEmpty ? nil : remaining
+        }
+    }
+
+    /// Service thread: one lws callback for one of the transport's connections.
+    func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
+            loop?.drainScheduledWork()
+            return 0
+        }
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return 0 }
+        let connection = Unmanaged<PlainHTTPConnection>.fromOpaque(pointer).takeUnretainedValue()
+        switch reason {
+        case LWS_CALLBACK_RAW_CONNECTED:
+            connection.didConnect(wsi)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return connection.writable()
+        case LWS_CALLBACK_RAW_RX:
+            guard let input, length > 0 else { return 0 }
+            return connection.receive(UnsafeRawBufferPointer(start: input, count: length))
+        case LWS_CALLBACK_TIMER:
+            connection.timerFired(idleLifetime: Self.idleLifetime)
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
+            connection.connectFailed(text)
+        case LWS_CALLBACK_RAW_CLOSE:
+            connection.didClose()
+            removeFromIdle(connection)
+        case LWS_CALLBACK_WSI_DESTROY:
+            // The last callback with this pointer: the connection may go.
+            lws_set_opaque_user_data(wsi, nil)
+            connection.wsi = nil
+            connection.connectFailed("connection closed")
+            removeFromIdle(connection)
+            connections[ObjectIdentifier(connection)] = nil
+        default:
+            break
+        }
+        return 0
+    }
+}
+
+/// A closure to run on a service loop's thread.
+private final class ServiceThreadTask: ServiceThreadWork {
+    private let work: () -> Void
+
+    init(_ work: @escaping () -> Void) { self.work = work }
+
+    func runOnServiceThread() { work() }
+}
+
+/// The lws protocol callback of the plain-HTTP client context.
+func plainHTTPClientCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
+    let transport = Unmanaged<PlainHTTPTransport>.fromOpaque(owner).takeUnretainedValue()
+    return transport.handle(wsi, reason, input, length)
+}
