@@ -119,19 +119,25 @@ struct PCM16StreamDecoder {
     /// The complete samples in `bytes` plus any byte left over from the previous piece.
     mutating func push(_ bytes: Data) -> [Int16] {
         guard !bytes.isEmpty else { return [] }
-        var samples: [Int16] = []
-        samples.reserveCapacity((bytes.count + 1) / 2)
-        var index = bytes.startIndex
-        if let low = pendingByte {
-            samples.append(Int16(bitPattern: UInt16(low) | UInt16(bytes[index]) << 8))
-            index += 1
-            pendingByte = nil
+        return bytes.withUnsafeBytes { raw in
+            let count = (raw.count + (pendingByte == nil ? 0 : 1)) / 2
+            var index = 0
+            let samples = [Int16](unsafeUninitializedCapacity: count) { buffer, initialized in
+                var written = 0
+                if let low = pendingByte, count > 0 {
+                    buffer[0] = Int16(bitPattern: UInt16(low) | UInt16(raw[0]) << 8)
+                    written = 1
+                    index = 1
+                }
+                while written < count {
+                    buffer[written] = Int16(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: Int16.self))
+                    written += 1
+                    index += 2
+                }
+                initialized = count
+            }
+            pendingByte = index < raw.count ? raw[index] : nil
+            return samples
         }
-        while index + 1 < bytes.endIndex {
-            samples.append(Int16(bitPattern: UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8))
-            index += 2
-        }
-        if index < bytes.endIndex { pendingByte = bytes[index] }
-        return samples
     }
 }
