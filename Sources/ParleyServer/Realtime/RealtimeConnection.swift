@@ -67,6 +67,10 @@ actor RealtimeConnection {
             reportError(RealtimeProtocolError(code: "invalid_event", message: "Binary messages are not part of the protocol; send JSON text events."))
             return
         }
+        if let append = AppendEventScanner.scan(text) {
+            await handle(.inputAudioBufferAppend(audio: append.audio, eventID: append.eventID))
+            return
+        }
         let event: RealtimeClientEvent
         do {
             event = try RealtimeClientEvent.decode(text, dialect: dialect)
