@@ -5,9 +5,11 @@ import ParleyNet
 /// The server under load (issue 7): the benchmark server (`ParleyApp` with every provider at
 /// the fake upstream, answering at once) in its own process, N realtime clients in this one,
 /// each streaming turns of speech paced in real time in 20 ms `input_audio_buffer.append`
-/// events. Per turn: from sending the chunk that ended the user's turn (the server's
+/// events, every client at its own phase of the 20 ms tick (one sender thread sends each chunk
+/// at its instant). Per turn: from sending the chunk that ended the user's turn (the server's
 /// `speech_stopped` `audio_end_ms` tells which) to receiving the first audio delta. The server's
-/// CPU and memory come from `/proc`.
+/// CPU and memory come from `/proc`; so does the fake upstream's CPU, and this process's own
+/// CPU is the load clients': all three share the machine.
 func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let sessionCounts = quick ? [100, 300] : [100, 200, 300, 400, 500]
     let turns = quick ? 2 : 4
@@ -25,6 +27,7 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         results.append(serverResult("end of speech -> first audio delta, \(label), p99", p99, "ms", "<= 20 ms", p99 <= 20))
         results.append(serverResult("turns answered, \(label)", Double(outcome.latenciesMs.count), "of \(expected)", "all", allAnswered))
         results.append(serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil))
+        results.append(serverResult("load client / fake upstream CPU per session-second, \(label)", outcome.clientCPUMillisecondsPerSessionSecond, "ms/s", "", nil, detail: outcome.upstreamCPUMillisecondsPerSessionSecond, detailUnit: "ms/s upstream"))
         results.append(serverResult("server CPU used / waited for (run queue), \(label)", outcome.serverCores, "cores", "", nil, detail: outcome.serverWaitingCores, detailUnit: "cores waiting"))
         results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1_048_576))
         results.append(serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil))
@@ -69,6 +72,10 @@ private struct ServerLoad {
         var connected: Int
         var latenciesMs: [Double]
         var serverCPUMillisecondsPerSessionSecond: Double
+        /// This process's CPU (the load clients) per session-second: it shares the machine.
+        var clientCPUMillisecondsPerSessionSecond: Double
+        /// The fake upstream's CPU per session-second: it shares the machine too.
+        var upstreamCPUMillisecondsPerSessionSecond: Double
         var idleBytesPerSession: Double
         var activeBytesPerSession: Double
         var worstLatenessMs: Double
@@ -83,7 +90,6 @@ private struct ServerLoad {
     private struct ClientOutcome: Sendable {
         var latenciesMs: [Double] = []
         var stages = ServerStages()
-        var worstLatenessMs = 0.0
     }
 
     let sessions: Int
@@ -121,22 +127,31 @@ private struct ServerLoad {
         let messages = audio.chunks.map { #"{"type":"input_audio_buffer.append","audio":"\#(PCM16Buffer(samples: $0).base64EncodedString())"}"# }
         let start = ContinuousClock.now + .milliseconds(200)
         let cpuBefore = ProcessFigures.cpuSeconds(pid: server.pid) ?? 0
+        let clientCPUBefore = ProcessFigures.ownCPUSeconds()
+        let upstreamCPUBefore = ProcessFigures.cpuSeconds(pid: upstream.pid) ?? 0
         let waitBefore = ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? 0
         let runStart = ContinuousClock.now
         let peak = PeakSampler(pid: server.pid)
         let sampling = Task { await peak.run() }
-        let outcomes = await withTaskGroup(of: ClientOutcome.self) { group in
-            for (index, connection) in connections.enumerated() {
-                let offset = index * audio.count / max(connections.count, 1)
-                let clientStart = start + .milliseconds(offset * TurnAudio.chunkMilliseconds)
-                group.addTask {
-                    await runClient(connection, messages: messages, timeline: timeline, chunkCount: chunkCount, start: clientStart)
-                }
+        // Independent clients are not in step: each sends at its own phase of the 20 ms tick.
+        let clients = connections.enumerated().map { index, connection in
+            PacedSender.Client(
+                connection: connection, sendTimes: SendTimes(count: chunkCount),
+                firstTick: index * audio.count / max(connections.count, 1),
+                phase: .microseconds(index * TurnAudio.chunkMilliseconds * 1_000 / max(connections.count, 1))
+            )
+        }
+        let (outcomes, worstLateness) = await withTaskGroup(of: ClientOutcome.self) { group in
+            for client in clients {
+                group.addTask { await Self.measure(client.connection, sendTimes: client.sendTimes, timeline: timeline) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            let lateness = await PacedSender.run(clients, messages: messages, chunkCount: chunkCount, start: start)
+            return (await group.reduce(into: []) { $0.append($1) }, lateness)
         }
         sampling.cancel()
         let cpuSeconds = (ProcessFigures.cpuSeconds(pid: server.pid) ?? cpuBefore) - cpuBefore
+        let clientCPUSeconds = ProcessFigures.ownCPUSeconds() - clientCPUBefore
+        let upstreamCPUSeconds = (ProcessFigures.cpuSeconds(pid: upstream.pid) ?? upstreamCPUBefore) - upstreamCPUBefore
         let waitSeconds = (ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? waitBefore) - waitBefore
         let runSeconds = max((ContinuousClock.now - runStart).milliseconds / 1000, 0.001)
         let audioSeconds = Double(connections.count * chunkCount * TurnAudio.chunkMilliseconds) / 1000
@@ -145,9 +160,11 @@ private struct ServerLoad {
             connected: connections.count,
             latenciesMs: outcomes.flatMap(\.latenciesMs),
             serverCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? cpuSeconds * 1000 / audioSeconds : 0,
+            clientCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? clientCPUSeconds * 1000 / audioSeconds : 0,
+            upstreamCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? upstreamCPUSeconds * 1000 / audioSeconds : 0,
             idleBytesPerSession: Double(idle - baseline) / count,
             activeBytesPerSession: Double(max(peak.peak, idle) - baseline) / count,
-            worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0,
+            worstLatenessMs: worstLateness.milliseconds,
             stages: outcomes.reduce(into: ServerStages()) { $0.add($1.stages) },
             serverCores: cpuSeconds / runSeconds,
             serverWaitingCores: waitSeconds / runSeconds
@@ -169,30 +186,6 @@ private struct ServerLoad {
             connections += batch
         }
         return connections
-    }
-
-    private func runClient(
-        _ connection: WebSocketConnection, messages: [String], timeline: ResampledTimeline, chunkCount: Int, start: ContinuousClock.Instant
-    ) async -> ClientOutcome {
-        let sendTimes = SendTimes(count: chunkCount)
-        async let measured = Self.measure(connection, sendTimes: sendTimes, timeline: timeline)
-        var worstLateness = Duration.zero
-        for index in 0..<chunkCount {
-            let deadline = start + .milliseconds(index * TurnAudio.chunkMilliseconds)
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            let now = ContinuousClock.now
-            worstLateness = max(worstLateness, now - deadline)
-            sendTimes.record(index, at: now)
-            do {
-                try connection.send(.text(messages[index % messages.count]))
-            } catch {
-                break
-            }
-        }
-        connection.close()
-        var outcome = await measured
-        outcome.worstLatenessMs = worstLateness.milliseconds
-        return outcome
     }
 
     private static let audioDeltaPrefix = #"{"type":"response.output_audio.delta""#
@@ -220,6 +213,66 @@ private struct ServerLoad {
             }
         }
         return outcome
+    }
+}
+
+/// The load clients' audio: every client's chunks sent at their own real-time instants by one
+/// thread, which sleeps until the next instant due and sends what is due (a client whose
+/// send fails stops; each client's connection closes after its last chunk).
+private enum PacedSender {
+    /// One client: its connection, where its send instants go, the tick of its first chunk and
+    /// its phase within every tick.
+    struct Client: Sendable {
+        var connection: WebSocketConnection
+        var sendTimes: SendTimes
+        var firstTick: Int
+        var phase: Duration
+    }
+
+    /// Sends every chunk (`clients` in phase order) and returns the worst lateness.
+    static func run(_ clients: [Client], messages: [String], chunkCount: Int, start: ContinuousClock.Instant) async -> Duration {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: send(clients, messages: messages, chunkCount: chunkCount, start: start))
+            }
+            thread.name = "paced-sender"
+            thread.start()
+        }
+    }
+
+    private static func send(_ clients: [Client], messages: [String], chunkCount: Int, start: ContinuousClock.Instant) -> Duration {
+        let tick = Duration.milliseconds(TurnAudio.chunkMilliseconds)
+        let ticks = (clients.map(\.firstTick).max() ?? 0) + chunkCount
+        var sending = Array(repeating: true, count: clients.count)
+        var worst = Duration.zero
+        for tickIndex in 0..<ticks {
+            let tickStart = start + tick * tickIndex
+            for (index, client) in clients.enumerated() where sending[index] {
+                let chunk = tickIndex - client.firstTick
+                guard chunk >= 0, chunk < chunkCount else { continue }
+                let deadline = tickStart + client.phase
+                sleep(until: deadline)
+                let now = ContinuousClock.now
+                worst = max(worst, now - deadline)
+                client.sendTimes.record(chunk, at: now)
+                do {
+                    try client.connection.send(.text(messages[chunk % messages.count]))
+                } catch {
+                    sending[index] = false
+                }
+                if !sending[index] || chunk == chunkCount - 1 { client.connection.close() }
+            }
+        }
+        return worst
+    }
+
+    /// Sleeps until `deadline` unless it is less than 50 µs away.
+    private static func sleep(until deadline: ContinuousClock.Instant) {
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .microseconds(50) else { return }
+        let (seconds, attoseconds) = remaining.components
+        var interval = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        nanosleep(&interval, nil)
     }
 }
 
