@@ -32,19 +32,14 @@ private func sessionResult(_ name: String, _ value: Double, _ unit: String, _ ta
 }
 
 /// N voice sessions in one process, each fed the same turn over and over in real time, their
-/// starts spread over one turn so their turns end at different moments.
+/// starts spread over one turn so their turns end at different moments, and their chunks
+/// spread over each 20 ms tick.
 private struct SessionLoad {
     /// What one run measured.
     struct Outcome {
         var latenciesMs: [Double]
         var cpuMillisecondsPerSessionSecond: Double
         var worstLatenessMs: Double
-    }
-
-    /// What one session measured.
-    private struct SessionOutcome: Sendable {
-        var latenciesMs: [Double] = []
-        var worstLatenessMs = 0.0
     }
 
     let sessions: Int
@@ -60,45 +55,68 @@ private struct SessionLoad {
         let providers = InstantProviders.make()
         let chunkCount = audio.count * turnsPerSession
         let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: providers.recognizer.sampleRate, makeResampler: providers.makeInputResampler)
+        let configuration = VoiceSessionConfiguration(
+            turnDetection: ServerVADSettings(silenceDurationMs: 300), partialTranscriptIntervalMs: 0
+        )
+        let feeds = (0..<sessions).map { index in
+            SessionFeed(
+                session: VoiceSession(providers: providers, configuration: configuration),
+                sendTimes: SendTimes(count: chunkCount),
+                firstTick: sessions == 1 ? 0 : index * audio.count / sessions,
+                // Independent clients are not in step: each session sends at its own phase of the tick.
+                phase: .microseconds(index * TurnAudio.chunkMilliseconds * 1_000 / sessions)
+            )
+        }
         let start = ContinuousClock.now + .milliseconds(200)
         let cpuBefore = ProcessFigures.ownCPUSeconds()
-        let outcomes = await withTaskGroup(of: SessionOutcome.self) { group in
-            for index in 0..<sessions {
-                let offset = sessions == 1 ? 0 : index * audio.count / sessions
-                // Independent clients are not in step: each session sends at its own phase of the tick.
-                let phase = Duration.microseconds(index * TurnAudio.chunkMilliseconds * 1_000 / sessions)
-                let sessionStart = start + .milliseconds(offset * TurnAudio.chunkMilliseconds) + phase
-                group.addTask { await runSession(providers: providers, timeline: timeline, chunkCount: chunkCount, start: sessionStart) }
+        let (latencies, worstLateness) = await withTaskGroup(of: [Double].self) { group in
+            for feed in feeds {
+                group.addTask { await Self.measure(feed.session.events, sendTimes: feed.sendTimes, timeline: timeline) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            let lateness = await feedAudio(feeds, chunkCount: chunkCount, start: start)
+            return (await group.reduce(into: []) { $0 += $1 }, lateness)
         }
         let cpuSeconds = ProcessFigures.ownCPUSeconds() - cpuBefore
         let audioSeconds = Double(sessions * chunkCount * TurnAudio.chunkMilliseconds) / 1000
         return Outcome(
-            latenciesMs: outcomes.flatMap(\.latenciesMs),
+            latenciesMs: latencies,
             cpuMillisecondsPerSessionSecond: cpuSeconds * 1000 / audioSeconds,
-            worstLatenessMs: outcomes.map(\.worstLatenessMs).max() ?? 0
+            worstLatenessMs: worstLateness.milliseconds
         )
     }
 
-    private func runSession(providers: VoiceSessionProviders, timeline: ResampledTimeline, chunkCount: Int, start: ContinuousClock.Instant) async -> SessionOutcome {
-        let configuration = VoiceSessionConfiguration(
-            turnDetection: ServerVADSettings(silenceDurationMs: 300), partialTranscriptIntervalMs: 0
-        )
-        let session = VoiceSession(providers: providers, configuration: configuration)
-        let sendTimes = SendTimes(count: chunkCount)
-        async let latencies = Self.measure(session.events, sendTimes: sendTimes, timeline: timeline)
-        var worstLateness = Duration.zero
-        for index in 0..<chunkCount {
-            let deadline = start + .milliseconds(index * TurnAudio.chunkMilliseconds)
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            let now = ContinuousClock.now
-            worstLateness = max(worstLateness, now - deadline)
-            sendTimes.record(index, at: now)
-            try? await session.appendAudio(audio.chunks[index % audio.count], sampleRate: TurnAudio.sampleRate)
+    /// One session with where its send instants go, the tick of its first chunk and its phase
+    /// within every tick.
+    private struct SessionFeed: Sendable {
+        var session: VoiceSession
+        var sendTimes: SendTimes
+        var firstTick: Int
+        var phase: Duration
+    }
+
+    /// Feeds every session its chunks at their real-time instants from one task (`feeds` in
+    /// phase order): it sleeps until the next instant due, then hands each session whose
+    /// instant has come its chunk; each session is closed after its last chunk. Returns the
+    /// worst lateness.
+    private func feedAudio(_ feeds: [SessionFeed], chunkCount: Int, start: ContinuousClock.Instant) async -> Duration {
+        let tick = Duration.milliseconds(TurnAudio.chunkMilliseconds)
+        let ticks = (feeds.map(\.firstTick).max() ?? 0) + chunkCount
+        var worst = Duration.zero
+        for tickIndex in 0..<ticks {
+            let tickStart = start + tick * tickIndex
+            for feed in feeds {
+                let chunk = tickIndex - feed.firstTick
+                guard chunk >= 0, chunk < chunkCount else { continue }
+                let deadline = tickStart + feed.phase
+                if deadline > .now { try? await Task.sleep(until: deadline, clock: .continuous) }
+                let now = ContinuousClock.now
+                worst = max(worst, now - deadline)
+                feed.sendTimes.record(chunk, at: now)
+                try? await feed.session.appendAudio(audio.chunks[chunk % audio.count], sampleRate: TurnAudio.sampleRate)
+                if chunk == chunkCount - 1 { await feed.session.close() }
+            }
         }
-        await session.close()
-        return SessionOutcome(latenciesMs: await latencies, worstLatenessMs: worstLateness.milliseconds)
+        return worst
     }
 
     /// For each turn: the chunk whose arrival ended it (from the turn detector's `audio_end_ms`)
