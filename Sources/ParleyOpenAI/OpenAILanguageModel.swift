@@ -93,7 +93,6 @@ private struct ChatStreamReader {
     private var parser = ServerSentEventParser()
     private var assembler = OpenAIChatStreamAssembler()
     private var sawDone = false
-    private let decoder = JSONDecoder()
 
     init(errors: OpenAIErrorMapper, deadline: OutputDeadline, events: AsyncThrowingStream<LanguageModelEvent, any Error>.Continuation) {
         self.errors = errors
@@ -126,7 +125,7 @@ private struct ChatStreamReader {
             sawDone = true
             return
         }
-        guard let chunk = try? decoder.decode(OpenAIChatChunk.self, from: Data(data.utf8)) else {
+        guard let chunk = OpenAIChatChunk(json: Data(data.utf8)) else {
             if event.type == "error" { throw errors.failure(inStream: OpenAIErrorDetail(message: data)) }
             return  // not a chunk (a keep-alive, a proxy's note): skipped
         }

@@ -94,7 +94,7 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
 
     /// The transcript in a response: `{"text": …}`, or a plain-text body.
     static func text(of body: Data, contentType: String, errors: OpenAIErrorMapper) throws -> String {
-        if let value = try? JSONDecoder().decode(JSONValue.self, from: body) {
+        if let parsed = try? JSONSerialization.jsonObject(with: body, options: .fragmentsAllowed), let value = LenientJSON.value(parsed) {
             if let text = value["text"]?.stringValue { return text }
             if let detail = OpenAIErrorDetail(errorMember: value["error"]) { throw errors.failure(inStream: detail) }
         } else if contentType.hasPrefix("text/plain") {

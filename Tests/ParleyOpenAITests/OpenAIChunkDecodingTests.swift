@@ -8,7 +8,7 @@ import Testing
         var assembler = OpenAIChatStreamAssembler()
         var events: [LanguageModelEvent] = []
         for chunk in chunks {
-            events += assembler.consume(try JSONDecoder().decode(OpenAIChatChunk.self, from: Data(chunk.utf8)))
+            events += assembler.consume(try #require(OpenAIChatChunk(json: Data(chunk.utf8))))
         }
         return events + assembler.finish()
     }
@@ -74,13 +74,25 @@ import Testing
         #expect(events == [.textDelta("ok"), .finished(.other("brand_new_reason"), nil)])
     }
 
+    @Test func numbersAreWholeAndNeverBooleans() throws {
+        let object = try #require(JSONSerialization.jsonObject(with: Data(#"{"a":3,"b":1.5,"c":true,"d":"4","e":false,"f":0}"#.utf8)) as? [String: Any])
+        #expect(LenientJSON.integer(object["a"]) == 3)
+        #expect(LenientJSON.integer(object["b"]) == nil)
+        #expect(LenientJSON.integer(object["c"]) == nil)
+        #expect(LenientJSON.integer(object["d"]) == nil)
+        #expect(LenientJSON.integer(object["f"]) == 0)
+        #expect(LenientJSON.value(object["c"]) == .bool(true))
+        #expect(LenientJSON.value(object["e"]) == .bool(false))
+        #expect(LenientJSON.value(object["f"]) == .number(0))
+        #expect(LenientJSON.value(object["b"]) == .number(1.5))
+    }
+
     @Test func inStreamErrorIsDecoded() throws {
-        let chunk = try JSONDecoder().decode(
-            OpenAIChatChunk.self,
-            from: Data(#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#.utf8)
-        )
+        let chunk = try #require(OpenAIChatChunk(
+            json: Data(#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#.utf8)
+        ))
         #expect(chunk.error == OpenAIErrorDetail(message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota"))
-        let plain = try JSONDecoder().decode(OpenAIChatChunk.self, from: Data(#"{"error":"model crashed"}"#.utf8))
+        let plain = try #require(OpenAIChatChunk(json: Data(#"{"error":"model crashed"}"#.utf8)))
         #expect(plain.error == OpenAIErrorDetail(message: "model crashed"))
     }
 
