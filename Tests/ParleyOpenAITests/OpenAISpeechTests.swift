@@ -140,7 +140,9 @@ import Testing
                 var iterator = synthesizer.synthesize("Long text", options: SpeechOptions()).makeAsyncIterator()
                 return try await iterator.next()
             }
-            #expect(first == [Int16](repeating: 1_000, count: 1_000))
+            // A slow reader may get the pieces that arrived meanwhile in one go, never the whole body.
+            let piece = try #require(first)
+            #expect(!piece.isEmpty && piece.count < samples.count && piece.allSatisfy { $0 == 1_000 }, "first piece: \(piece.count) samples")
             try await openAITestDeadline { await server.waitForDisconnects(1) }
         }
     }
