@@ -120,17 +120,17 @@ private struct ChatStreamReader {
 
     private mutating func handle(_ event: ServerSentEvent) throws {
         deadline.progressed()
-        let data = event.data.trimmingCharacters(in: .whitespaces)
-        if data == "[DONE]" {
+        // Only a short event can be the end marker: chunks are not trimmed (JSON allows the spaces).
+        if event.data.utf8.count <= 32, event.data.trimmingCharacters(in: .whitespaces) == "[DONE]" {
             sawDone = true
             return
         }
-        guard let chunk = OpenAIChatChunk(json: Data(data.utf8)) else {
-            if event.type == "error" { throw errors.failure(inStream: OpenAIErrorDetail(message: data)) }
+        guard let chunk = OpenAIChatChunk(json: Data(event.data.utf8)) else {
+            if event.type == "error" { throw errors.failure(inStream: OpenAIErrorDetail(message: event.data.trimmingCharacters(in: .whitespaces))) }
             return  // not a chunk (a keep-alive, a proxy's note): skipped
         }
         if let error = chunk.error { throw errors.failure(inStream: error) }
-        if event.type == "error" { throw errors.failure(inStream: OpenAIErrorDetail(message: data)) }
+        if event.type == "error" { throw errors.failure(inStream: OpenAIErrorDetail(message: event.data.trimmingCharacters(in: .whitespaces))) }
         if chunk.choices.contains(where: { $0.delta?.content?.isEmpty == false || $0.delta?.toolCalls.isEmpty == false }) {
             deadline.outputArrived()
         }
