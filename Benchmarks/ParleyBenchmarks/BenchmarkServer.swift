@@ -11,11 +11,13 @@ enum BenchmarkServer {
     static let usage = """
     usage: ParleyBenchmarks serve --upstream URL [--vad energy|silero] [--host HOST] [--port N]
                                   [--secret TEXT] [--data-dir PATH] [--preemptive-transcription-ms N]
+                                  [--preemptive-generation on|off]
 
     Serves ws://HOST:PORT/v1/realtime with every provider at the OpenAI-compatible URL
     (for example http://127.0.0.1:9000/v1). Prints "listening on ws://HOST:PORT/v1/realtime".
     --vad silero needs the Silero model where scripts/setup puts it (PARLEY_MODEL_DIR).
     --preemptive-transcription-ms 0 transcribes a turn only once it has ended (default 100).
+    --preemptive-generation off starts a reply only once its turn has ended (default on).
     """
 
     /// The secret the benchmarks authenticate with unless `--secret` names another.
@@ -47,6 +49,9 @@ enum BenchmarkServer {
             case "--preemptive-transcription-ms":
                 guard let delay = Int(value), (0...10_000).contains(delay) else { return fail("--preemptive-transcription-ms: \"\(value)\" is not 0 to 10000") }
                 settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
+            case "--preemptive-generation":
+                guard ["on", "off"].contains(value) else { return fail("--preemptive-generation: \"\(value)\" is not on or off") }
+                settings.preemptiveGeneration = value == "on"
             default: return fail("unknown option \(option)")
             }
         }

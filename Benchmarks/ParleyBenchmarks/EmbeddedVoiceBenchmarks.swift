@@ -23,11 +23,12 @@ func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let turns = quick ? 3 : 10
     do {
         let question = try await SpokenQuestion(text: "What is the weather like in Paris today?", providers: providers)
-        var results = try await measureSession(question: question, providers: providers, settings: settings, turns: turns)
-        // What preemptive transcription (on by default) saves: the same turns without it.
-        results += try await measureSession(
-            question: question, providers: providers, settings: settings, turns: turns, preemptiveTranscription: false
-        )
+        var results: [BenchmarkResult] = []
+        // What preemptive generation and transcription (both on by default) save: the same
+        // turns without the first, then without either.
+        for preemption in Preemption.allCases {
+            results += try await measureSession(question: question, providers: providers, settings: settings, turns: turns, preemption: preemption)
+        }
         results += try await measureServer(question: question, providers: providers, settings: settings, turns: turns)
         await providers.shutdown()
         return results
@@ -38,9 +39,28 @@ func runEmbeddedVoiceBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
 }
 
+/// What a session does before its turn's silence window has run out.
+private enum Preemption: CaseIterable {
+    /// Transcribes the turn and starts the reply (the default).
+    case transcriptionAndGeneration
+    /// Transcribes the turn; the reply starts when the turn ends.
+    case transcription
+    /// Nothing: the turn is transcribed when it ends.
+    case nothing
+
+    /// How the figures' names say it.
+    var label: String {
+        switch self {
+        case .transcriptionAndGeneration: ""
+        case .transcription: ", without preemptive generation"
+        case .nothing: ", without preemptive transcription or generation"
+        }
+    }
+}
+
 /// The `VoiceSession` figures (issue 6): sessions built the way the realtime endpoint builds them.
 private func measureSession(
-    question: SpokenQuestion, providers: ProviderSet, settings: ServerSettings, turns: Int, preemptiveTranscription: Bool = true
+    question: SpokenQuestion, providers: ProviderSet, settings: ServerSettings, turns: Int, preemption: Preemption
 ) async throws -> [BenchmarkResult] {
     let sessionProviders = VoiceSessionProviders(
         recognizer: providers.recognizer, model: providers.languageModel, synthesizer: providers.synthesizer,
@@ -49,8 +69,9 @@ private func measureSession(
     var configuration = VoiceSessionConfiguration(
         instructions: settings.systemPrompt, turnDetection: ServerVADSettings(silenceDurationMs: 300)
     )
-    if !preemptiveTranscription { configuration.preemptiveTranscriptionAfterMs = nil }
-    let label = preemptiveTranscription ? "" : ", without preemptive transcription"
+    configuration.preemptiveGeneration = preemption == .transcriptionAndGeneration
+    if preemption == .nothing { configuration.preemptiveTranscriptionAfterMs = nil }
+    let label = preemption.label
     let cpuWait = CPUWait()
     var figures: [VoiceTurnFigures] = []
     for turn in 0...turns {
@@ -70,7 +91,7 @@ private func measureSession(
         log("session turn \(turn)\(turn == 0 ? " (warm-up)" : "")\(label): \(outcome.summary)")
         if turn > 0 { figures.append(outcome) }
     }
-    return voiceResults(figures, label: label, target: preemptiveTranscription ? 700 : nil)
+    return voiceResults(figures, label: label, target: preemption == .transcriptionAndGeneration ? 700 : nil)
 }
 
 /// The server figures (issue 7): one realtime WebSocket connection per turn to `ParleyApp`.

@@ -8,6 +8,14 @@ import Testing
         #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "0"]).0.preemptiveTranscriptionAfterMs == nil)
     }
 
+    @Test func preemptiveGenerationIsOnByDefaultAndCanBeTurnedOff() {
+        #expect(ServerSettings.load(environment: [:]).0.preemptiveGeneration)
+        #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_GENERATION": "off"]).0.preemptiveGeneration == false)
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_GENERATION": "maybe"])
+        #expect(problems == ["PARLEY_PREEMPTIVE_GENERATION: \"maybe\" is not true or false"])
+        #expect(settings.preemptiveGeneration)
+    }
+
     @Test func aBadValueIsOneClearProblem() {
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "soon", "PARLEY_MAX_SESSIONS": "-1"])
         #expect(problems.contains("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS: \"soon\" is not a whole number from 0 to 10000"))

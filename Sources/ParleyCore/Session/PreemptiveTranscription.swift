@@ -10,6 +10,8 @@ struct PreemptiveTranscription {
     /// When the silence began that the running transcription belongs to.
     private var silenceStartedAtMs: Int?
     private var task: Task<Transcription, any Error>?
+    /// Counts the transcriptions started, so a result can be matched to the one still wanted.
+    private(set) var generation = 0
 
     /// Whether a transcription is running or waiting to be taken.
     var isRunning: Bool { task != nil }
@@ -21,14 +23,19 @@ struct PreemptiveTranscription {
     ///   - nowMs: the input time reached.
     ///   - delayMs: silence before transcribing; nil turns early transcription off.
     ///   - turn: the audio of the turn so far.
+    /// - Returns: the transcription when this call started one.
+    @discardableResult
     mutating func follow(
         silenceStartedAtMs current: Int?, nowMs: Int, delayMs: Int?, turn: () -> [Float], recognizer: any SpeechRecognizer
-    ) {
+    ) -> Task<Transcription, any Error>? {
         if silenceStartedAtMs != nil, silenceStartedAtMs != current { cancel() }
-        guard let delayMs, let current, task == nil, nowMs - current >= delayMs else { return }
+        guard let delayMs, let current, task == nil, nowMs - current >= delayMs else { return nil }
         let samples = turn()
         silenceStartedAtMs = current
-        task = Task { try await recognizer.transcribe(samples, isFinal: true) }
+        generation += 1
+        let started = Task { try await recognizer.transcribe(samples, isFinal: true) }
+        task = started
+        return started
     }
 
     /// Hands over the transcription of the turn that just ended, if one was started.

@@ -39,6 +39,7 @@ public actor VoiceSession {
     private var transcriptionQueue: [PendingTranscription] = []
     private var transcriptionTask: Task<Void, Never>?
     private var preemptiveTranscription = PreemptiveTranscription()
+    private var speculativeResponse: SpeculativeResponse?
 
     // Output
     private var response: ActiveResponse?
@@ -121,12 +122,35 @@ public actor VoiceSession {
     }
 
     /// Starts the turn's transcription once its silence is long enough, or drops one the
-    /// user talked over.
+    /// user talked over (with the response started on it).
     private func followSilence(atMs nowMs: Int) {
-        preemptiveTranscription.follow(
+        let started = preemptiveTranscription.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
             turn: { input.turnInProgress }, recognizer: providers.recognizer
         )
+        if let speculative = speculativeResponse, !speculative.turnEnded,
+           !preemptiveTranscription.isRunning || speculative.generation != preemptiveTranscription.generation {
+            dropSpeculativeResponse()
+        }
+        guard let started else { return }
+        // The whole turn is being transcribed: a partial pass still running only competes for the CPU.
+        partialTask?.cancel()
+        guard mayGeneratePreemptively else { return }
+        let generation = preemptiveTranscription.generation
+        Task { [weak self] in
+            guard let transcription = try? await started.value else { return }
+            await self?.startSpeculativeResponse(answering: transcription, generation: generation)
+        }
+    }
+
+    private var mayGeneratePreemptively: Bool {
+        SpeculativeResponse.isAllowed(by: configuration, serverTools: providers.tools)
+    }
+
+    /// Drops the early transcription and the response started on it.
+    private func dropPreemptiveWork() {
+        preemptiveTranscription.cancel()
+        dropSpeculativeResponse()
     }
 
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
@@ -135,7 +159,7 @@ public actor VoiceSession {
     ///   nothing is committed and no turn starts.
     public func commitAudio(createResponse: Bool = false) throws(SessionError) {
         guard !isClosed else { return }
-        preemptiveTranscription.cancel()
+        dropPreemptiveWork()
         let samples = configuration.turnDetection == nil ? input.takeManualBuffer() : input.takeTurnInProgress()
         guard samples.count >= providers.recognizer.sampleRate / 10 else {
             throw SessionError(
@@ -155,7 +179,7 @@ public actor VoiceSession {
         guard !isClosed else { return }
         input.clear()
         partialTask?.cancel()
-        preemptiveTranscription.cancel()
+        dropPreemptiveWork()
         speechItemID = nil
         emit(.inputCleared)
     }
@@ -188,7 +212,7 @@ public actor VoiceSession {
         input.apply(newConfiguration)
         if switchedMode {
             input.clear()
-            preemptiveTranscription.cancel()
+            dropPreemptiveWork()
         }
     }
 
@@ -239,7 +263,7 @@ public actor VoiceSession {
         guard !isClosed else { return }
         if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
-        preemptiveTranscription.cancel()
+        dropPreemptiveWork()
         transcriptionTask?.cancel()
         transcriptionQueue.forEach { $0.preemptive?.cancel() }
         transcriptionQueue.removeAll()
@@ -251,9 +275,13 @@ public actor VoiceSession {
     /// p50/p95 of end of speech → first audio over the session's turns.
     public var firstAudioSummary: LatencySummary? { LatencySummary(metricsHistory.compactMap(\.firstAudioMs)) }
 
+    /// Whether a response to a turn still in its silence window is being prepared.
+    var isAnsweringEarly: Bool { speculativeResponse != nil }
+
     /// Whether any task of the session is still running (for leak checks).
     public var hasRunningTasks: Bool {
         responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
+            || speculativeResponse != nil
     }
 
     // MARK: - Turn detection
@@ -283,7 +311,11 @@ public actor VoiceSession {
                 let itemID = speechItemID ?? IdentifierGenerator.make("item")
                 // The early transcription heard the whole turn unless speech forced this commit.
                 let preemptive = preemptiveTranscription.take()
-                if utterance.reachedMaximumLength { preemptive?.cancel() }
+                if utterance.reachedMaximumLength {
+                    preemptive?.cancel()
+                    dropSpeculativeResponse()
+                }
+                speculativeResponse?.turnEnded = true
                 commit(
                     samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false,
                     preemptive: utterance.reachedMaximumLength ? nil : preemptive
@@ -342,6 +374,10 @@ public actor VoiceSession {
             startDeferredResponseIfTranscribed(after: pending)
         }
         guard !isClosed else { return }
+        let previousItemID = ledger.lastItemID
+        // A response started before the turn ended either becomes this turn's response or goes.
+        var speculative = speculativeResponse?.turnEnded == true ? speculativeResponse : nil
+        defer { if let speculative { dropSpeculativeResponse(speculative.id) } }
         switch result {
         case .failure(let error):
             if error is CancellationError { return }
@@ -356,12 +392,15 @@ public actor VoiceSession {
             let message = ChatMessage.user(text)
             ledger.upsert(id: pending.itemID, message: message)
             emit(.itemCompleted(itemID: pending.itemID, message: message))
-            if pending.createsResponse {
+            guard pending.createsResponse else { return }
+            let transcriptionMs = clock.millisecondsSince(pending.committedAt)
+            if let answer = speculative, answer.transcript == text, answer.lastItemID == previousItemID, response == nil {
+                speculative = nil
+                adopt(answer, trigger: pending.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
+            } else {
                 startResponse(
-                    trigger: pending.committedAt,
-                    transcriptionMs: clock.millisecondsSince(pending.committedAt),
-                    recognizedSeconds: transcription.audioDuration,
-                    instructions: nil
+                    trigger: pending.committedAt, transcriptionMs: transcriptionMs,
+                    recognizedSeconds: transcription.audioDuration, instructions: nil
                 )
             }
         }
@@ -379,7 +418,7 @@ public actor VoiceSession {
 
     private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
         let interval = configuration.partialTranscriptIntervalMs
-        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil else { return }
+        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil, !preemptiveTranscription.isRunning else { return }
         let currentMs = nowMs ?? input.manualBufferMs
         guard currentMs - lastPartialAtMs >= interval else { return }
         lastPartialAtMs = currentMs
@@ -415,16 +454,28 @@ public actor VoiceSession {
             let heard = active.playback.sentMilliseconds
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
         }
-        let itemID = IdentifierGenerator.make("item")
+        begin(responseID: responseID, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
+        let runner = makeRunner(responseID: responseID, history: ledger.messages, instructions: instructions)
+        responseTask = Task { [weak self] in
+            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
+        }
+        return responseID
+    }
+
+    /// Makes `responseID` the response in progress and announces it.
+    private func begin(responseID: String, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
         var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
         metrics.recognizedAudioSeconds = recognizedSeconds
         response = ActiveResponse(
-            id: responseID, itemID: itemID, trigger: trigger, metrics: metrics,
+            id: responseID, itemID: IdentifierGenerator.make("item"), trigger: trigger, metrics: metrics,
             tracker: SpokenTextTracker(sampleRate: outputSampleRate),
             playback: PlaybackEstimate(sampleRate: outputSampleRate)
         )
         emit(.responseStarted(responseID: responseID))
+    }
 
+    /// The runner of a response to `history`, with the session's agent settings.
+    private func makeRunner(responseID: String, history: [ChatMessage], instructions: String?) -> ResponseRunner {
         var agentOptions = providers.agentOptions
         agentOptions.temperature = configuration.temperature ?? agentOptions.temperature
         agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
@@ -435,34 +486,83 @@ public actor VoiceSession {
             tools: providers.tools,
             options: agentOptions
         )
-        let runner = ResponseRunner(
+        return ResponseRunner(
             responseID: responseID,
             agent: agent,
-            history: ledger.messages,
+            history: history,
             synthesizer: configuration.speaksResponses ? providers.synthesizer : nil,
             speech: configuration.speech,
             outputSampleRate: outputSampleRate,
             makeResampler: providers.makeResampler
         )
-        responseTask = Task { [weak self] in
-            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
+    }
+
+    // MARK: - Preemptive generation
+
+    /// Starts answering the early transcript of a turn still in its silence window, when that
+    /// transcription is still the one wanted and nothing else is under way.
+    private func startSpeculativeResponse(answering transcription: Transcription, generation: Int) {
+        let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !isClosed, !text.isEmpty, mayGeneratePreemptively, speculativeResponse == nil,
+              preemptiveTranscription.isRunning, preemptiveTranscription.generation == generation,
+              response == nil, deferredResponse == nil, transcriptionTask == nil, transcriptionQueue.isEmpty else { return }
+        let responseID = IdentifierGenerator.make("resp")
+        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], instructions: nil)
+        let task = Task { [weak self] in
+            await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
-        return responseID
+        speculativeResponse = SpeculativeResponse(
+            id: responseID, generation: generation, transcript: text, lastItemID: ledger.lastItemID, task: task
+        )
+    }
+
+    /// Holds an event of a response whose turn has not ended, or passes it on once adopted.
+    private func receiveSpeculative(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
+        if response?.id == responseID { return receive(event, from: responseID) }
+        guard speculativeResponse?.id == responseID else { return false }
+        if case .failed = event {
+            // A provider failure before the turn ended is not the turn's: it gets a fresh response.
+            dropSpeculativeResponse(responseID)
+            return false
+        }
+        speculativeResponse?.held.append(SpeculativeResponse.HeldEvent(event: event, at: clock.now))
+        return true
+    }
+
+    /// Makes a response started before the turn ended the turn's response: what it already
+    /// said goes out now, the rest as it comes.
+    private func adopt(_ speculative: SpeculativeResponse, trigger: Duration, transcriptionMs: Double, recognizedSeconds: Double?) {
+        speculativeResponse = nil
+        begin(responseID: speculative.id, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
+        responseTask = speculative.task
+        for held in speculative.held {
+            guard receive(held.event, from: speculative.id, at: held.at) else { return }
+        }
+    }
+
+    /// Cancels the response started before its turn ended (only `id`'s, when given).
+    private func dropSpeculativeResponse(_ id: String? = nil) {
+        guard let speculative = speculativeResponse, id == nil || speculative.id == id else { return }
+        speculative.task.cancel()
+        speculativeResponse = nil
     }
 
     /// Takes one event from the response runner; returns `false` when the response is over
     /// and the runner should stop.
-    private func receive(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
+    /// `at` is when the runner produced the event (earlier than now for held events); stage
+    /// times are measured to it, and count as 0 for what was ready before the turn ended.
+    private func receive(_ event: ResponseRunner.Event, from responseID: String, at time: Duration? = nil) -> Bool {
         guard var active = response, active.id == responseID else { return false }
         defer { if response?.id == responseID { response = active } }
+        let sinceTrigger = max(0, ((time ?? clock.now) - active.trigger).timeInterval * 1000)
         switch event {
         case .textDelta(let delta):
-            if active.metrics.firstTokenMs == nil { active.metrics.firstTokenMs = clock.millisecondsSince(active.trigger) }
+            if active.metrics.firstTokenMs == nil { active.metrics.firstTokenMs = sinceTrigger }
             openMessageItem(&active)
             active.text += delta
             emit(.agentTextDelta(responseID: responseID, itemID: active.itemID, delta: delta))
         case .audio(let samples, let segment):
-            if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = clock.millisecondsSince(active.trigger) }
+            if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = sinceTrigger }
             openMessageItem(&active)
             active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
             active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)

@@ -55,6 +55,11 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// window still runs, so the transcript is ready sooner when the turn ends (dropped if the
     /// user speaks again); nil transcribes only once the turn has ended.
     public var preemptiveTranscriptionAfterMs: Int?
+    /// With preemptive transcription and automatic responses, whether the response starts on
+    /// the early transcript while the silence window still runs. What it says is held back
+    /// until the turn ends, and it is dropped if the user speaks again. Only for agents without
+    /// tools, so nothing with side effects runs before the turn is certain.
+    public var preemptiveGeneration: Bool
 
     /// Creates a configuration.
     public init(
@@ -68,7 +73,8 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         partialTranscriptIntervalMs: Int = 500,
         maximumUtteranceMs: Int = 30_000,
         maximumInputBufferMs: Int = 120_000,
-        preemptiveTranscriptionAfterMs: Int? = 100
+        preemptiveTranscriptionAfterMs: Int? = 100,
+        preemptiveGeneration: Bool = true
     ) {
         self.instructions = instructions
         self.turnDetection = turnDetection
@@ -81,5 +87,6 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.maximumUtteranceMs = maximumUtteranceMs
         self.maximumInputBufferMs = maximumInputBufferMs
         self.preemptiveTranscriptionAfterMs = preemptiveTranscriptionAfterMs
+        self.preemptiveGeneration = preemptiveGeneration
     }
 }

@@ -31,6 +31,9 @@ public struct ServerSettings: Sendable {
     /// Silence after which a server-VAD turn is transcribed while its window still runs
     /// (`VoiceSessionConfiguration.preemptiveTranscriptionAfterMs`); nil transcribes only at the turn's end.
     public var preemptiveTranscriptionAfterMs: Int? = 100
+    /// Whether a server-VAD turn's response starts on that early transcript, held back until
+    /// the turn ends (`VoiceSessionConfiguration.preemptiveGeneration`; agents without tools).
+    public var preemptiveGeneration = true
     /// Client tokens minted per minute per client address.
     public var tokenMintsPerMinute = 30
     /// Whether `/v1/local/token` hands out client tokens without the secret (the local
@@ -64,6 +67,16 @@ public struct ServerSettings: Sendable {
                 return nil
             }
             return number
+        }
+        func boolean(_ key: String) -> Bool? {
+            guard let raw = value(key) else { return nil }
+            switch raw.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default:
+                problems.append("\(key): \"\(raw)\" is not true or false")
+                return nil
+            }
         }
         func provider(_ kind: String, embeddedName: String, defaultModel: String?) -> ProviderChoice? {
             let choice = value("PARLEY_\(kind)")?.lowercased()
@@ -112,14 +125,9 @@ public struct ServerSettings: Sendable {
         if let delay = integer("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS", in: 0...10_000) {
             settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
         }
+        if let generation = boolean("PARLEY_PREEMPTIVE_GENERATION") { settings.preemptiveGeneration = generation }
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
-        if let raw = value("PARLEY_LOCAL_TOKENS") {
-            switch raw.lowercased() {
-            case "1", "true", "yes", "on": settings.allowsLocalTokens = true
-            case "0", "false", "no", "off": settings.allowsLocalTokens = false
-            default: problems.append("PARLEY_LOCAL_TOKENS: \"\(raw)\" is not true or false")
-            }
-        }
+        if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
         return (settings, problems)
     }

@@ -125,7 +125,8 @@ struct SessionSetup {
             speech: SpeechOptions(voice: agent.voice),
             temperature: agent.llm?.temperature,
             maxResponseTokens: agent.llm?.maxOutputTokens,
-            preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs
+            preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs,
+            preemptiveGeneration: context.settings.preemptiveGeneration
         )
 
         var options = AgentOptions()
