@@ -96,8 +96,24 @@ import Testing
         }
     }
 
+    @Test func aDecodeIsAloneOnlyWithNoOtherRunningOrWaiting() throws {
+        let queue = WhisperJobQueue()
+        let job = WhisperJob { _ in }
+        queue.enqueue(job)
+        #expect(try #require(queue.next()).alone)
+        queue.enqueue(job)
+        queue.enqueue(job)
+        #expect(try #require(queue.next()).alone == false, "one is still running, one waits")
+        queue.finished()
+        #expect(try #require(queue.next()).alone == false, "the first one still runs")
+        queue.finished()
+        queue.finished()
+        queue.enqueue(job)
+        #expect(try #require(queue.next()).alone)
+    }
+
     @Test func audioContextCoversTheUtterance() {
-        #expect(WhisperInput(samples: [Float](repeating: 0, count: 8_000), sampleRate: 16_000).audioContext == 512)
+        #expect(WhisperInput(samples: [Float](repeating: 0, count: 8_000), sampleRate: 16_000).audioContext == 384)
         #expect(WhisperInput(samples: [Float](repeating: 0, count: 16_000 * 8), sampleRate: 16_000).audioContext == 576)
         #expect(WhisperInput(samples: [Float](repeating: 0, count: 16_000 * 29), sampleRate: 16_000).audioContext == 0)
         #expect(WhisperInput(samples: [Float](repeating: 0, count: 800), sampleRate: 16_000).samples.count == 16_000)

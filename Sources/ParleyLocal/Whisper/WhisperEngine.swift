@@ -35,14 +35,16 @@ final class WhisperEngine: Sendable {
         jobs.shutDown()
     }
 
-    /// Runs `work` on a worker thread with the shared context and that worker's state.
+    /// Runs `work` on a worker thread with the shared context and that worker's state; `alone`
+    /// tells `work` whether no other decode was running or waiting when it started (it may
+    /// then use more threads).
     ///
     /// Cancelling the calling task sets the `AbortFlag` passed to `work` (wire it to
     /// whisper.cpp's abort callback) or, when the job has not started yet, skips it.
     /// - Throws: what `work` throws, `CancellationError` when cancelled before it started,
     ///   `ProviderError` when no state could be allocated.
     func perform<Output: Sendable>(
-        _ work: @escaping @Sendable (_ context: OpaquePointer, _ state: OpaquePointer, _ abort: AbortFlag) throws -> Output
+        _ work: @escaping @Sendable (_ context: OpaquePointer, _ state: OpaquePointer, _ abort: AbortFlag, _ alone: Bool) throws -> Output
     ) async throws -> Output {
         let abort = AbortFlag()
         return try await withTaskCancellationHandler {
@@ -53,7 +55,7 @@ final class WhisperEngine: Sendable {
                     case let .failure(error):
                         continuation.resume(throwing: error)
                     case let .success(pointers):
-                        continuation.resume(with: Result { try work(pointers.context, pointers.state, abort) })
+                        continuation.resume(with: Result { try work(pointers.context, pointers.state, abort, pointers.alone) })
                     }
                 }
                 jobs.enqueue(job)
@@ -78,6 +80,8 @@ final class WhisperContextHandle: @unchecked Sendable {
 struct WhisperSlot {
     var context: OpaquePointer
     var state: OpaquePointer
+    /// Whether no other decode was running or waiting when this one started.
+    var alone: Bool
 }
 
 /// One decode waiting for a worker.
@@ -86,9 +90,10 @@ struct WhisperJob: Sendable {
 }
 
 /// The FIFO of jobs shared by the worker threads.
-final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pending` and `isShutDown`.
+final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pending`, `running` and `isShutDown`.
     private let condition = NSCondition()
     private var pending: [WhisperJob] = []
+    private var running = 0
     private var isShutDown = false
 
     func enqueue(_ job: WhisperJob) {
@@ -103,12 +108,23 @@ final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pendi
         condition.unlock()
     }
 
-    /// Blocks until a job is available; `nil` once the queue is shut down and drained.
-    func next() -> WhisperJob? {
+    /// Blocks until a job is available; `nil` once the queue is shut down and drained. The
+    /// caller reports the job's end with `finished()`. `alone`: no other job runs or waits.
+    func next() -> (job: WhisperJob, alone: Bool)? {
         condition.lock()
         defer { condition.unlock() }
         while pending.isEmpty && !isShutDown { condition.wait() }
-        return pending.isEmpty ? nil : pending.removeFirst()
+        guard !pending.isEmpty else { return nil }
+        let job = pending.removeFirst()
+        running += 1
+        return (job, running == 1 && pending.isEmpty)
+    }
+
+    /// Reports that a job taken with `next()` has ended.
+    func finished() {
+        condition.lock()
+        running -= 1
+        condition.unlock()
     }
 
     func shutDown() {
@@ -126,10 +142,11 @@ private struct WhisperWorker {
 
     func run() {
         var state: OpaquePointer?
-        while let job = jobs.next() {
+        while let (job, alone) = jobs.next() {
+            defer { jobs.finished() }
             if state == nil { state = whisper_init_state(context.pointer) }
             if let state {
-                job.run(.success(WhisperSlot(context: context.pointer, state: state)))
+                job.run(.success(WhisperSlot(context: context.pointer, state: state, alone: alone)))
             } else {
                 job.run(.failure(ProviderError(.server, provider: "whisper", message: "could not allocate a whisper.cpp decoding state (out of memory?)")))
             }
