@@ -112,6 +112,16 @@ import Testing
         #expect(try #require(queue.next()).alone)
     }
 
+    @Test func aDecodeAloneTakesOnlyCoresNothingElseRunsOn() {
+        let configuration = WhisperSpeechRecognizer.Configuration(threadCount: 1, soloThreadCount: 4)
+        #expect(configuration.soloThreads(spareCores: 4) == 4)
+        #expect(configuration.soloThreads(spareCores: 2) == 2)
+        #expect(configuration.soloThreads(spareCores: 1) == 1)
+        #expect(configuration.soloThreads(spareCores: nil) == 1, "unknown: as many as when others run")
+        #expect(WhisperSpeechRecognizer.Configuration(threadCount: 2, soloThreadCount: 4).soloThreads(spareCores: 1) == 2)
+        #expect(SpareCores.count(cores: 64).map { (1...64).contains($0) } == true, "Linux reports its runnable threads")
+    }
+
     @Test func audioContextCoversTheUtterance() {
         #expect(WhisperInput(samples: [Float](repeating: 0, count: 8_000), sampleRate: 16_000).audioContext == 384)
         #expect(WhisperInput(samples: [Float](repeating: 0, count: 16_000 * 8), sampleRate: 16_000).audioContext == 576)

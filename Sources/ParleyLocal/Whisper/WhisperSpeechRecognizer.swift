@@ -29,9 +29,11 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         /// cores (at most 4): ggml's worker threads spin while they wait, and on a loaded 2-core
         /// machine a 2-thread decode was measured 3–5× slower than a 1-thread one.
         public var threadCount: Int
-        /// CPU threads for a decode that starts with no other decode running or waiting — a
-        /// single conversation's final transcript, which the reply waits for. The default is
-        /// every core (at most 4): a 2.2 s question took 217 ms on 2 threads against 342 ms on 1.
+        /// The most CPU threads for a decode that starts with no other decode running or
+        /// waiting — a single conversation's final transcript, which the reply waits for. It
+        /// takes only cores nothing else is running on at that moment (`SpareCores`), and never
+        /// fewer than `threadCount`. The default is every core (at most 4): a 2.2 s question
+        /// took 217 ms on 2 threads against 342 ms on 1.
         public var soloThreadCount: Int
         /// Decodes that may run at the same time (each holds a whisper.cpp state, ~30 MB). The
         /// default gives each decode `threadCount` cores of its own: ggml's worker threads spin
@@ -56,6 +58,11 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             self.concurrentDecodes = concurrentDecodes
                 ?? max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, threadCount))
             self.sizesAudioContextToUtterance = sizesAudioContextToUtterance
+        }
+
+        /// Threads for a decode running alone: `soloThreadCount` as far as cores are free now.
+        func soloThreads(spareCores: Int? = SpareCores.count()) -> Int {
+            max(threadCount, min(soloThreadCount, spareCores ?? threadCount))
         }
     }
 
@@ -99,7 +106,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         let text = try await engine.perform { context, state, abort, alone in
             try Self.decode(
                 input.samples, context: context, state: state, abort: abort,
-                threadCount: alone ? configuration.soloThreadCount : configuration.threadCount, configuration: configuration,
+                threadCount: alone ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
                 audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal
             )
         }
