@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import Synchronization
 
 /// Text-to-speech in process with flite's cmu_us_slt voice: 16 kHz mono, synthesised
 /// sentence by sentence so the first sentence plays while the rest is still being made.
@@ -37,11 +38,11 @@ public struct FliteSpeechSynthesizer: SpeechSynthesizer {
         self.chunkLength = max(1, chunkLength)
     }
 
-    /// Synthesises `text`, yielding 16 kHz mono PCM16 chunks sentence by sentence.
+    /// Synthesises `text`, yielding 16 kHz mono PCM16 chunks as flite makes them.
     ///
     /// `options.speed` scales the speaking rate (clamped to `speedRange`). Text without any
-    /// letters or digits yields nothing. Cancelling the consuming task stops after the
-    /// sentence being synthesised.
+    /// letters or digits yields nothing. Cancelling the consuming task stops flite within
+    /// a few milliseconds.
     public func synthesize(_ text: String, options: SpeechOptions) -> AsyncThrowingStream<[Int16], any Error> {
         let sentences = FliteText.sentences(of: text)
         let speed = options.speed.isFinite ? min(max(options.speed, Self.speedRange.lowerBound), Self.speedRange.upperBound) : 1
@@ -49,18 +50,15 @@ public struct FliteSpeechSynthesizer: SpeechSynthesizer {
         let engine = engine
         let chunkLength = chunkLength
         return AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
+            let chunker = SampleChunker(chunkLength: chunkLength) { continuation.yield($0) }
             let producer = Task {
                 do {
                     for sentence in sentences {
                         try Task.checkCancellation()
-                        let samples = try await engine.synthesize(sentence, durationStretch: stretch)
-                        var start = 0
-                        while start < samples.count {
-                            let end = min(start + chunkLength, samples.count)
-                            continuation.yield(Array(samples[start..<end]))
-                            start = end
-                        }
+                        try await engine.synthesize(sentence, durationStretch: stretch) { chunker.add($0) }
+                        chunker.flush()
                     }
+                    try Task.checkCancellation()
                     continuation.finish()
                 } catch is CancellationError {
                     continuation.finish(throwing: ProviderError(.cancelled, provider: "flite", message: "synthesis was cancelled"))
@@ -68,7 +66,58 @@ public struct FliteSpeechSynthesizer: SpeechSynthesizer {
                     continuation.finish(throwing: error)
                 }
             }
-            continuation.onTermination = { _ in producer.cancel() }
+            continuation.onTermination = { _ in
+                chunker.stop()
+                producer.cancel()
+            }
         }
+    }
+}
+
+/// Cuts the samples flite streams into chunks of `chunkLength` for `yield`; once stopped (the
+/// consumer has gone) it takes nothing more and tells flite to stop.
+private final class SampleChunker: Sendable {
+    private struct State {
+        var pending: [Int16] = []
+        var isStopped = false
+    }
+
+    private let chunkLength: Int
+    private let yield: @Sendable ([Int16]) -> Void
+    private let state = Mutex(State())
+
+    init(chunkLength: Int, yield: @escaping @Sendable ([Int16]) -> Void) {
+        self.chunkLength = chunkLength
+        self.yield = yield
+    }
+
+    /// Adds samples and yields every full chunk; `false` once stopped.
+    func add(_ samples: [Int16]) -> Bool {
+        let (chunks, stopped) = state.withLock { state -> ([[Int16]], Bool) in
+            guard !state.isStopped else { return ([], true) }
+            state.pending += samples
+            var chunks: [[Int16]] = []
+            while state.pending.count >= chunkLength {
+                chunks.append(Array(state.pending.prefix(chunkLength)))
+                state.pending.removeFirst(chunkLength)
+            }
+            return (chunks, false)
+        }
+        chunks.forEach(yield)
+        return !stopped
+    }
+
+    /// Yields what is left of a sentence.
+    func flush() {
+        let rest = state.withLock { state -> [Int16] in
+            defer { state.pending.removeAll() }
+            return state.isStopped ? [] : state.pending
+        }
+        if !rest.isEmpty { yield(rest) }
+    }
+
+    /// Takes nothing more.
+    func stop() {
+        state.withLock { $0.isStopped = true }
     }
 }
