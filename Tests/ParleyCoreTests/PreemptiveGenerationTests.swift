@@ -30,9 +30,7 @@ import ParleyTesting
             recognizer: ScriptedSpeechRecognizer(texts: ["What time is it?"]), model: model,
             synthesizer: ScriptedSpeechSynthesizer(gate: speaking)
         )
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         // 200 ms into the 300 ms window the reply is written and being spoken, but held back.
         await speaking.waitForArrivals(1)
         #expect(await recorder.count(Self.isSpeechStopped) == 0)
@@ -65,9 +63,7 @@ import ParleyTesting
             recognizer: ScriptedSpeechRecognizer(texts: ["What time is it", "What time is it in Paris?"]), model: model,
             synthesizer: ScriptedSpeechSynthesizer(gate: speaking)
         )
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         await speaking.waitForArrivals(1)  // the early answer to "What time is it"
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
@@ -96,9 +92,7 @@ import ParleyTesting
             recognizer: ScriptedSpeechRecognizer(texts: ["What time is it?"]), model: model,
             synthesizer: ScriptedSpeechSynthesizer(gate: speaking)
         )
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         // The early answer was asked for and failed, within the silence window.
         let failedEarly = await Self.eventually {
             let answering = await session.isAnsweringEarly

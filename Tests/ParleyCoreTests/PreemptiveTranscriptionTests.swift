@@ -12,9 +12,7 @@ import ParleyTesting
         let gate = AsyncGate()
         let early = ScriptedSpeechRecognizer(results: [.success("What time is it?")], gate: gate)
         let (session, recorder) = makeSession(recognizer: early, model: ScriptedLanguageModel(replies: [.text("Noon.")]))
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         // 200 ms into the 300 ms window: no turn end yet, but the transcription has begun.
         await gate.waitForArrivals(1)
         #expect(await recorder.count { if case .speechStopped = $0 { true } else { false } } == 0)
@@ -32,9 +30,7 @@ import ParleyTesting
         let gate = AsyncGate()
         let recognizer = ScriptedSpeechRecognizer(results: [.success("What time is it in Paris?")], gate: gate)
         let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Noon.")]))
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         await gate.waitForArrivals(1)  // the early transcription of "What time is it"
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 500), sampleRate: 16_000)
@@ -57,9 +53,7 @@ import ParleyTesting
         var configuration = VoiceSessionConfiguration()
         configuration.preemptiveTranscriptionAfterMs = nil
         let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Noon.")]), configuration: configuration)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        try await ScenarioAudio.ask(session)
         #expect(gate.arrivalCount == 0)
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
         #expect(await recorder.waitFor { if case .speechStopped = $0 { true } else { false } })

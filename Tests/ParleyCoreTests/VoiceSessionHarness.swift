@@ -28,6 +28,14 @@ enum ScenarioAudio {
         var generator = SeededGenerator(seed: 7)
         return (0..<(16 * milliseconds)).map { _ in Int16.random(in: -8000...8000, using: &generator) }
     }
+
+    /// Sends a question to `session`: 300 ms of silence, 800 ms of speech, then `pauseMs` of
+    /// silence (less than the 300 ms window, so the turn has not ended yet).
+    static func ask(_ session: VoiceSession, pauseMs: Int = 200) async throws {
+        try await session.appendAudio(silence(milliseconds: 300), sampleRate: 16_000)
+        try await session.appendAudio(speech(milliseconds: 800), sampleRate: 16_000)
+        try await session.appendAudio(silence(milliseconds: pauseMs), sampleRate: 16_000)
+    }
 }
 
 /// Runs a session and records its events so a test can await the one it expects, with a deadline.
