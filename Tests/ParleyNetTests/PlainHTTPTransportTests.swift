@@ -82,3 +82,42 @@ import Testing
         }
     }
 }
+
+/// Redirects of `http://` requests, which the libwebsockets transport follows itself.
+@Suite struct PlainHTTPRedirectTests {
+    @Test func aTemporaryRedirectRepeatsTheMethodAndBody() async throws {
+        let server = try RawHTTPServer()
+        let second = RequestBox()
+        server.serveOne { connection in
+            _ = connection.readRequest()
+            connection.write("HTTP/1.1 307 Temporary Redirect\r\nLocation: /moved?x=1\r\nContent-Length: 0\r\n\r\n")
+            second.set(connection.readRequest())
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndone")
+        }
+        let client = HTTPClient()
+        let response = try await httpClientTestDeadline {
+            try await client.send(HTTPClient.Request(url: server.url, method: "POST", headers: ["Authorization": "Bearer k"], body: Data("{}".utf8)))
+        }
+        #expect(response.status == 200)
+        #expect(response.body == Data("done".utf8))
+        let (head, body) = try #require(second.value)
+        #expect(head.hasPrefix("POST /moved?x=1 HTTP/1.1"))
+        #expect(head.lowercased().contains("authorization: bearer k"))
+        #expect(body == Data("{}".utf8))
+    }
+
+    @Test func seeOtherBecomesAGetAndCredentialsStayWithTheirOrigin() throws {
+        let request = HTTPClient.Request(
+            url: URL(string: "http://a.example/x")!, method: "POST",
+            headers: ["Authorization": "Bearer k", "Content-Type": "application/json"], body: Data("{}".utf8)
+        )
+        let sameHost = try #require(request.redirected(status: 303, location: "/y"))
+        #expect(sameHost.method == "GET" && sameHost.body == nil && sameHost.headers == ["Authorization": "Bearer k"])
+        #expect(sameHost.url.absoluteString == "http://a.example/y")
+        let otherHost = try #require(request.redirected(status: 308, location: "https://b.example/z"))
+        #expect(otherHost.method == "POST" && otherHost.body == Data("{}".utf8) && otherHost.headers == ["Content-Type": "application/json"])
+        #expect(request.redirected(status: 200, location: "/y") == nil)
+        #expect(request.redirected(status: 302, location: "ftp://c.example/") == nil)
+        #expect(request.redirected(status: 302, location: nil) == nil)
+    }
+}

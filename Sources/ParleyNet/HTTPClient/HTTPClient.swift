@@ -82,8 +82,22 @@ public final class HTTPClient: Sendable {
         return StreamingResponse(status: head.statusCode, headers: headers, body: body)
     }
 
-    /// Sends an `http://` request over the libwebsockets transport.
+    /// Sends an `http://` request over the libwebsockets transport, following redirects
+    /// (URLSession follows them for `https://`).
     private func streamPlain(_ request: Request) async throws -> StreamingResponse {
+        var current = request
+        for _ in 0..<Request.maximumRedirects {
+            let response = try await sendPlain(current)
+            guard let next = current.redirected(status: response.status, location: response.headers["location"]) else { return response }
+            // The redirect's own body is dropped, which ends its exchange.
+            if next.url.scheme?.lowercased() != "http" { return try await stream(next) }
+            current = next
+        }
+        throw HTTPClientError(.other, message: "more than \(Request.maximumRedirects) redirects from \(request.url.absoluteString)")
+    }
+
+    /// Sends one `http://` request over the libwebsockets transport.
+    private func sendPlain(_ request: Request) async throws -> StreamingResponse {
         let transport = try PlainHTTPTransport.shared()
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
             of: Data.self,
