@@ -7,9 +7,10 @@ import Foundation
 ///
 /// A connection a server closed while it sat idle is noticed when the close arrives; a request
 /// that meets such a close before any byte of its response is sent again on a fresh connection.
+/// Past `maximumConnectionsPerHost` open connections to one host, requests wait for one.
 ///
-/// `@unchecked Sendable`: `connections` and `idle` are touched only on the service thread;
-/// the rest is immutable after `start`.
+/// `@unchecked Sendable`: `connections`, `idle`, `openCount` and `waiting` are touched only on
+/// the service thread; the rest is immutable after `start`.
 final class PlainHTTPTransport: @unchecked Sendable {
     private static let instance = Locked<PlainHTTPTransport?>(nil)
 
@@ -36,6 +37,8 @@ final class PlainHTTPTransport: @unchecked Sendable {
     static let idleLifetime: Duration = .seconds(20)
     /// The most idle connections kept per host and port.
     static let maximumIdlePerHost = 256
+    /// The most connections open to one host and port; more requests wait for one of them.
+    static let maximumConnectionsPerHost = 1_024
 
     private let strings = CStringPool()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
@@ -44,6 +47,10 @@ final class PlainHTTPTransport: @unchecked Sendable {
     private var connections: [ObjectIdentifier: PlainHTTPConnection] = [:]
     /// Idle keep-alive connections by host and port, the most recently used last.
     private var idle: [String: [PlainHTTPConnection]] = [:]
+    /// Connections open (or opening) by host and port.
+    private var openCount: [String: Int] = [:]
+    /// Requests waiting for a connection to a host at its limit, oldest first.
+    private var waiting: [String: [PlainHTTPExchange]] = [:]
 
     private func start() throws {
         LWSLogging.configure()
@@ -103,12 +110,17 @@ final class PlainHTTPTransport: @unchecked Sendable {
                 }
             }
         }
+        guard openCount[key, default: 0] < Self.maximumConnectionsPerHost else {
+            waiting[key, default: []].append(exchange)
+            return
+        }
         guard let context = loop?.context else {
             exchange.failed(HTTPClientError(.other, message: "the HTTP client has stopped"))
             return
         }
         let connection = PlainHTTPConnection(key: key, transport: self)
         connections[ObjectIdentifier(connection)] = connection
+        openCount[key, default: 0] += 1
         connection.begin(exchange)
         let connectionStrings = connection.strings
         var info = lws_client_connect_info()
@@ -125,7 +137,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
             // lws may already have reported the failure (and destroyed the wsi) during the call;
             // either way no callback comes for this connection any more.
             connection.connectFailed("the connection could not be started")
-            connections[ObjectIdentifier(connection)] = nil
+            if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil { connectionEnded(key) }
         } else if connection.wsi == nil {
             connection.wsi = wsi
         }
@@ -133,6 +145,10 @@ final class PlainHTTPTransport: @unchecked Sendable {
 
     /// Service thread: `connection` finished a response and may carry the next request.
     func release(_ connection: PlainHTTPConnection) {
+        if let next = nextWaiting(for: connection.key) {
+            connection.begin(next)
+            return
+        }
         var pool = idle[connection.key] ?? []
         guard pool.count < Self.maximumIdlePerHost else {
             connection.close()
@@ -141,6 +157,23 @@ final class PlainHTTPTransport: @unchecked Sendable {
         pool.append(connection)
         idle[connection.key] = pool
         connection.parked(for: Self.idleLifetime)
+    }
+
+    /// The oldest waiting request to `key` whose caller still waits.
+    private func nextWaiting(for key: String) -> PlainHTTPExchange? {
+        while var queue = waiting[key], !queue.isEmpty {
+            let next = queue.removeFirst()
+            waiting[key] = queue.isEmpty ? nil : queue
+            if !next.isFinished { return next }
+        }
+        return nil
+    }
+
+    /// A connection to `key` is gone: a waiting request may open another.
+    private func connectionEnded(_ key: String) {
+        let remaining = openCount[key, default: 1] - 1
+        openCount[key] = remaining > 0 ? remaining : nil
+        if let next = nextWaiting(for: key) { assign(next, reuse: true) }
     }
 
     private func removeFromIdle(_ connection: PlainHTTPConnection) {
@@ -180,7 +213,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
             connection.wsi = nil
             connection.connectFailed("connection closed")
             removeFromIdle(connection)
-            connections[ObjectIdentifier(connection)] = nil
+            if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil { connectionEnded(connection.key) }
         default:
             break
         }
