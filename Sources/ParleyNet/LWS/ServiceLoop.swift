@@ -53,9 +53,22 @@ final class ServiceLoop: @unchecked Sendable {
         writeBuffer.deallocate()
     }
 
+    /// The thread-specific key under which a service thread records its loop.
+    private static let currentLoopKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Whether the caller runs on this loop's service thread (where lws may be called directly).
+    var isCurrent: Bool {
+        pthread_getspecific(Self.currentLoopKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
     /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
     func start(onExit: @escaping @Sendable () -> Void = {}) {
         let thread = Thread { [self] in
+            pthread_setspecific(Self.currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
             runUntilStopped()
             onExit()
             let waiters = finished.withLock { finished -> [CheckedContinuation<Void, Never>] in

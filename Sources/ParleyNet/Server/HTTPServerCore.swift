@@ -356,9 +356,11 @@ final class HTTPServerCore: @unchecked Sendable {
         let id = ObjectIdentifier(connection)
         liveWebSockets[id] = connection
         webSockets.begin()
-        connection.onClosed = { [weak self] in
-            self?.liveWebSockets[id] = nil
-            self?.webSockets.end()
+        // Strong on purpose (a weak reference would send every retain and release of the core
+        // to the slow side-table path); `closed()` drops the closure.
+        connection.onClosed = { [self] in
+            liveWebSockets[id] = nil
+            webSockets.end()
         }
         let route = pending.route
         let request = pending.request

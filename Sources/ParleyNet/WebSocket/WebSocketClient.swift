@@ -249,7 +249,10 @@ final class ClientSession: ServiceThreadWork, @unchecked Sendable {
             return
         }
         started = true
-        guard !resolution.withLock({ $0.cancelled }), let context = engine.loop?.context else { return }
+        guard !resolution.withLock({ $0.cancelled }), let context = engine.loop?.context else {
+            connection.closed()
+            return
+        }
         var info = lws_client_connect_info()
         info.context = context
         info.address = strings.copy(target.host)
@@ -273,6 +276,7 @@ final class ClientSession: ServiceThreadWork, @unchecked Sendable {
         wsi = lws_client_connect_via_info(&info)
         if wsi == nil {
             failed("could not start connecting to \(target.host):\(target.port)")
+            connection.closed()
             engine.unregister(self)
         }
     }

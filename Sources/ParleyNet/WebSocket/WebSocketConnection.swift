@@ -92,7 +92,9 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         var initial = Shared()
         initial.subprotocol = subprotocol
         self.shared = Locked(initial)
-        inbound.setOnDrained { [weak self] in self?.resumeReading() }
+        // A strong reference on purpose (a weak one would move every retain and release of the
+        // connection to the slow side-table path); `closed()` finishes the queue, which drops it.
+        inbound.setOnDrained { [self] in resumeReading() }
     }
 
     // MARK: Public API
@@ -110,6 +112,9 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             outgoing = Outgoing(message: message, byteCount: data.count)
         }
         let limit = maxOutgoingQueueBytes
+        // On the service thread (a handler resumed by a received message), ask lws for a
+        // writable callback right away instead of scheduling a wake-up.
+        let direct = loop.isCurrent ? wsi : nil
         let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
             guard shared.state == .open else { throw WebSocketError.closed }
             if shared.queuedBytes > 0, shared.queuedBytes + outgoing.byteCount > limit {
@@ -122,10 +127,11 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             }
             shared.outgoing.push(outgoing)
             shared.queuedBytes += outgoing.byteCount
-            return (claimWake(&shared), false)
+            return (direct == nil && claimWake(&shared), false)
         }
         if schedule { loop.schedule(self) }
         if overflowed { throw WebSocketError.backpressure }
+        if let direct { lws_callback_on_writable(direct) }
     }
 
     /// Starts the closing handshake with `code` after the queued messages are sent.

@@ -83,10 +83,11 @@ final class InboundMessageQueue: @unchecked Sendable {
         return pause
     }
 
-    /// Ends the sequence after the buffered messages.
+    /// Ends the sequence after the buffered messages; the producer is not called any more.
     func finish() {
         let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
             state.finished = true
+            state.onDrained = nil
             defer { state.waiter = nil }
             return state.waiter
         }

@@ -1,0 +1,155 @@
+import Foundation
+import ParleyNet
+import Testing
+
+/// The per-message path (receive, deliver, send, write) under volume, and what it leaves behind.
+@Suite("WebSocket echo path")
+struct WebSocketEchoPathTests {
+    /// A weak reference the test can hand to a handler.
+    final class WeakBox: @unchecked Sendable {
+        // `@unchecked Sendable`: written once by the handler before the test reads it through
+        // `Guarded`, which orders the accesses.
+        weak var connection: WebSocketConnection?
+    }
+
+    @Test func echoesManyMessagesOfMixedSizesInOrder() async throws {
+        // Both queues may hold the whole burst: this test is about order, not backpressure.
+        var configuration = HTTPServer.Configuration()
+        configuration.maxOutgoingQueueBytes = 64 << 20
+        try await withServer(configuration, router: WebSocketTests.echoRouter()) { server in
+            let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server), maxOutgoingQueueBytes: 64 << 20)
+            // Sizes around the frame-length encodings, the write slice and lws' rx buffer.
+            let sizes = [0, 1, 125, 126, 1024, 16 << 10, 65_535, 65_536, 65_537, 200_000]
+            var sent: [WebSocketMessage] = []
+            for index in 0..<400 {
+                let size = sizes[index % sizes.count]
+                let message: WebSocketMessage = index % 3 == 0
+                    ? .text(String(repeating: Character(UnicodeScalar(UInt8(65 + index % 26))), count: size))
+                    : .binary(Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }))
+                sent.append(message)
+            }
+            // Everything is queued before reading, so the server receives and echoes in bursts.
+            for message in sent { try connection.send(message) }
+            let messages = connection.messages
+            let expectedCount = sent.count
+            let received = try await withDeadline(60) {
+                var iterator = messages.makeAsyncIterator()
+                var received: [WebSocketMessage] = []
+                while received.count < expectedCount, let message = await iterator.next() { received.append(message) }
+                return received
+            }
+            #expect(received.count == sent.count)
+            #expect(received == sent)
+        }
+    }
+
+    @Test func echoesUnfragmentedFramesOf16KiBAnd1MiB() async throws {
+        try await withServer(router: WebSocketTests.echoRouter()) { server in
+            let socket = try RawSocket(port: server.port)
+            try socket.sendBlocking(Data((
+                "GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
+            let head = try await socket.receive(until: "\r\n\r\n")
+            #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
+            var reader = FrameReader(socket: socket)
+            for size in [16 << 10, 1 << 20] {
+                let payload = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ size) })
+                // One frame with FIN set: lws hands it over in pieces no bigger than its rx buffer.
+                try socket.sendBlocking(Self.maskedBinaryFrame(payload))
+                let echoed = try await reader.message()
+                #expect(echoed == payload)
+            }
+        }
+    }
+
+    @Test func aClosedConnectionIsReleasedOnBothSides() async throws {
+        let serverSide = WeakBox()
+        let handed = Guarded(false)
+        var router = Router()
+        router.webSocket("/echo", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                handed.withLock { handed in
+                    serverSide.connection = connection
+                    handed = true
+                }
+                for await message in connection.messages { try? connection.send(message) }
+            }))
+        try await withServer(router: router) { server in
+            let clientSide = WeakBox()
+            do {
+                let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server))
+                clientSide.connection = connection
+                var iterator = connection.messages.makeAsyncIterator()
+                try connection.send(.binary(Data(count: 16 << 10)))
+                #expect(await iterator.next() == .binary(Data(count: 16 << 10)))
+                connection.close()
+                await connection.waitUntilClosed()
+            }
+            #expect(handed.withLock { $0 })
+            // Nothing keeps a closed connection alive: lws lets go of it right after the close.
+            try await withDeadline(30) {
+                while handed.withLock({ _ in serverSide.connection != nil }) || clientSide.connection != nil {
+                    try Task.checkCancellation()
+                    await Task.yield()
+                }
+            }
+        }
+    }
+
+    /// A client frame (masked, as RFC 6455 requires) carrying `payload` with FIN set.
+    static func maskedBinaryFrame(_ payload: Data) -> Data {
+        var frame = Data([0x82])
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            frame.append(0x80 | 126)
+            frame.append(contentsOf: [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)])
+        } else {
+            frame.append(0x80 | 127)
+            frame.append(contentsOf: (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) })
+        }
+        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        frame.append(contentsOf: mask)
+        frame.append(contentsOf: payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
+        return frame
+    }
+
+}
+
+/// Reads server frames (unmasked) from a raw socket.
+struct FrameReader {
+    let socket: RawSocket
+    private var pending = Data()
+
+    init(socket: RawSocket) {
+        self.socket = socket
+    }
+
+    /// One complete message, its fragments joined.
+    mutating func message() async throws -> Data {
+        var message = Data()
+        while true {
+            let head = try await read(2)
+            var length = Int(head[head.startIndex + 1] & 0x7F)
+            if length == 126 {
+                length = try await read(2).reduce(0) { $0 << 8 | Int($1) }
+            } else if length == 127 {
+                length = try await read(8).reduce(0) { $0 << 8 | Int($1) }
+            }
+            message.append(try await read(length))
+            if head[head.startIndex] & 0x80 != 0 { return message }
+        }
+    }
+
+    private mutating func read(_ count: Int) async throws -> Data {
+        while pending.count < count {
+            let chunk = try await socket.receiveSome()
+            guard !chunk.isEmpty else { throw RawSocketError.failed("closed mid-frame") }
+            pending.append(chunk)
+        }
+        let bytes = Data(pending.prefix(count))
+        pending = Data(pending.dropFirst(count))
+        return bytes
+    }
+}
