@@ -97,6 +97,38 @@ struct WebSocketEchoPathTests {
         }
     }
 
+    @Test func aCancelledConsumerOtherThanTheHandlerStopsWaiting() async throws {
+        var router = Router()
+        router.webSocket("/child", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                let (gotFirst, firstArrived) = AsyncStream<Void>.makeStream()
+                let secondWasNil = await withTaskGroup(of: Bool?.self) { group in
+                    // A child task of the handler reads; the handler cancels it while it waits.
+                    group.addTask {
+                        var iterator = connection.messages.makeAsyncIterator()
+                        _ = await iterator.next()
+                        firstArrived.yield()
+                        return await iterator.next() == nil
+                    }
+                    for await _ in gotFirst { break }
+                    group.cancelAll()
+                    return await group.next() ?? nil
+                }
+                try? connection.send(.text("second was nil: \(secondWasNil ?? false)"))
+            }))
+        try await withServer(router: router) { server in
+            let connection = try await WebSocketClient.connect(to: WebSocketTests.url(server, "/child"))
+            try connection.send(.text("first"))
+            let messages = connection.messages
+            let reply = try await withDeadline(30) {
+                var iterator = messages.makeAsyncIterator()
+                return await iterator.next()
+            }
+            #expect(reply == .text("second was nil: true"))
+        }
+    }
+
     /// A client frame (masked, as RFC 6455 requires) carrying `payload` with FIN set.
     static func maskedBinaryFrame(_ payload: Data) -> Data {
         var frame = Data([0x82])

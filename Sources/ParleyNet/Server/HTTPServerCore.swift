@@ -366,7 +366,7 @@ final class HTTPServerCore: @unchecked Sendable {
         let request = pending.request
         // On the service thread: each received message resumes the handler without a thread hop.
         connection.setHandlerTask(Task(executorPreference: loop.executor) {
-            await route.onConnection(connection, request)
+            await connection.runHandler { await route.onConnection(connection, request) }
             connection.close()
         })
         return 0

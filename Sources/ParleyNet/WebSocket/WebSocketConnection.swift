@@ -169,6 +169,11 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if closed { task.cancel() }
     }
 
+    /// Runs the connection's handler (in the task given to `setHandlerTask`).
+    func runHandler(_ handler: () async -> Void) async {
+        await inbound.runAsOwner(handler)
+    }
+
     /// Records the subprotocol the server chose (client side, before the connection is shared).
     func setSubprotocol(_ subprotocol: String?) {
         shared.withLock { $0.subprotocol = subprotocol }

@@ -49,6 +49,9 @@ final class InboundMessageQueue: @unchecked Sendable {
         var waiter: UnsafeContinuation<WebSocketMessage?, Never>?
         /// Called (on the consumer's thread) when buffered bytes drop below `lowWater` after a pause.
         var onDrained: (@Sendable () -> Void)?
+        /// The connection's handler task while it runs (see `runAsOwner`); compared for
+        /// identity only, and cleared before that task ends.
+        var owner: UnsafeCurrentTask?
     }
 
     private let state = Locked(State())
@@ -94,32 +97,58 @@ final class InboundMessageQueue: @unchecked Sendable {
         waiter?.resume(returning: nil)
     }
 
+    /// Runs `body`, the connection's handler, as the queue's owner.
+    ///
+    /// The owner is cancelled only once the queue has finished (the connection closed), which
+    /// already ends its wait, so it waits for messages without a cancellation handler: that
+    /// saves adding and removing a task status record and three executor hops per message.
+    /// Every other consumer, child tasks of the handler included, still gets one.
+    func runAsOwner(_ body: () async -> Void) async {
+        withUnsafeCurrentTask { task in state.withLock { $0.owner = task } }
+        await body()
+        state.withLock { $0.owner = nil }
+    }
+
     /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
     /// Runs on (and resumes onto) the caller's actor.
+    @inline(__always)
     func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
-        if let (message, drained) = state.withLock({ take(&$0) }) {
-            if drained { state.withLock { $0.onDrained }?() }
-            return message
+        let (taken, callerIsOwner) = withUnsafeCurrentTask { task in
+            state.withLock { state -> ((message: WebSocketMessage, onDrained: (@Sendable () -> Void)?)?, Bool) in
+                if let (message, drained) = take(&state) { return ((message, drained ? state.onDrained : nil), false) }
+                return (nil, task != nil && task == state.owner)
+            }
+        }
+        if let taken {
+            taken.onDrained?()
+            return taken.message
+        }
+        if callerIsOwner {
+            return await withUnsafeContinuation(isolation: actor) { wait($0) }
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<WebSocketMessage?, Never>) in
-                let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
-                    if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
-                    if state.finished || Task.isCancelled || state.waiter != nil { return (nil, nil) }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let immediate {
-                    immediate.onDrained?()
-                    continuation.resume(returning: immediate.message)
-                }
-            }
+            await withUnsafeContinuation(isolation: actor) { wait($0) }
         } onCancel: {
             let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
                 defer { state.waiter = nil }
                 return state.waiter
             }
             waiter?.resume(returning: nil)
+        }
+    }
+
+    /// Resumes `continuation` with a message that arrived meanwhile (or `nil` at the end, on
+    /// cancellation or when another consumer is already waiting), or parks it for `push`.
+    private func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>) {
+        let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
+            if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
+            if state.finished || Task.isCancelled || state.waiter != nil { return (nil, nil) }
+            state.waiter = continuation
+            return nil
+        }
+        if let immediate {
+            immediate.onDrained?()
+            continuation.resume(returning: immediate.message)
         }
     }
 
