@@ -276,9 +276,18 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
 
     /// Writes the next fragment; returns non-zero to close the connection.
     func writable(_ wsi: OpaquePointer) -> Int32 {
-        if writing == nil, let next = shared.withLock({ $0.outgoing.pop() }) {
-            writing = (next, 0)
+        // One lock per callback. A message leaves the queue's byte count when it is taken, so
+        // the bound applies to what waits behind the message being written. A message queued
+        // after this look schedules its own writable callback.
+        let (next, more, closeRequest) = shared.withLock { shared -> (Outgoing?, Bool, (code: UInt16, reason: String)?) in
+            var next: Outgoing?
+            if writing == nil, let popped = shared.outgoing.pop() {
+                shared.queuedBytes -= popped.byteCount
+                next = popped
+            }
+            return (next, !shared.outgoing.isEmpty, shared.closeRequest)
         }
+        if let next { writing = (next, 0) }
         if case (let message, let offset)? = writing.take() {
             let total = message.byteCount
             let end = min(offset + Self.writeSlice, total)
@@ -288,14 +297,7 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             let mode = lws_write_protocol(rawValue: UInt32(flags))
             let written = message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
             guard written else { return -1 }
-            if end == total {
-                shared.withLock { $0.queuedBytes = max(0, $0.queuedBytes - total) }
-            } else {
-                writing = (message, end)
-            }
-        }
-        let (more, closeRequest) = shared.withLock { shared in
-            (!shared.outgoing.isEmpty, shared.closeRequest)
+            if end < total { writing = (message, end) }
         }
         if writing != nil || more {
             lws_callback_on_writable(wsi)
