@@ -244,7 +244,7 @@ def main():
         # What preemptive transcription contributes at N = 1: the same run with it off.
         saved = args.parley_preemptive_ms
         args.parley_preemptive_ms = 0
-        say("parley without preemptive transcription:")
+        say("parley without preemptive transcription and generation:")
         comparison["parley_without_preemption"] = run_once("parley", 1, args)
         args.parley_preemptive_ms = saved
     if args.profile and "parley" in comparison["systems"]:

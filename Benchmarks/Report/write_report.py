@@ -219,7 +219,7 @@ def comparison_section(comparison, cores):
     if a1 and b1 and without and p50(without) is not None and p50(b1) is not None:
         fw = p50(without) - floor
         targets.append((
-            "framework latency at N = 1, Parley without preemptive transcription", f"{number(fw, 0)} ms",
+            "framework latency at N = 1, Parley without preemptive transcription and generation", f"{number(fw, 0)} ms",
             f"{number(p50(b1) - floor, 0)} ms", ratio(p50(b1) - floor, fw), "(for comparison)", None,
         ))
     lines += ["| target | Parley | Pipecat | ratio | target | result |", "|---|---:|---:|---:|---|---|"]
@@ -228,9 +228,11 @@ def comparison_section(comparison, cores):
     lines.append("")
     lines += [
         "Framework latency can be negative. Parley transcribes a turn once the user has been quiet for 100 ms "
-        "(preemptive transcription, on by default), so the upstream's transcription time is spent inside the silence "
-        "window; the row without it shows the same run with `PARLEY_PREEMPTIVE_TRANSCRIPTION_MS=0`. Pipecat's VAD also "
-        "gates on volume, so its silence window can begin before the last sample the load client counts as speech.",
+        "(preemptive transcription) and starts the reply on that transcript (preemptive generation, held back until "
+        "the turn ends and dropped if the user goes on), both on by default, so the upstream's transcription and "
+        "first-token delays are spent inside the silence window; the row without them shows the same run with "
+        "`PARLEY_PREEMPTIVE_TRANSCRIPTION_MS=0`. Pipecat's VAD also gates on volume, so its silence window can begin "
+        "before the last sample the load client counts as speech.",
         "",
     ]
     if parley and parley.get("capped"):
@@ -290,7 +292,7 @@ def where_time_goes(missed, profile, comparison):
                 f" Split at the server's `speech_stopped` event: end of speech → the VAD ending the turn {number(endpointing, 0)} ms "
                 f"(the {comparison['settings']['silence_window_ms']} ms window, timed from where the voice stopped), then turn end → "
                 f"first audio byte {number(after, 0)} ms. The upstream's delays after the turn end are {number(upstream_ms, 0)} ms, "
-                "less the transcription when preemptive transcription already ran it inside the window; the rest is Parley: "
+                "less what preemptive transcription and generation already did inside the window; the rest is Parley: "
                 "the HTTP requests, the agent, the sentence segmenter waiting for the token after the first full stop (it "
                 "needs the next word to tell a sentence end from an abbreviation), speech synthesis and the WebSocket."
             )
