@@ -30,8 +30,7 @@ public final class SileroNetwork: Sendable {
 
     private let fourierBasis: [Float]  // [258][256]: real rows, then imaginary rows
     private let encoder: [Convolution]
-    private let inputWeights: [Float]  // [512][128], gates i, f, g, o
-    private let hiddenWeights: [Float]  // [512][128]
+    private let gateWeights: [Float]  // [512][256]: gates i, f, g, o; input weights, then hidden weights
     private let gateBias: [Float]  // input and hidden biases summed
     private let outputWeights: [Float]  // [128]
     private let outputBias: Float
@@ -73,8 +72,15 @@ public final class SileroNetwork: Sendable {
                 inputChannels: layer.inputs, stride: layer.stride
             )
         }
-        inputWeights = try file.values("_model.decoder.rnn.weight_ih", count: 4 * hidden * hidden)
-        hiddenWeights = try file.values("_model.decoder.rnn.weight_hh", count: 4 * hidden * hidden)
+        let inputWeights = try file.values("_model.decoder.rnn.weight_ih", count: 4 * hidden * hidden)
+        let hiddenWeights = try file.values("_model.decoder.rnn.weight_hh", count: 4 * hidden * hidden)
+        var gateWeights: [Float] = []
+        gateWeights.reserveCapacity(8 * hidden * hidden)
+        for row in 0..<4 * hidden {
+            gateWeights += inputWeights[row * hidden..<(row + 1) * hidden]
+            gateWeights += hiddenWeights[row * hidden..<(row + 1) * hidden]
+        }
+        self.gateWeights = gateWeights
         let inputBias = try file.values("_model.decoder.rnn.bias_ih", count: 4 * hidden)
         let hiddenBias = try file.values("_model.decoder.rnn.bias_hh", count: 4 * hidden)
         gateBias = zip(inputBias, hiddenBias).map { $0 + $1 }
@@ -89,7 +95,7 @@ public final class SileroNetwork: Sendable {
         var features = spectrum(of: window)
         for layer in encoder { features = layer.apply(to: features) }
         // After the strided layers one time step is left: 128 channels.
-        let gates = Self.gates(bias: gateBias, inputWeights, features.values, hiddenWeights, state.hidden)
+        let gates = Self.gates(bias: gateBias, gateWeights, input: features.values + state.hidden)
         let size = Self.hiddenSize
         var output = outputBias
         for unit in 0..<size {
@@ -117,40 +123,21 @@ public final class SileroNetwork: Sendable {
         for index in 0..<count { padded[pad + index] = window[index] }
 
         let steps = (padded.count - Self.fourierTaps) / Self.fourierHop + 1
-        let bins = Self.fourierBins, taps = Self.fourierTaps
+        let bins = Self.fourierBins
+        // Rows 0..<129 of the basis give the real parts, rows 129..<258 the imaginary ones.
+        let parts = dotRows(fourierBasis, rows: 2 * bins, columns: Self.fourierTaps, vectors: padded, stride: Self.fourierHop, count: steps)
         var magnitudes = FeatureMap(channels: bins, length: steps)
-        padded.withUnsafeBufferPointer { samples in
-            fourierBasis.withUnsafeBufferPointer { basis in
-                for step in 0..<steps {
-                    let frame = samples.baseAddress! + step * Self.fourierHop
-                    for bin in 0..<bins {
-                        let real = dot(basis.baseAddress! + bin * taps, frame, taps)
-                        let imaginary = dot(basis.baseAddress! + (bins + bin) * taps, frame, taps)
-                        magnitudes.values[bin * steps + step] = (real * real + imaginary * imaginary).squareRoot()
-                    }
-                }
-            }
+        for index in 0..<bins * steps {
+            let real = parts[index], imaginary = parts[bins * steps + index]
+            magnitudes.values[index] = (real * real + imaginary * imaginary).squareRoot()
         }
         return magnitudes
     }
 
-    /// The LSTM's gate pre-activations: bias + W_ih·x + W_hh·h.
-    private static func gates(bias: [Float], _ inputWeights: [Float], _ input: [Float], _ hiddenWeights: [Float], _ hidden: [Float]) -> [Float] {
-        var gates = bias
-        let size = hiddenSize
-        inputWeights.withUnsafeBufferPointer { wi in
-            hiddenWeights.withUnsafeBufferPointer { wh in
-                input.withUnsafeBufferPointer { x in
-                    hidden.withUnsafeBufferPointer { h in
-                        for row in 0..<4 * size {
-                            gates[row] += dot(wi.baseAddress! + row * size, x.baseAddress!, size)
-                                + dot(wh.baseAddress! + row * size, h.baseAddress!, size)
-                        }
-                    }
-                }
-            }
-        }
-        return gates
+    /// The LSTM's gate pre-activations: bias + [W_ih W_hh]·[x; h].
+    private static func gates(bias: [Float], _ weights: [Float], input: [Float]) -> [Float] {
+        let products = dotRows(weights, rows: bias.count, columns: input.count, vectors: input, stride: 0, count: 1)
+        return zip(bias, products).map { $0 + $1 }
     }
 }
 
@@ -177,33 +164,40 @@ struct Convolution {
     func apply(to input: FeatureMap) -> FeatureMap {
         let kernel = 3, columnLength = inputChannels * kernel
         let length = (input.length + 2 - kernel) / stride + 1
-        var output = FeatureMap(channels: bias.count, length: length)
-        var column = [Float](repeating: 0, count: columnLength)
+        // One column of the inputs each output step sees, all steps side by side.
+        var columns = [Float](repeating: 0, count: columnLength * length)
         for step in 0..<length {
             for channel in 0..<inputChannels {
                 for tap in 0..<kernel {
                     let position = step * stride + tap - 1
-                    column[channel * kernel + tap] =
+                    columns[step * columnLength + channel * kernel + tap] =
                         (0..<input.length).contains(position) ? input.values[channel * input.length + position] : 0
                 }
             }
-            weights.withUnsafeBufferPointer { weights in
-                column.withUnsafeBufferPointer { column in
-                    for channel in 0..<bias.count {
-                        let sum = bias[channel] + dot(weights.baseAddress! + channel * columnLength, column.baseAddress!, columnLength)
-                        output.values[channel * length + step] = max(0, sum)
-                    }
-                }
+        }
+        let sums = dotRows(weights, rows: bias.count, columns: columnLength, vectors: columns, stride: columnLength, count: length)
+        var output = FeatureMap(channels: bias.count, length: length)
+        for channel in 0..<bias.count {
+            for step in 0..<length {
+                output.values[channel * length + step] = max(0, bias[channel] + sums[channel * length + step])
             }
         }
         return output
     }
 }
 
-/// The dot product of `count` floats at `a` and `b`.
-@inline(__always)
-func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
-    parley_dot(a, b, count)
+/// Every row of the row-major `rows` × `columns` `matrix` times each of `count` vectors of
+/// `columns` floats in `vectors`, the v-th at offset v × `stride`: `result[row * count + v]`.
+func dotRows(_ matrix: [Float], rows: Int, columns: Int, vectors: [Float], stride: Int, count: Int) -> [Float] {
+    precondition(matrix.count >= rows * columns && vectors.count >= (count - 1) * stride + columns)
+    return [Float](unsafeUninitializedCapacity: rows * count) { result, initialized in
+        matrix.withUnsafeBufferPointer { matrix in
+            vectors.withUnsafeBufferPointer { vectors in
+                parley_dot_rows(matrix.baseAddress!, rows, columns, vectors.baseAddress!, stride, count, result.baseAddress!)
+            }
+        }
+        initialized = rows * count
+    }
 }
 
 @inline(__always)
