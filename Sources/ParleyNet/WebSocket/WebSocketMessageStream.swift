@@ -113,15 +113,16 @@ final class InboundMessageQueue: @unchecked Sendable {
     /// Runs on (and resumes onto) the caller's actor.
     @inline(__always)
     func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
-        let (taken, callerIsOwner) = withUnsafeCurrentTask { task in
-            state.withLock { state -> ((message: WebSocketMessage, onDrained: (@Sendable () -> Void)?)?, Bool) in
-                if let (message, drained) = take(&state) { return ((message, drained ? state.onDrained : nil), false) }
-                return (nil, task != nil && task == state.owner)
-            }
+        let taken = state.withLock { state -> (message: WebSocketMessage, onDrained: (@Sendable () -> Void)?)? in
+            take(&state).map { ($0.0, $0.drained ? state.onDrained : nil) }
         }
         if let taken {
             taken.onDrained?()
             return taken.message
+        }
+        // Only a plain `Bool` goes through the (generic) `withUnsafeCurrentTask`.
+        let callerIsOwner = withUnsafeCurrentTask { task in
+            task != nil && state.withLock { $0.owner == task }
         }
         if callerIsOwner {
             return await withUnsafeContinuation(isolation: actor) { wait($0) }
