@@ -161,6 +161,25 @@ import Testing
         #expect(status == .signalled(Int(SIGKILL)))
     }
 
+    /// A child gets standard streams and nothing else: an inherited listening socket would keep
+    /// accepting on a port after Parley closed it.
+    @Test func aChildInheritsNoOtherDescriptors() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener > 2)
+        defer { close(listener) }
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("parley-fds-\(UUID()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let pid = try ChildProcess.spawn(executable: "/bin/ls", arguments: ["/proc/self/fd"], logPath: log)
+        let status = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: ChildProcess.wait(for: pid)) }.start()
+        }
+        #expect(status == .exited(0))
+        let descriptors = try String(contentsOfFile: log, encoding: .utf8).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        // 0–2, and the one ls opens to read the directory.
+        #expect(Set(descriptors).isSubset(of: [0, 1, 2, 3]), "inherited: \(descriptors)")
+        #expect(!descriptors.contains(Int(listener)) || listener == 3)
+    }
+
     @Test func smolLM2AnswersAQuestion() async throws {
         let server = try LocalLLMServer(configuration: .smolLM2())
         try await server.start()

@@ -49,6 +49,11 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        #if os(Linux)
+        // Nothing else of this process's goes to the child: an inherited listening socket
+        // would keep a port open (and accepting) after this process closed it.
+        _ = closeDescriptorsFrom?(&actions, 3)
+        #endif
 
         var emptyMask = sigset_t()
         sigemptyset(&emptyMask)
@@ -69,6 +74,14 @@ enum ChildProcess {
         guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EINVAL) }
         return pid
     }
+
+    #if os(Linux)
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which the Glibc module does not export.
+    private static let closeDescriptorsFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+    #endif
 
     /// Blocks until `pid` exits and returns how it ended.
     static func wait(for pid: pid_t) -> ExitStatus {
