@@ -77,20 +77,33 @@ public struct SincResampler: Resampler {
     /// Computes every output whose filter window lies within the input received, then drops
     /// input no later output needs. With `limit`, stops at that many outputs in all.
     private mutating func produce(limit: Int = .max) -> [Float] {
-        var output: [Float] = []
-        buffer.withUnsafeBufferPointer { samples in
-            coefficients.withUnsafeBufferPointer { weights in
-                while nextOutput < limit {
-                    let position = nextOutput * step
-                    let center = position / phases
-                    guard center + halfLength < received else { break }
-                    let phase = (position % phases) * tablePhases / phases
-                    let first = center - halfLength + 1 - bufferStart
-                    output.append(Self.dot(samples.baseAddress! + first, weights.baseAddress! + phase * length, count: length))
-                    nextOutput += 1
+        // Output n sits at input position n × step / phases: `center` whole samples and
+        // `fraction` / phases of one, advanced by addition from one output to the next.
+        var center = nextOutput * step / phases
+        var fraction = nextOutput * step % phases
+        let wholeStep = step / phases, fractionStep = step % phases
+        let available = max(0, (received - halfLength) * phases / step + 1 - nextOutput)
+        let count = min(available, limit - nextOutput)
+        guard count > 0 else { return [] }
+        let output = [Float](unsafeUninitializedCapacity: count) { output, initialized in
+            buffer.withUnsafeBufferPointer { samples in
+                coefficients.withUnsafeBufferPointer { weights in
+                    while initialized < count, center + halfLength < received {
+                        let phase = tablePhases == phases ? fraction : fraction * tablePhases / phases
+                        let first = center - halfLength + 1 - bufferStart
+                        output[initialized] = Self.dot(samples.baseAddress! + first, weights.baseAddress! + phase * length, count: length)
+                        initialized += 1
+                        center += wholeStep
+                        fraction += fractionStep
+                        if fraction >= phases {
+                            fraction -= phases
+                            center += 1
+                        }
+                    }
                 }
             }
         }
+        nextOutput += output.count
         let needed = nextOutput * step / phases - halfLength + 1 - bufferStart
         if needed > 4096 {
             buffer.removeFirst(needed)
