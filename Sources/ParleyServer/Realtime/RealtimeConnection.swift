@@ -40,7 +40,8 @@ actor RealtimeConnection {
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.forwardSessionEvents() }
-            group.addTask { await self.receiveEvents() }
+            // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
+            await self.receiveEvents()
         }
         context.log.log("session.ended", session: sessionID)
     }
