@@ -139,9 +139,9 @@ def area_analysis(area, figures):
             if cpu_figure:
                 cores_used = cpu_figure["value"] * worst_sessions / 1000
                 text += (
-                    f" The server process used {number(cores_used, 2)} of {os.cpu_count()} cores on average, so it was waiting "
-                    "rather than computing: the turns queue on the HTTP requests to the upstream (transcription, chat, speech "
-                    "through URLSession/libcurl), which the stage figures show growing from the first one on."
+                    f" The server process used {number(cores_used, 2)} of {os.cpu_count()} cores on average; the run-queue figure "
+                    "above shows how long its threads were ready but waited for a CPU, which the load client and the fake "
+                    "upstream on the same cores were also using."
                 )
             lines.append(text)
     return lines + [""] if lines else []
