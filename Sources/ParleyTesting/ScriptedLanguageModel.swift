@@ -18,6 +18,8 @@ public final class ScriptedLanguageModel: LanguageModel, @unchecked Sendable {  
         case toolCall(ToolCall)
         /// Waits on the continuous clock before the next step.
         case pause(Duration)
+        /// Waits until the gate opens (a test learns from it that the reply began).
+        case wait(AsyncGate)
         /// Ends the stream with an error.
         case fail(any Error)
         /// Yields `.finished` and ends the stream.
@@ -115,6 +117,8 @@ public final class ScriptedLanguageModel: LanguageModel, @unchecked Sendable {  
                         continuation.yield(.toolCall(call))
                     case .pause(let duration):
                         try await Task.sleep(for: duration)
+                    case .wait(let gate):
+                        await gate.wait()
                     case .fail(let error):
                         continuation.finish(throwing: error)
                         return

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ParleyNet
+import ParleyTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -251,16 +252,14 @@ func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\
     }
 
     @Test func aRefusedConnectionIsAConnectionFailure() async throws {
-        let port = try { () throws -> Int in
-            let server = try RawHTTPServer()
-            return server.port
-        }()  // the listener is closed again: nothing listens on the port
+        let closed = try ClosedPort()
         let client = HTTPClient()
         await #expect { () async throws -> Void in
-            _ = try await client.send(HTTPClient.Request(url: URL(string: "http://127.0.0.1:\(port)/")!))
+            _ = try await client.send(HTTPClient.Request(url: URL(string: "http://127.0.0.1:\(closed.port)/")!))
         } throws: { error in
             (error as? HTTPClientError)?.kind == .connectionFailed
         }
+        withExtendedLifetime(closed) {}
     }
 
     @Test func sendCollectsTheBodyUpToALimit() async throws {

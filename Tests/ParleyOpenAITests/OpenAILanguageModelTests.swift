@@ -235,9 +235,9 @@ func text(of events: [LanguageModelEvent]) -> String {
     }
 
     @Test func aRefusedConnectionIsAConnectivityError() async throws {
-        let stopped = try FakeOpenAIServer()
-        let port = stopped.port
-        await stopped.shutdown()
+        let closed = try ClosedPort()
+        let port = closed.port
+        defer { withExtendedLifetime(closed) {} }
         let model = OpenAILanguageModel(configuration: OpenAIConfiguration(
             baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, model: "m", retry: .none
         ))
