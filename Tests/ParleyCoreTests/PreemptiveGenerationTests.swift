@@ -96,10 +96,9 @@ import ParleyTesting
         )
         try await ScenarioAudio.ask(session)
         // The early answer was asked for and failed, within the silence window.
-        await asked.waitForArrivals(1)
+        #expect(await Self.eventually { asked.arrivalCount == 1 })
         asked.open()
-        let failedEarly = await Self.eventually { await !session.isAnsweringEarly }
-        #expect(failedEarly)
+        #expect(await Self.eventually { await !session.isAnsweringEarly })
         speaking.open()
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.completed)))
