@@ -53,23 +53,12 @@ final class PlainHTTPTransport: @unchecked Sendable {
     private var waiting: [String: [PlainHTTPExchange]] = [:]
 
     private func start() throws {
-        LWSLogging.configure()
-        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
-        protocols.initialize(repeating: lws_protocols(), count: 2)
-        protocols[0].name = strings.copy(Self.protocolName)
-        protocols[0].callback = plainHTTPClientCallback
-        protocols[0].rx_buffer_size = 64 << 10
-        self.protocols = protocols
-
-        var info = lws_context_creation_info()
-        info.port = -1  // CONTEXT_PORT_NO_LISTEN
-        info.protocols = UnsafePointer(protocols)
-        info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.pt_serv_buf_size = 64 << 10
-        info.connect_timeout_secs = 10
-        guard let context = lws_create_context(&info) else {
+        guard let (context, protocols) = LWSClientContext.create(
+            protocolName: strings.copy(Self.protocolName), callback: plainHTTPClientCallback, owner: Unmanaged.passUnretained(self).toOpaque()
+        ) else {
             throw HTTPClientError(.other, message: "libwebsockets could not create an HTTP client context")
         }
+        self.protocols = protocols
         let loop = ServiceLoop(context: context, name: "parley-http-client")
         self.loop = loop
         loop.start()

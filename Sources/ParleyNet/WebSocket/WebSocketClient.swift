@@ -122,24 +122,14 @@ final class WebSocketClientEngine: @unchecked Sendable {
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
 
     private func start() throws {
-        LWSLogging.configure()
-        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
-        protocols.initialize(repeating: lws_protocols(), count: 2)
-        protocols[0].name = strings.copy(Self.protocolName)
-        protocols[0].callback = webSocketClientCallback
-        protocols[0].rx_buffer_size = 64 << 10
-        self.protocols = protocols
-
-        var info = lws_context_creation_info()
-        info.port = -1 // CONTEXT_PORT_NO_LISTEN
-        info.protocols = UnsafePointer(protocols)
-        info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
-        info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.pt_serv_buf_size = 64 << 10
-        info.connect_timeout_secs = 10
-        guard let context = lws_create_context(&info) else {
+        guard let (context, protocols) = LWSClientContext.create(
+            protocolName: strings.copy(Self.protocolName), callback: webSocketClientCallback,
+            owner: Unmanaged.passUnretained(self).toOpaque(),
+            options: UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        ) else {
             throw WebSocketError.connectionFailed(reason: "libwebsockets could not create a client context")
         }
+        self.protocols = protocols
         let loop = ServiceLoop(context: context, name: "parley-ws-client")
         self.loop = loop
         loop.start()
