@@ -14,6 +14,10 @@ public final class ParleyStore: Sendable {
         try StoreMigrations.apply(to: database)
     }
 
+    /// Checkpoints the WAL into the database file and closes it; later calls throw.
+    /// Releasing the last reference to the store does the same.
+    public func close() { database.close() }
+
     // MARK: Agents
 
     /// Inserts or replaces an agent.

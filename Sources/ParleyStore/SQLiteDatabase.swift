@@ -33,53 +33,55 @@ public enum SQLiteValue: Sendable, Hashable {
 
 /// One SQLite connection, used from any thread: every call takes `lock`.
 ///
-/// `@unchecked Sendable`: the `sqlite3` handle is only touched while holding `lock`.
+/// Its WAL is checkpointed by a `WALCheckpointer` on a background thread with its own
+/// connection, never inside a commit, so a write never waits for a checkpoint's fsyncs.
+///
+/// `@unchecked Sendable`: `handle` and `checkpointer` are only touched while holding `lock`
+/// (or in `init`/`deinit`, where no other reference exists).
 public final class SQLiteDatabase: @unchecked Sendable {
     private var handle: OpaquePointer?
+    private var checkpointer: WALCheckpointer?
     private let lock = NSLock()
 
     /// Opens (creating if needed) the database at `path` in WAL mode.
     /// - Throws: `SQLiteError` when the file cannot be opened.
     public init(path: String) throws {
-        var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &connection, flags, nil)
-        guard status == SQLITE_OK, let connection else {
-            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
-            sqlite3_close(connection)
-            throw SQLiteError(code: status, message: message)
-        }
-        handle = connection
-        sqlite3_busy_timeout(connection, 5_000)
-        try execute("PRAGMA journal_mode=WAL")
-        try execute("PRAGMA synchronous=NORMAL")
+        handle = try SQLiteConnection.open(path: path)
         try execute("PRAGMA foreign_keys=ON")
+        // An in-memory or temporary database has no WAL, and nothing to checkpoint.
+        if try query("PRAGMA journal_mode").first?.first?.text == "wal" {
+            let checkpointer = try WALCheckpointer(path: path)
+            self.checkpointer = checkpointer
+            // SQLite's automatic checkpoint is itself a WAL hook, which installing ours
+            // replaces; turning it off first says so.
+            sqlite3_wal_autocheckpoint(handle, 0)
+            sqlite3_wal_hook(handle, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())
+        }
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit { unlockedClose() }
+
+    /// Stops the background checkpointer, copies the whole WAL into the database file and
+    /// closes the connection. Later calls throw `SQLiteError` (`SQLITE_MISUSE`); closing
+    /// twice is harmless. Releasing the last reference does the same.
+    public func close() {
+        withLock { unlockedClose() }
+    }
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws {
-        try withLock {
-            var error: UnsafeMutablePointer<CChar>?
-            let status = sqlite3_exec(handle, sql, nil, nil, &error)
-            if status != SQLITE_OK {
-                let message = error.map { String(cString: $0) } ?? "unknown"
-                sqlite3_free(error)
-                throw SQLiteError(code: status, message: message)
-            }
-        }
+        try withOpenConnection { connection in try SQLiteConnection.execute(sql, on: connection) }
     }
 
     /// Runs one statement with `parameters` bound to `?` in order and returns its rows.
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
-        try withLock { try unlockedQuery(sql, parameters) }
+        try withOpenConnection { _ in try unlockedQuery(sql, parameters) }
     }
 
     /// Runs `body` in one transaction, rolled back if it throws.
     public func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try withLock {
+        try withOpenConnection { _ in
             _ = try unlockedQuery("BEGIN IMMEDIATE", [])
             do {
                 let result = try body(Transaction(database: self))
@@ -103,13 +105,41 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 
-    /// The number of rows changed by the last statement.
-    public var changes: Int { withLock { Int(sqlite3_changes(handle)) } }
+    /// The number of rows changed by the last statement (0 once closed).
+    public var changes: Int { withLock { handle.map { Int(sqlite3_changes($0)) } ?? 0 } }
+
+    /// The background checkpointer; `nil` without a WAL or once closed.
+    var currentCheckpointer: WALCheckpointer? { withLock { checkpointer } }
+
+    /// What the background checkpointer has done; `nil` without a WAL or once closed.
+    var checkpointActivity: WALCheckpointer.Activity? { withLock { checkpointer?.currentActivity } }
 
     private func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
+    }
+
+    private func withOpenConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        try withLock {
+            guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "the database is closed") }
+            return try body(handle)
+        }
+    }
+
+    /// Stops the checkpointer, then checkpoints and truncates the WAL on this connection, so a
+    /// clean shutdown leaves no WAL behind. A failed final checkpoint loses nothing: the
+    /// frames stay in the WAL and the next open reads them.
+    private func unlockedClose() {
+        guard let connection = handle else { return }
+        handle = nil
+        if let checkpointer {
+            sqlite3_wal_hook(connection, nil, nil)
+            checkpointer.stop()
+            self.checkpointer = nil
+            sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        }
+        sqlite3_close_v2(connection)
     }
 
     private func unlockedQuery(_ sql: String, _ parameters: [SQLiteValue]) throws -> [[SQLiteValue]] {
