@@ -29,6 +29,8 @@ let package = Package(
     ],
     targets: [
         cLibrary("CLibWebsockets", pkgConfig: "libwebsockets", apt: ["libwebsockets-dev"], brew: ["libwebsockets"]),
+        // The event loop libwebsockets runs on (epoll instead of its built-in poll()).
+        cLibrary("CLibEV", apt: ["libev-dev"], brew: ["libev"]),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"], brew: ["openssl@3"]),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"], brew: ["sqlite"]),
         cLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"], brew: ["libsoxr"]),
@@ -41,7 +43,7 @@ let package = Package(
         .target(name: "CParleyKernels", cSettings: [.unsafeFlags(["-O3", "-ffast-math"])]),
 
         .target(name: "ParleyCore"),
-        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "COpenSSL"]),
+        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
         .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite"]),

@@ -73,10 +73,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
         self = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
     }
 
-    /// Compact JSON text with sorted keys.
+    /// Compact JSON text with sorted keys (written directly, without `JSONEncoder`).
     public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
+        var text = ""
+        RealtimeJSONWriter.appendValue(self, to: &text)
+        return text
     }
 }

@@ -53,13 +53,13 @@ final class PlainHTTPTransport: @unchecked Sendable {
     private var waiting: [String: [PlainHTTPExchange]] = [:]
 
     private func start() throws {
-        guard let (context, protocols) = LWSClientContext.create(
-            protocolName: strings.copy(Self.protocolName), callback: plainHTTPClientCallback, owner: Unmanaged.passUnretained(self).toOpaque()
+        guard let eventLoop = EventLoop(), let (context, protocols) = LWSClientContext.create(
+            protocolName: strings.copy(Self.protocolName), callback: plainHTTPClientCallback, owner: Unmanaged.passUnretained(self).toOpaque(), eventLoop: eventLoop
         ) else {
             throw HTTPClientError(.other, message: "libwebsockets could not create an HTTP client context")
         }
         self.protocols = protocols
-        let loop = ServiceLoop(context: context, name: "parley-http-client")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http-client")
         self.loop = loop
         loop.start()
     }
@@ -174,10 +174,6 @@ final class PlainHTTPTransport: @unchecked Sendable {
 
     /// Service thread: one lws callback for one of the transport's connections.
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
-            loop?.drainScheduledWork()
-            return 0
-        }
         guard let pointer = lws_get_opaque_user_data(wsi) else { return 0 }
         let connection = Unmanaged<PlainHTTPConnection>.fromOpaque(pointer).takeUnretainedValue()
         switch reason {

@@ -8,20 +8,17 @@ protocol ServiceThreadWork: AnyObject {
     func runOnServiceThread()
 }
 
-/// One libwebsockets context and the dedicated thread that services it.
+/// One libwebsockets context, the event loop it runs on and the dedicated thread that runs both.
 ///
-/// Other threads never call into lws except `lws_cancel_service`: they `schedule` work, which
-/// wakes the service thread; its `LWS_CALLBACK_EVENT_WAIT_CANCELLED` calls `drainScheduledWork`.
-/// After each service pass the thread also runs the Swift jobs of `executor` and the work
-/// scheduled so far; both wake the loop like `schedule` does.
+/// Other threads never call into lws: they `schedule` work (or resume a task on `executor`),
+/// which wakes the event loop. After each pass of the event loop the thread runs the Swift
+/// jobs of `executor` and the work scheduled so far; it only waits for events when none is left.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
-/// thread starts and read-only afterwards (cancellation goes through `state`);
-/// `afterServiceWork` and `writeBuffer` are touched only on the service thread.
+/// thread starts and read-only afterwards; `afterServiceWork` and `writeBuffer` are touched only
+/// on the service thread.
 final class ServiceLoop: @unchecked Sendable {
     private struct State {
-        /// The live context; `nil` once the loop stopped, so no one wakes a destroyed context.
-        var context: OpaquePointer?
         var scheduled: [any ServiceThreadWork] = []
         var stopRequested = false
     }
@@ -29,6 +26,7 @@ final class ServiceLoop: @unchecked Sendable {
     private let state = Locked(State())
     private let finished = Locked<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private(set) var context: OpaquePointer?
+    private let eventLoop: EventLoop
     private let name: String
     /// Runs tasks that prefer it on this loop's thread (see `ServiceLoopExecutor`).
     let executor: ServiceLoopExecutor
@@ -40,35 +38,27 @@ final class ServiceLoop: @unchecked Sendable {
     /// The largest payload `writeBuffer` holds.
     static let writeBufferCapacity = 64 << 10
 
-    /// Creates a loop for an already created context; call `start` to begin servicing it.
-    init(context: OpaquePointer, name: String) {
+    /// Creates a loop for a context created on `eventLoop` (see `EventLoop.adopt`); call
+    /// `start` to begin servicing it.
+    init(context: OpaquePointer, eventLoop: EventLoop, name: String) {
         self.context = context
+        self.eventLoop = eventLoop
         self.name = name
-        self.executor = ServiceLoopExecutor(context: context)
+        self.executor = ServiceLoopExecutor(eventLoop: eventLoop)
         self.writeBuffer = .allocate(byteCount: lwsPre + Self.writeBufferCapacity, alignment: 16)
-        state.withLock { $0.context = context }
     }
 
     deinit {
         writeBuffer.deallocate()
     }
 
-    /// The thread-specific key under which a service thread records its loop.
-    private static let currentLoopKey: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
-        return key
-    }()
-
     /// Whether the caller runs on this loop's service thread (where lws may be called directly).
-    var isCurrent: Bool {
-        pthread_getspecific(Self.currentLoopKey) == Unmanaged.passUnretained(self).toOpaque()
-    }
+    var isCurrent: Bool { eventLoop.isCurrent }
 
     /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
     func start(onExit: @escaping @Sendable () -> Void = {}) {
         let thread = Thread { [self] in
-            pthread_setspecific(Self.currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+            eventLoop.enterServiceThread()
             runUntilStopped()
             onExit()
             let waiters = finished.withLock { finished -> [CheckedContinuation<Void, Never>] in
@@ -85,37 +75,43 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func runUntilStopped() {
         guard let context else { return }
-        while !state.withLock({ $0.stopRequested }) {
-            if lws_service(context, 0) < 0 { break }
+        while true {
+            let (stopRequested, nothingScheduled) = state.withLock { ($0.stopRequested, $0.scheduled.isEmpty) }
+            if stopRequested { break }
+            let idle = nothingScheduled && !executor.hasJobs && afterServiceWork.isEmpty
+            eventLoop.runOnce(waiting: idle)
             runPendingWork()
         }
-        state.withLock { $0.context = nil }
         executor.stop()
         // Work scheduled after the stop still runs, so no waiter is left hanging.
         drainScheduledWork()
         lws_context_destroy(context)
+        eventLoop.destroy()
         self.context = nil
     }
 
-    /// Runs the jobs and scheduled work pending now. What they add meanwhile has woken the
-    /// loop and runs after the next service pass: a task that keeps yielding cannot starve the
-    /// sockets.
+    /// Runs the jobs and scheduled work pending now. What they add meanwhile runs after the
+    /// next event loop pass (which then does not wait): a task that keeps yielding cannot
+    /// starve the sockets.
+    ///
+    /// lws arms its event loop timer only when it returns to the loop from its own callbacks, so
+    /// a timeout set out here (a close, a connect, an idle timer) would wait for some unrelated
+    /// socket event. After scheduled work, which is where those calls happen, a self-addressed
+    /// lws wake-up makes lws service and re-arm its timers in the next pass.
     private func runPendingWork() {
         executor.runJobs()
-        drainScheduledWork()
-        runAfterServiceWork()
+        let ranScheduledWork = drainScheduledWork()
+        let ranAfterServiceWork = runAfterServiceWork()
+        if ranScheduledWork || ranAfterServiceWork, let context { lws_cancel_service(context) }
     }
 
     /// Asks the service thread to run `work.runOnServiceThread()` soon. Safe from any thread.
     func schedule(_ work: any ServiceThreadWork) {
-        // Also from the service thread itself: lws runs its timers before it polls, so work
-        // scheduled from a timer's callback would otherwise wait for the next event.
-        state.withLock { state in
+        let first = state.withLock { state -> Bool in
             state.scheduled.append(work)
-            if state.scheduled.count == 1, let context = state.context {
-                lws_cancel_service(context)
-            }
+            return state.scheduled.count == 1
         }
+        if first, !eventLoop.isCurrent { eventLoop.wake() }
     }
 
     /// Service thread: runs `work` once the current lws callback and service pass are over,
@@ -127,30 +123,33 @@ final class ServiceLoop: @unchecked Sendable {
     /// Work queued by `afterService` (service thread only).
     private var afterServiceWork: [() -> Void] = []
 
-    private func runAfterServiceWork() {
+    /// Runs the after-service work; returns whether there was any.
+    private func runAfterServiceWork() -> Bool {
+        guard !afterServiceWork.isEmpty else { return false }
         while !afterServiceWork.isEmpty {
             let work = afterServiceWork
             afterServiceWork = []
             work.forEach { $0() }
         }
+        return true
     }
 
-    /// Runs everything scheduled so far; called on the service thread.
-    func drainScheduledWork() {
+    /// Runs everything scheduled so far (service thread); returns whether there was any.
+    @discardableResult
+    private func drainScheduledWork() -> Bool {
         let work = state.withLock { state -> [any ServiceThreadWork] in
             defer { state.scheduled = [] }
             return state.scheduled
         }
         for item in work { item.runOnServiceThread() }
+        return !work.isEmpty
     }
 
     /// Stops the loop: the service thread finishes its iteration, destroys the context (which
     /// closes every connection) and exits. Returns when that is done.
     func stop() async {
-        state.withLock { state in
-            state.stopRequested = true
-            if let context = state.context { lws_cancel_service(context) }
-        }
+        state.withLock { $0.stopRequested = true }
+        eventLoop.wake()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let alreadyDone = finished.withLock { finished -> Bool in
                 if !finished.done { finished.waiters.append(continuation) }

@@ -1,7 +1,6 @@
-import CLibWebsockets
 import Foundation
 
-/// A task executor whose jobs run on a service loop's thread, between two lws service passes.
+/// A task executor whose jobs run on a service loop's thread, between two event loop passes.
 ///
 /// Connection handlers prefer it: a handler resumed by a received message then runs on the
 /// thread that received it, and what it sends is written by that same thread, with no thread
@@ -12,29 +11,34 @@ import Foundation
 /// `@unchecked Sendable`: `state` is guarded by its lock.
 final class ServiceLoopExecutor: TaskExecutor, @unchecked Sendable {
     private struct State {
-        /// The context to wake when a job arrives from another thread; `nil` once stopped.
-        var context: OpaquePointer?
+        var stopped = false
         var jobs: [UnownedJob] = []
     }
 
     private let state = Locked(State())
+    private let eventLoop: EventLoop
 
-    init(context: OpaquePointer) {
-        state.withLock { $0.context = context }
+    init(eventLoop: EventLoop) {
+        self.eventLoop = eventLoop
     }
 
-    /// Queues `job` and wakes the loop (also when called on the service thread: a job resumed
-    /// from one of lws' timer callbacks must not wait for the next socket event).
+    /// Queues `job`; from another thread it also wakes the loop.
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let accepted = state.withLock { state -> Bool in
-            guard let context = state.context else { return false }
+        let (accepted, first) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
             state.jobs.append(job)
-            if state.jobs.count == 1 { lws_cancel_service(context) }
-            return true
+            return (true, state.jobs.count == 1)
         }
-        if !accepted { globalConcurrentExecutor.enqueue(job) }
+        if !accepted {
+            globalConcurrentExecutor.enqueue(job)
+        } else if first, !eventLoop.isCurrent {
+            eventLoop.wake()
+        }
     }
+
+    /// Whether jobs are waiting to run.
+    var hasJobs: Bool { state.withLock { !$0.jobs.isEmpty } }
 
     /// Service thread: runs the jobs enqueued so far.
     func runJobs() {
@@ -50,7 +54,7 @@ final class ServiceLoopExecutor: TaskExecutor, @unchecked Sendable {
     /// those still waiting.
     func stop() {
         let jobs = state.withLock { state -> [UnownedJob] in
-            state.context = nil
+            state.stopped = true
             defer { state.jobs = [] }
             return state.jobs
         }

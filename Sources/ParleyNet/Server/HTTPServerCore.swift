@@ -101,16 +101,20 @@ final class HTTPServerCore: @unchecked Sendable {
             info.ssl_private_key_filepath = strings.copy(tls.privateKeyPath)
         }
 
+        guard let eventLoop = EventLoop() else { throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port) }
+        eventLoop.adopt(&info)
         guard let context = lws_create_context(&info) else {
+            eventLoop.destroy()
             throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port)
         }
         guard let vhost = lws_get_vhost_by_name(context, "parley") else {
             lws_context_destroy(context)
+            eventLoop.destroy()
             throw HTTPServerError.bindFailed(host: configuration.host, port: configuration.port)
         }
         port = Int(lws_get_vhost_listen_port(vhost))
         self.vhost = vhost
-        let loop = ServiceLoop(context: context, name: "parley-http-\(port)")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http-\(port)")
         self.loop = loop
         // The loop's thread keeps the core alive until the context is destroyed.
         loop.start { [self] in _ = self }
@@ -120,8 +124,6 @@ final class HTTPServerCore: @unchecked Sendable {
 
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
-        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            loop?.drainScheduledWork()
         case LWS_CALLBACK_HTTP:
             return startExchange(wsi, path: CText.string(input, length: length))
         case LWS_CALLBACK_HTTP_BODY:

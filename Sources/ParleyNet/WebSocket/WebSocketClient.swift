@@ -122,15 +122,16 @@ final class WebSocketClientEngine: @unchecked Sendable {
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
 
     private func start() throws {
-        guard let (context, protocols) = LWSClientContext.create(
+        guard let eventLoop = EventLoop(), let (context, protocols) = LWSClientContext.create(
             protocolName: strings.copy(Self.protocolName), callback: webSocketClientCallback,
             owner: Unmanaged.passUnretained(self).toOpaque(),
-            options: UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+            options: UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8),
+            eventLoop: eventLoop
         ) else {
             throw WebSocketError.connectionFailed(reason: "libwebsockets could not create a client context")
         }
         self.protocols = protocols
-        let loop = ServiceLoop(context: context, name: "parley-ws-client")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-ws-client")
         self.loop = loop
         loop.start()
     }
@@ -146,10 +147,6 @@ final class WebSocketClientEngine: @unchecked Sendable {
     }
 
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
-            loop?.drainScheduledWork()
-            return 0
-        }
         guard let pointer = lws_get_opaque_user_data(wsi) else { return 0 }
         let session = Unmanaged<ClientSession>.fromOpaque(pointer).takeUnretainedValue()
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)

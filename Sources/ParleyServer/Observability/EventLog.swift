@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,11 +19,10 @@ public struct EventLog: Sendable {
 
     /// Logs `event` with `fields`.
     public func log(_ event: String, session: String? = nil, _ fields: [String: JSONScalarField] = [:]) {
-        var object: [String: Any] = ["ts": Self.timestamp(Date()), "event": event]
-        if let session { object["session"] = session }
-        for (key, value) in fields { object[key] = value.jsonObject }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        write(String(decoding: data, as: UTF8.self))
+        var object: [String: JSONValue] = ["ts": .string(Self.timestamp(Date())), "event": .string(event)]
+        if let session { object["session"] = .string(session) }
+        for (key, value) in fields { object[key] = value.jsonValue }
+        write(JSONValue.object(object).jsonText)
     }
 
     /// `date` in ISO 8601, UTC, to the millisecond (`2026-11-29T22:13:40.333Z`). Built by hand:
@@ -53,11 +53,11 @@ public enum JSONScalarField: Sendable, ExpressibleByStringLiteral, ExpressibleBy
     public init(floatLiteral value: Double) { self = .number(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 
-    var jsonObject: Any {
+    var jsonValue: JSONValue {
         switch self {
-        case .string(let value): value
-        case .number(let value): value
-        case .bool(let value): value
+        case .string(let value): .string(value)
+        case .number(let value): .number(value)
+        case .bool(let value): .bool(value)
         }
     }
 }
