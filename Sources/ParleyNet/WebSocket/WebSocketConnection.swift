@@ -38,6 +38,13 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         var byteCount: Int
         var isBinary: Bool { if case .binary = message { true } else { false } }
 
+        /// The `lws_write` mode of a frame carrying part of this message.
+        func writeMode(isFirst: Bool, isFinal: Bool) -> lws_write_protocol {
+            let flags = lws_write_ws_flags(
+                Int32(isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue), isFirst ? 1 : 0, isFinal ? 1 : 0)
+            return lws_write_protocol(rawValue: UInt32(flags))
+        }
+
         /// Runs `body` with the payload bytes `range`.
         func withPayload<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
             switch message {
@@ -147,11 +154,8 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             return shared.outgoing.isEmpty
         }
         guard nothingAhead else { return false }
-        let flags = lws_write_ws_flags(
-            Int32(outgoing.isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue), 1, 1)
-        let written = outgoing.withPayload(0..<outgoing.byteCount) {
-            LWSWrite.write(wsi, $0, through: loop, mode: lws_write_protocol(rawValue: UInt32(flags)))
-        }
+        let mode = outgoing.writeMode(isFirst: true, isFinal: true)
+        let written = outgoing.withPayload(0..<outgoing.byteCount) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
         if !written {
             // The socket failed: lws closes the connection once this pass is over.
             loop.afterService { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
@@ -316,10 +320,7 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if case (let message, let offset)? = writing.take() {
             let total = message.byteCount
             let end = min(offset + Self.writeSlice, total)
-            let flags = lws_write_ws_flags(
-                Int32(message.isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue),
-                offset == 0 ? 1 : 0, end == total ? 1 : 0)
-            let mode = lws_write_protocol(rawValue: UInt32(flags))
+            let mode = message.writeMode(isFirst: offset == 0, isFinal: end == total)
             let written = message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
             guard written else { return -1 }
             if end < total { writing = (message, end) }
