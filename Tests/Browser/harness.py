@@ -252,7 +252,10 @@ class Page:
             if len(agents) > after_count and agents[after_count].state in states:
                 return agents[after_count]
             return None
-        return wait_until(answered, timeout, f"agent message {after_count + 1} to be {'/'.join(states)}")
+        try:
+            return wait_until(answered, timeout, f"agent message {after_count + 1} to be {'/'.join(states)}")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; the page shows {self.describe()}") from None
 
     # Acting
 

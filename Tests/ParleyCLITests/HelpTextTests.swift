@@ -70,25 +70,27 @@ Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
        [--env-file <path>] [--web-root <path>]
 
 Options:
-      --host <address>   The address to listen on (default 127.0.0.1).
-      --port <port>      The port to listen on (default 8080; 0 picks a free
-                         one).
-      --data-dir <path>  Where the database and a generated secret are kept
-                         (default ./.parley).
-      --env-file <path>  A .env file with PARLEY_* settings (default ./.env when
-                         present).
-      --web-root <path>  The folder of the web client served at / (default
-                         ./Web).
-  -h, --help             Show this help.
+      --host <address>      The address to listen on (default 127.0.0.1).
+      --port <port>         The port to listen on (default 8080; 0 picks a free
+                            one).
+      --data-dir <path>     Where the database and a generated secret are kept
+                            (default ./.parley).
+      --env-file <path>     A .env file with PARLEY_* settings (default ./.env
+                            when present).
+      --web-root <path>     The folder of the web client served at / (default
+                            ./Web).
+  -h, --help                Show this help.
 
 Environment:
-  PARLEY_SERVER_SECRET   Signs client tokens and authorises the REST API.
-  PARLEY_SYSTEM_PROMPT   The default agent's instructions.
-  PARLEY_LLM_URL         An OpenAI-compatible chat API instead of the embedded
-                         model.
-  PARLEY_ASR_URL         An OpenAI-compatible transcription API instead of
-                         whisper.cpp.
-  PARLEY_TTS_URL         An OpenAI-compatible speech API instead of flite.
+  PARLEY_SERVER_SECRET      Signs client tokens and authorises the REST API.
+  PARLEY_SYSTEM_PROMPT      The default agent's instructions.
+  PARLEY_LLM_URL            An OpenAI-compatible chat API instead of the
+                            embedded model.
+  PARLEY_ASR_URL            An OpenAI-compatible transcription API instead of
+                            whisper.cpp.
+  PARLEY_TTS_URL            An OpenAI-compatible speech API instead of flite.
+  PARLEY_MAX_OUTPUT_TOKENS  The longest reply in tokens (default 150 with the
+                            embedded model, none with PARLEY_LLM_URL).
 
 Examples:
   parley serve

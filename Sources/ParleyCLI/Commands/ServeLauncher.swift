@@ -21,6 +21,7 @@ struct ServeLauncher: ParleyCommand {
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
             EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of flite."),
+            EnvironmentSpec("PARLEY_MAX_OUTPUT_TOKENS", "The longest reply in tokens (default 150 with the embedded model, none with PARLEY_LLM_URL)."),
         ],
         examples: ["parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley"],
         command: ServeLauncher.self

@@ -28,6 +28,9 @@ public struct ServerSettings: Sendable {
     public var modelDirectory: URL?
     /// The most concurrent realtime sessions.
     public var maximumSessions = 500
+    /// The longest reply, in tokens, of the server's language model when neither the agent nor
+    /// the client sets one; `nil` picks the default for the model (see `replyTokenLimit`).
+    public var maxOutputTokens: Int?
     /// Silence after which a server-VAD turn is transcribed while its window still runs
     /// (`VoiceSessionConfiguration.preemptiveTranscriptionAfterMs`); nil transcribes only at the turn's end.
     public var preemptiveTranscriptionAfterMs: Int? = 100
@@ -47,6 +50,13 @@ public struct ServerSettings: Sendable {
 
     /// Whether the host is a loopback address.
     public var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host) }
+
+    /// The reply limit sessions start with: the configured one, else 150 tokens (some 40 s
+    /// of speech) for the embedded SmolLM2, which can fall into repeating itself and would
+    /// otherwise talk until its context is full, and none for a remote model.
+    public var replyTokenLimit: Int? {
+        maxOutputTokens ?? (languageModel == .embedded ? 150 : nil)
+    }
 
     /// Whether the local token endpoint is on.
     public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
@@ -122,6 +132,7 @@ public struct ServerSettings: Sendable {
         }
         if let directory = value("PARLEY_MODEL_DIR") { settings.modelDirectory = URL(fileURLWithPath: directory) }
         if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
+        if let limit = integer("PARLEY_MAX_OUTPUT_TOKENS", in: 1...1_000_000) { settings.maxOutputTokens = limit }
         if let delay = integer("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS", in: 0...10_000) {
             settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
         }

@@ -114,6 +114,8 @@ struct SessionSetup {
         try context.store.ensureConversation(id: conversationID, agentID: agent.id)
         let history = try context.store.items(conversationID: conversationID).map { ConversationLedger.Item(id: $0.id, message: $0.message) }
 
+        // The agent's own language model, when its settings name an endpoint.
+        let agentModel = agent.llm.flatMap(AgentLanguageModel.make)
         let turnDetection: ServerVADSettings? = agent.manualTurns == true ? nil : ServerVADSettings(
             threshold: agent.turnDetection?.threshold ?? 0.5,
             prefixPaddingMs: agent.turnDetection?.prefixPaddingMs ?? 300,
@@ -124,7 +126,7 @@ struct SessionSetup {
             turnDetection: turnDetection,
             speech: SpeechOptions(voice: agent.voice),
             temperature: agent.llm?.temperature,
-            maxResponseTokens: agent.llm?.maxOutputTokens,
+            maxResponseTokens: agent.llm?.maxOutputTokens ?? (agentModel == nil ? context.settings.replyTokenLimit : nil),
             preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs,
             preemptiveGeneration: context.settings.preemptiveGeneration
         )
@@ -135,7 +137,7 @@ struct SessionSetup {
         }
         let providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
-            model: agent.llm.flatMap(AgentLanguageModel.make) ?? engines.languageModel,
+            model: agentModel ?? engines.languageModel,
             synthesizer: engines.synthesizer,
             tools: AgentTools.registry(for: agent),
             agentOptions: options,
