@@ -36,6 +36,12 @@ final class RealtimeTestClient: Sendable {
 
     /// Every event received so far.
     var events: [JSONValue] { get async { await received.all } }
+
+    /// Whether the server closes the socket within `seconds` (events still unread are skipped).
+    func closes(within seconds: Double) async -> Bool {
+        _ = await received.first(where: { _ in false }, seconds: seconds)
+        return await received.isClosed
+    }
 }
 
 /// Received events and the waits on them.
@@ -47,6 +53,7 @@ actor EventInbox {
     private var nextWaiter = 0
 
     var all: [JSONValue] { events }
+    var isClosed: Bool { closed }
 
     func add(_ event: JSONValue) {
         events.append(event)

@@ -15,9 +15,12 @@ import Foundation
 /// try await session.appendAudio(samples, sampleRate: 24_000)
 /// ```
 public actor VoiceSession {
-    /// What the session says, in order. Ends when the session is closed.
+    /// What the session says, in order. Ends when the session is closed. Empty once a handler
+    /// takes the events (`deliverEvents(to:)`).
     public nonisolated let events: AsyncStream<VoiceSessionEvent>
     private let continuation: AsyncStream<VoiceSessionEvent>.Continuation
+    /// Takes each event as it happens, instead of `events`.
+    private var eventHandler: (@Sendable (VoiceSessionEvent) -> Void)?
 
     /// The configuration in use.
     public private(set) var configuration: VoiceSessionConfiguration
@@ -258,6 +261,14 @@ public actor VoiceSession {
         return true
     }
 
+    /// Hands every later event to `handler` the moment it happens, on the session's executor,
+    /// instead of queueing it on `events`, until the session is closed. A consumer sharing that
+    /// executor handles each event without waiting for a task of its own to be scheduled, which
+    /// under load can take longer than the whole turn.
+    public func deliverEvents(to handler: @escaping @Sendable (VoiceSessionEvent) -> Void) {
+        eventHandler = handler
+    }
+
     /// Ends the session: cancels everything it started and finishes `events`.
     public func close() {
         guard !isClosed else { return }
@@ -270,6 +281,8 @@ public actor VoiceSession {
         deferredResponse = nil
         isClosed = true
         continuation.finish()
+        // The handler's owner usually holds the session: letting go ends that cycle.
+        eventHandler = nil
     }
 
     /// p50/p95 of end of speech → first audio over the session's turns.
@@ -645,6 +658,10 @@ public actor VoiceSession {
     }
 
     private func emit(_ event: VoiceSessionEvent) {
-        continuation.yield(event)
+        if let eventHandler {
+            eventHandler(event)
+        } else {
+            continuation.yield(event)
+        }
     }
 }

@@ -38,11 +38,14 @@ actor RealtimeConnection {
     func run() async {
         send(.sessionCreated(sessionInfo))
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.forwardSessionEvents() }
-            // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
-            await self.receiveEvents()
+        // The session's events are sent as they happen: this actor runs on the session's
+        // executor, so the handler is already isolated to it.
+        await session.deliverEvents { [self] event in
+            assumeIsolated { connection in connection.forward(event) }
         }
+        // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
+        // The server ends a session early (shutdown, the instance deleted) by closing its socket.
+        await receiveEvents()
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -157,12 +160,10 @@ actor RealtimeConnection {
 
     // MARK: Session → client
 
-    private func forwardSessionEvents() async {
-        for await event in session.events {
-            observe(event)
-            for serverEvent in translator.translate(event) { send(serverEvent) }
-        }
-        socket.close(code: WebSocketCloseCode.normal, reason: "session ended")
+    /// Sends one session event to the client, after storing and counting what it completes.
+    private func forward(_ event: VoiceSessionEvent) {
+        observe(event)
+        for serverEvent in translator.translate(event) { send(serverEvent) }
     }
 
     /// Stores completed items and keeps metrics and the instance status up to date.
