@@ -212,7 +212,10 @@ private final class ServiceThreadTask: ServiceThreadWork {
 
     init(_ work: @escaping () -> Void) { self.work = work }
 
-    func runOnServiceThread() { work() }
+    func runOnServiceThread() -> Bool {
+        work()
+        return true
+    }
 }
 
 /// The lws protocol callback of the plain-HTTP client context.

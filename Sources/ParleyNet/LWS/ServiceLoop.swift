@@ -4,8 +4,10 @@ import Foundation
 /// Work that must run on a libwebsockets service thread (the only thread allowed to touch
 /// the context's connections).
 protocol ServiceThreadWork: AnyObject {
-    /// Runs on the service thread after `ServiceLoop.schedule`.
-    func runOnServiceThread()
+    /// Runs on the service thread after `ServiceLoop.schedule`. Returns whether it made an lws
+    /// call that lws acts on only in a later service pass of its own (a timeout or a close, a
+    /// connect, reading resumed); asking for a writable callback needs none.
+    func runOnServiceThread() -> Bool
 }
 
 /// One libwebsockets context, the event loop it runs on and the dedicated thread that runs both.
@@ -94,15 +96,15 @@ final class ServiceLoop: @unchecked Sendable {
     /// next event loop pass (which then does not wait): a task that keeps yielding cannot
     /// starve the sockets.
     ///
-    /// lws arms its event loop timer only when it returns to the loop from its own callbacks, so
-    /// a timeout set out here (a close, a connect, an idle timer) would wait for some unrelated
-    /// socket event. After scheduled work, which is where those calls happen, a self-addressed
-    /// lws wake-up makes lws service and re-arm its timers in the next pass.
+    /// lws arms its event loop timer (and serves input it holds) only when it returns to the
+    /// loop from its own callbacks, so a timeout set out here (a close, a connect, an idle timer)
+    /// would wait for some unrelated socket event. After work that made such a call, a
+    /// self-addressed lws wake-up makes lws service and re-arm its timers in the next pass.
     private func runPendingWork() {
         executor.runJobs()
-        let ranScheduledWork = drainScheduledWork()
+        let scheduledWorkNeedsService = drainScheduledWork()
         let ranAfterServiceWork = runAfterServiceWork()
-        if ranScheduledWork || ranAfterServiceWork, let context { lws_cancel_service(context) }
+        if scheduledWorkNeedsService || ranAfterServiceWork, let context { lws_cancel_service(context) }
     }
 
     /// Asks the service thread to run `work.runOnServiceThread()` soon. Safe from any thread.
@@ -134,15 +136,19 @@ final class ServiceLoop: @unchecked Sendable {
         return true
     }
 
-    /// Runs everything scheduled so far (service thread); returns whether there was any.
+    /// Runs everything scheduled so far (service thread); returns whether any of it needs lws
+    /// to service again (see `ServiceThreadWork`).
     @discardableResult
     private func drainScheduledWork() -> Bool {
         let work = state.withLock { state -> [any ServiceThreadWork] in
             defer { state.scheduled = [] }
             return state.scheduled
         }
-        for item in work { item.runOnServiceThread() }
-        return !work.isEmpty
+        var needsService = false
+        for item in work {
+            if item.runOnServiceThread() { needsService = true }
+        }
+        return needsService
     }
 
     /// Stops the loop: the service thread finishes its iteration, destroys the context (which

@@ -255,17 +255,19 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     }
 
     /// Service thread: asks lws for a writable callback (or drops a vanished client).
-    func runOnServiceThread() {
+    func runOnServiceThread() -> Bool {
         shared.withLock { $0.wakeScheduled = false }
-        guard let wsi else { return }
+        guard let wsi else { return false }
         if readingPaused, peerHasClosed(wsi) {
             // Closing makes lws report LWS_CALLBACK_CLOSED_HTTP, which cancels the handler
             // and any stream it feeds.
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-            return
+            return true
         }
+        let resumed = readingPaused
         resumeReading()
         lws_callback_on_writable(wsi)
+        return resumed
     }
 
     // MARK: Writing (service thread)

@@ -67,7 +67,8 @@ private final class CloseWebSockets: ServiceThreadWork {
         self.core = core
     }
 
-    func runOnServiceThread() {
+    func runOnServiceThread() -> Bool {
         core.closeAllWebSockets()
+        return true
     }
 }

@@ -228,17 +228,17 @@ final class ClientSession: ServiceThreadWork, @unchecked Sendable {
     }
 
     /// Service thread: starts the connection the first time; afterwards aborts it if cancelled.
-    func runOnServiceThread() {
+    func runOnServiceThread() -> Bool {
         if started {
             if resolution.withLock({ $0.cancelled }), let wsi {
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             }
-            return
+            return true
         }
         started = true
         guard !resolution.withLock({ $0.cancelled }), let context = engine.loop?.context else {
             connection.closed()
-            return
+            return false
         }
         var info = lws_client_connect_info()
         info.context = context
@@ -266,6 +266,7 @@ final class ClientSession: ServiceThreadWork, @unchecked Sendable {
             connection.closed()
             engine.unregister(self)
         }
+        return true
     }
 
     /// Service thread: adds the caller's headers to the handshake request.

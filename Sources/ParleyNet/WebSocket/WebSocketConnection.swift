@@ -228,24 +228,28 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if schedule { loop.schedule(self) }
     }
 
-    func runOnServiceThread() {
+    /// Service thread: drops a connection whose peer stopped reading, resumes reading, and asks
+    /// for a writable callback (the usual case: a message was queued from another thread).
+    func runOnServiceThread() -> Bool {
         let (abort, resume, code) = shared.withLock { shared -> (Bool, Bool, UInt16?) in
             shared.wakeScheduled = false
             defer { shared.resumeReading = false }
             return (shared.mustAbort, shared.resumeReading, shared.closeCode)
         }
-        guard let wsi else { return }
+        guard let wsi else { return false }
         if abort {
             // The peer is not reading, so a close frame may never get out: drop the socket.
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code ?? WebSocketCloseCode.policyViolation)), nil, 0)
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-            return
+            return true
         }
-        if resume, readingPaused {
+        let resumes = resume && readingPaused
+        if resumes {
             readingPaused = false
             lws_rx_flow_control(wsi, 1)
         }
         lws_callback_on_writable(wsi)
+        return resumes
     }
 
     /// Handles received payload; returns non-zero to close the connection.
