@@ -150,12 +150,8 @@ import Testing
 
     @Test func deletingAnInstanceEndsItsLiveSession() async throws {
         let server = try TestServer.start()
-        let agent = try await server.request("POST", "/v1/agents", json: #"{"name":"Helper"}"#)
-        let agentID = try #require(agent.body["id"]?.stringValue)
-        let instance = try await server.request("POST", "/v1/agents/\(agentID)/instances", json: #"{"user":"grace"}"#)
-        let instanceID = try #require(instance.body["id"]?.stringValue)
-        let token = try #require(instance.body["client_secret"]?["value"]?.stringValue)
-        let client = try await RealtimeTestClient.connect(server, token: token, query: "?instance=\(instanceID)")
+        let (instance, client) = try await RealtimeTestClient.connectToNewInstance(server, agentName: "Helper", user: "grace")
+        let instanceID = try #require(instance["id"]?.stringValue)
         #expect(await client.next("session.created") != nil)
 
         #expect(try await server.request("DELETE", "/v1/instances/\(instanceID)").body["status"]?.stringValue == "ended")

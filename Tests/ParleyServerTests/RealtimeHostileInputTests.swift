@@ -101,17 +101,12 @@ import Testing
 
     @Test func committedItemsSurviveHostileInputAndAreStored() async throws {
         let server = try TestServer.start()
-        let agent = try await server.request("POST", "/v1/agents", json: #"{"name":"Keeper"}"#)
-        let agentID = try #require(agent.body["id"]?.stringValue)
-        let instance = try await server.request("POST", "/v1/agents/\(agentID)/instances", json: #"{"user":"ann"}"#)
-        let instanceID = try #require(instance.body["id"]?.stringValue)
-        let token = try #require(instance.body["client_secret"]?["value"]?.stringValue)
-        let client = try await RealtimeTestClient.connect(server, token: token, query: "?instance=\(instanceID)")
+        let (instance, client) = try await RealtimeTestClient.connectToNewInstance(server, agentName: "Keeper", user: "ann")
         try await expectTextTurnWorks(client)
         for garbage in ["{", "[]", "null", #"{"type":42}"#, String(repeating: "{", count: 10_000)] { try client.send(garbage) }
         try client.socket.send(.binary(Data(count: 100)))
         try await expectTextTurnWorks(client)
-        let conversationID = try #require(instance.body["conversation_id"]?.stringValue)
+        let conversationID = try #require(instance["conversation_id"]?.stringValue)
         let items = try await server.request("GET", "/v1/conversations/\(conversationID)/items")
         let roles = items.body["data"].map { value -> [String] in
             guard case .array(let entries) = value else { return [] }

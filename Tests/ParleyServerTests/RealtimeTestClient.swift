@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import Testing
 
 /// A raw realtime client for server tests: sends JSON text, waits for event types with a deadline.
 final class RealtimeTestClient: Sendable {
@@ -28,6 +29,19 @@ final class RealtimeTestClient: Sendable {
     }
 
     func send(_ json: String) throws { try socket.send(.text(json)) }
+
+    /// Creates an agent named `agentName` and starts an instance of it for `user`, then connects
+    /// with the instance's token; returns the instance as the server described it and the client.
+    static func connectToNewInstance(
+        _ server: TestServer, agentName: String, user: String
+    ) async throws -> (instance: JSONValue, client: RealtimeTestClient) {
+        let agent = try await server.request("POST", "/v1/agents", json: #"{"name":"\#(agentName)"}"#)
+        let agentID = try #require(agent.body["id"]?.stringValue)
+        let instance = try await server.request("POST", "/v1/agents/\(agentID)/instances", json: #"{"user":"\#(user)"}"#)
+        let instanceID = try #require(instance.body["id"]?.stringValue)
+        let token = try #require(instance.body["client_secret"]?["value"]?.stringValue)
+        return (instance.body, try await connect(server, token: token, query: "?instance=\(instanceID)"))
+    }
 
     /// Waits for the next event of `type` (events before it are kept for `events`).
     func next(_ type: String, seconds: Double = 30) async -> JSONValue? {
