@@ -36,6 +36,8 @@ let package = Package(
         cLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"], brew: ["libsoxr"]),
         cLibrary("CFlite", apt: ["flite1-dev"], brew: ["flite"]),
         // Built from the whisper.cpp source in the pywhispercpp sdist by scripts/setup.
+        // glibc's allocator settings (part of libc: nothing to install).
+        cLibrary("CMalloc", apt: [], brew: []),
         cLibrary("CWhisper", pkgConfig: "parley-whisper", apt: [], brew: ["whisper-cpp"]),
 
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
@@ -43,7 +45,7 @@ let package = Package(
         .target(name: "CParleyKernels", cSettings: [.unsafeFlags(["-O3", "-ffast-math"])]),
 
         .target(name: "ParleyCore"),
-        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL"]),
+        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
         .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite"]),

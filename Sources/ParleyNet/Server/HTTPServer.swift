@@ -39,6 +39,7 @@ public final class HTTPServer: Sendable {
     public func start() throws {
         try started.withLock { started in
             guard !started else { throw HTTPServerError.alreadyStarted }
+            HeapRetention.applied
             try core.start()
             started = true
         }
