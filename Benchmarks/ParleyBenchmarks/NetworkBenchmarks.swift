@@ -5,7 +5,7 @@ import ParleyNet
 /// per second (load from `wrk`) and WebSocket echo round trips (from a small C client).
 ///
 /// The raw server and the client are C programs in `Benchmarks/RawLWS`, built with
-/// `scripts/build-raw-lws`. Targets from the issue: the Swift layer keeps at least 70% of the
+/// `scripts/build-bench-tools`. Targets from the issue: the Swift layer keeps at least 70% of the
 /// raw GET throughput and adds at most 50 µs to the round-trip median.
 func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let tools = try await NetworkBenchmarkTools.build()
@@ -88,11 +88,9 @@ struct NetworkBenchmarkTools {
 
     /// Builds the C baseline (if needed) and finds `wrk`.
     static func build() async throws -> NetworkBenchmarkTools {
-        let root = repositoryRoot()
-        let output = try await runProcess(URL(fileURLWithPath: "/bin/bash"), [root.appendingPathComponent("scripts/build-raw-lws").path])
-        let folder = URL(fileURLWithPath: output.trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: "\n").last ?? "")
+        let folder = try await BenchmarkTools.folder()
         guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk", "/opt/homebrew/bin/wrk"].first(where: FileManager.default.isExecutableFile) else {
-            throw NetworkBenchmarkError("wrk is not installed (scripts/setup installs it)")
+            throw BenchmarkToolError("wrk is not installed (scripts/setup installs it)")
         }
         return NetworkBenchmarkTools(
             server: folder.appendingPathComponent("raw_lws_server"),
@@ -106,11 +104,11 @@ struct NetworkBenchmarkTools {
             "-t1", "-c\(connections)", "-d\(seconds)s", "http://127.0.0.1:\(port)/",
         ])
         if output.contains("Non-2xx") || output.contains("Socket errors") {
-            throw NetworkBenchmarkError("wrk saw errors:\n\(output)")
+            throw BenchmarkToolError("wrk saw errors:\n\(output)")
         }
         guard let line = output.components(separatedBy: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
               let value = Double(line.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces))
-        else { throw NetworkBenchmarkError("unexpected wrk output:\n\(output)") }
+        else { throw BenchmarkToolError("unexpected wrk output:\n\(output)") }
         return value
     }
 
@@ -118,14 +116,8 @@ struct NetworkBenchmarkTools {
     func roundTrip(port: Int, connections: Int, bytes: Int, rounds: Int) async throws -> (p50: Double, p99: Double) {
         let output = try await runProcess(roundTripClient, ["\(port)", "/echo", "\(connections)", "\(bytes)", "\(rounds)"])
         let fields = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        guard fields.count == 3 else { throw NetworkBenchmarkError("unexpected ws_rtt_client output: \(output)") }
+        guard fields.count == 3 else { throw BenchmarkToolError("unexpected ws_rtt_client output: \(output)") }
         return (fields[0], fields[1])
-    }
-
-    private static func repositoryRoot() -> URL {
-        if let root = ProcessInfo.processInfo.environment["PARLEY_ROOT"] { return URL(fileURLWithPath: root) }
-        // Benchmarks/ParleyBenchmarks/NetworkBenchmarks.swift → the repository root.
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 }
 
@@ -146,20 +138,10 @@ final class RawLWSServer {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let line = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while !bytes.contains(UInt8(ascii: "\n")) {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    bytes.append(chunk)
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
-        }
+        let line = await readFirstLine(output.fileHandleForReading)
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)), port > 0 else {
             process.terminate()
-            throw NetworkBenchmarkError("raw_lws_server did not report a port: \(line)")
+            throw BenchmarkToolError("raw_lws_server did not report a port: \(line)")
         }
         return RawLWSServer(process: process, port: port)
     }
@@ -182,44 +164,7 @@ final class RawLWSServer {
     }
 }
 
-/// Runs a program to completion without blocking the cooperative thread pool (the server
-/// under test needs it); returns its standard output.
-private func runProcess(_ executable: URL, _ arguments: [String]) async throws -> String {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    return try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            do {
-                try process.run()
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                let text = String(decoding: data, as: UTF8.self)
-                if process.terminationStatus == 0 {
-                    continuation.resume(returning: text)
-                } else {
-                    continuation.resume(throwing: NetworkBenchmarkError(
-                        "\(executable.lastPathComponent) exited with \(process.terminationStatus): \(text)"))
-                }
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
-    }
-}
-
 /// Reports what the benchmark is doing on standard error (standard output carries the results).
 private func progress(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
-}
-
-/// A benchmark step failed.
-struct NetworkBenchmarkError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
 }

@@ -6,7 +6,7 @@
  * on any path is echoed back. It binds 127.0.0.1 on a free port, prints "PORT <n>" on stdout
  * and serves until SIGTERM or SIGINT.
  *
- * Build: scripts/build-raw-lws
+ * Build: scripts/build-bench-tools
  */
 #include <libwebsockets.h>
 #include <signal.h>

@@ -11,7 +11,7 @@
  * Plain sockets and hand-written framing keep the client cheap, so differences between
  * servers show.
  *
- * Build: scripts/build-raw-lws
+ * Build: scripts/build-bench-tools
  */
 #include <arpa/inet.h>
 #include <errno.h>
