@@ -53,8 +53,10 @@ final class WALCheckpointer: @unchecked Sendable {
     /// - Throws: `SQLiteError` when the connection cannot be opened.
     init(path: String) throws {
         connection = try SQLiteConnection.open(path: path)
-        let thread = Thread { [self] in run() }
-        thread.name = "parley-store-checkpoint"
+        let thread = Thread { [self] in
+            Thread.current.name = "parley-wal"  // From inside: Foundation names only the running thread in the OS.
+            run()
+        }
         thread.start()
     }
 

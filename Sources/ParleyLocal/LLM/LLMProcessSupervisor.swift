@@ -65,8 +65,10 @@ final class LLMProcessSupervisor: @unchecked Sendable {  // `condition` guards e
             return true
         }
         guard shouldStart else { return }
-        let thread = Thread { [self] in supervise() }
-        thread.name = "parley.llama-server"
+        let thread = Thread { [self] in
+            Thread.current.name = "parley-llama"  // From inside: see ServiceLoop.start.
+            supervise()
+        }
         thread.start()
     }
 

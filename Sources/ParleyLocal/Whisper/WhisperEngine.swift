@@ -24,8 +24,10 @@ final class WhisperEngine: Sendable {
         context = WhisperContextHandle(pointer)
         jobs = WhisperJobQueue()
         for index in 0..<max(1, workerCount) {
-            let thread = Thread { [context, jobs] in WhisperWorker(context: context, jobs: jobs).run() }
-            thread.name = "parley.whisper.\(index)"
+            let thread = Thread { [context, jobs] in
+                Thread.current.name = "parley-whisper\(index)"  // From inside: see ServiceLoop.start.
+                WhisperWorker(context: context, jobs: jobs).run()
+            }
             thread.stackSize = 8 << 20
             thread.start()
         }

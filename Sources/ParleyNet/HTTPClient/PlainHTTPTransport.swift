@@ -59,7 +59,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
             throw HTTPClientError(.other, message: "libwebsockets could not create an HTTP client context")
         }
         self.protocols = protocols
-        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http-client")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http-out")
         self.loop = loop
         loop.start()
     }

@@ -41,7 +41,7 @@ final class ServiceLoop: @unchecked Sendable {
     static let writeBufferCapacity = 64 << 10
 
     /// Creates a loop for a context created on `eventLoop` (see `EventLoop.adopt`); call
-    /// `start` to begin servicing it.
+    /// `start` to begin servicing it. `name` names its thread (15 bytes at most: Linux's limit).
     init(context: OpaquePointer, eventLoop: EventLoop, name: String) {
         self.context = context
         self.eventLoop = eventLoop
@@ -60,6 +60,9 @@ final class ServiceLoop: @unchecked Sendable {
     /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
     func start(onExit: @escaping @Sendable () -> Void = {}) {
         let thread = Thread { [self] in
+            // Named from inside: Foundation names only the running thread in the OS (where
+            // `top -H` and `perf` show it).
+            Thread.current.name = name
             eventLoop.enterServiceThread()
             runUntilStopped()
             onExit()
@@ -70,7 +73,6 @@ final class ServiceLoop: @unchecked Sendable {
             }
             waiters.forEach { $0.resume() }
         }
-        thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
     }

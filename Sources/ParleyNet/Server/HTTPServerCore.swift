@@ -114,7 +114,7 @@ final class HTTPServerCore: @unchecked Sendable {
         }
         port = Int(lws_get_vhost_listen_port(vhost))
         self.vhost = vhost
-        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http-\(port)")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http")
         self.loop = loop
         // The loop's thread keeps the core alive until the context is destroyed.
         loop.start { [self] in _ = self }

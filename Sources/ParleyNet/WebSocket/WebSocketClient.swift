@@ -131,7 +131,7 @@ final class WebSocketClientEngine: @unchecked Sendable {
             throw WebSocketError.connectionFailed(reason: "libwebsockets could not create a client context")
         }
         self.protocols = protocols
-        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-ws-client")
+        let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-ws-out")
         self.loop = loop
         loop.start()
     }
