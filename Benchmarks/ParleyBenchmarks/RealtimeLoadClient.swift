@@ -52,8 +52,10 @@ final class RealtimeLoadClient {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        // The client prints nothing after this line until it is told to start.
+        // The client prints nothing after this line until it is told to start, and it has read
+        // the messages by then.
         let line = await readFirstLine(output.fileHandleForReading)
+        try? FileManager.default.removeItem(at: messagesFile)
         guard line.hasPrefix("connected "), let connected = Int(line.dropFirst("connected ".count)) else {
             process.terminate()
             throw BenchmarkToolError("realtime_load_client did not connect: \(line)")
