@@ -107,9 +107,9 @@ struct ChatCommandTests {
 
     @Test("--url: an unreachable server is one line, exit 1")
     func unreachable() async throws {
-        let server = try CLITestServer.start()
-        let port = server.app.port
-        await server.stop()
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let port = closed.port
         let run = await CommandRun.run(
             ["chat", "--url", "http://127.0.0.1:\(port)"], environment: ["PARLEY_SERVER_SECRET": CLITestServer.secret], input: "Hi\n"
         )

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyClient
 import ParleyCore
+import ParleyTesting
 import Testing
 
 /// The realtime client on its own against a real server: typed events both ways, tokens from
@@ -87,9 +88,9 @@ import Testing
     }
 
     @Test func anUnreachableServerIsRetriedWithBackoff() async throws {
-        let server = try ClientTestServer.start()
-        let port = server.port
-        await server.stop()
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let port = closed.port
         let configuration = RealtimeClient.Configuration(
             url: URL(string: "ws://127.0.0.1:\(port)/v1/realtime")!,
             backoff: ReconnectBackoff(steps: [.milliseconds(20), .milliseconds(40)], jitter: 0)
