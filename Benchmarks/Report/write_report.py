@@ -29,8 +29,9 @@ AREA_NOTES = {
     ),
     "server": (
         "The benchmark server (`ParleyBenchmarks serve`: ParleyApp with OpenAI-compatible providers at the fake "
-        "upstream, answering at once) in its own process; N realtime WebSocket clients in the benchmark process "
-        "streaming 20 ms `input_audio_buffer.append` events in real time. Latency: from sending the chunk that "
+        "upstream, answering at once) in its own process; N realtime WebSocket sessions from the load client "
+        "(`Benchmarks/LoadClient/realtime_load_client.c`: one thread of C on the same 2 cores) streaming 20 ms "
+        "`input_audio_buffer.append` events in real time. Latency: from sending the chunk that "
         "ended the turn (mapped from the server's `speech_stopped.audio_end_ms`) to receiving the first "
         "`response.output_audio.delta`, so it includes three HTTP round trips to the upstream. Memory and CPU are "
         "the server process's (`/proc`)."
