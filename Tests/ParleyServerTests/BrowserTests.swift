@@ -54,6 +54,10 @@ struct BrowserTests {
 
 /// A recognizer that hears the pitch of the loud part of an utterance and answers with it in
 /// hertz, rounded to 50 Hz ("500"); silence gives an empty transcript.
+///
+/// Loud 20 ms frames whose zero crossings stray more than a fifth from the median frame's (a
+/// stretch the browser's fake microphone dropped or zero-filled under load) are left out; a wrong
+/// sample rate anywhere on the way shifts every frame alike, so it still changes the number.
 private struct PitchRecognizer: SpeechRecognizer {
     static let toneHertz = 500
     let sampleRate = 16_000
@@ -62,22 +66,19 @@ private struct PitchRecognizer: SpeechRecognizer {
     func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
         let duration = Double(samples.count) / Double(sampleRate)
         let frame = sampleRate / 50
-        let levels = stride(from: 0, to: samples.count - frame + 1, by: frame).map { start in
+        let starts = Array(stride(from: 0, to: samples.count - frame + 1, by: frame))
+        let levels = starts.map { start in
             (samples[start..<start + frame].reduce(0) { $0 + $1 * $1 } / Float(frame)).squareRoot()
         }
         guard let peak = levels.max(), peak > 0.01 else {
             return Transcription(text: "", audioDuration: duration, processingDuration: 0)
         }
-        var crossings = 0
-        var loudSamples = 0
-        for (index, level) in levels.enumerated() where level > peak / 4 {
-            let start = index * frame
-            loudSamples += frame
-            for position in start + 1..<start + frame where (samples[position - 1] < 0) != (samples[position] < 0) {
-                crossings += 1
-            }
+        let crossingsPerFrame = zip(starts, levels).filter { $0.1 > peak / 4 }.map { start, _ in
+            (start + 1..<start + frame).count { (samples[$0 - 1] < 0) != (samples[$0] < 0) }
         }
-        let hertz = Double(crossings) / 2 / (Double(loudSamples) / Double(sampleRate))
+        let median = Double(crossingsPerFrame.sorted()[crossingsPerFrame.count / 2])
+        let kept = crossingsPerFrame.filter { abs(Double($0) - median) <= median / 5 }
+        let hertz = Double(kept.reduce(0, +)) / 2 / (Double(kept.count * frame) / Double(sampleRate))
         let rounded = Int((hertz / 50).rounded()) * 50
         return Transcription(text: String(rounded), audioDuration: duration, processingDuration: 0)
     }
