@@ -34,22 +34,20 @@ func runProcess(_ executable: URL, _ arguments: [String]) async throws -> String
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
-    return try await withCheckedThrowingContinuation { continuation in
+    try process.run()
+    let (text, status) = await remainingOutput(of: process, from: output)
+    guard status == 0 else { throw BenchmarkToolError("\(executable.lastPathComponent) exited with \(status): \(text)") }
+    return text
+}
+
+/// Reads a running child process's standard output to its end and waits for it to exit
+/// (without blocking the cooperative thread pool); returns the output and the exit status.
+func remainingOutput(of process: Process, from output: Pipe) async -> (text: String, status: Int32) {
+    await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-            do {
-                try process.run()
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                let text = String(decoding: data, as: UTF8.self)
-                if process.terminationStatus == 0 {
-                    continuation.resume(returning: text)
-                } else {
-                    continuation.resume(throwing: BenchmarkToolError(
-                        "\(executable.lastPathComponent) exited with \(process.terminationStatus): \(text)"))
-                }
-            } catch {
-                continuation.resume(throwing: error)
-            }
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            continuation.resume(returning: (String(decoding: data, as: UTF8.self), process.terminationStatus))
         }
     }
 }

@@ -63,19 +63,10 @@ final class RealtimeLoadClient {
         return RealtimeLoadClient(process: process, input: input, output: output, connected: connected)
     }
 
-    /// The client's process id.
-    var pid: Int32 { process.processIdentifier }
-
     /// Starts the paced run and returns what it measured once every session has ended.
     func run() async throws -> Report {
         input.fileHandleForWriting.write(Data("go\n".utf8))
-        let (text, status) = await withCheckedContinuation { (continuation: CheckedContinuation<(String, Int32), Never>) in
-            DispatchQueue.global().async { [process, output] in
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (String(decoding: data, as: UTF8.self), process.terminationStatus))
-            }
-        }
+        let (text, status) = await remainingOutput(of: process, from: output)
         guard status == 0 else { throw BenchmarkToolError("realtime_load_client exited with \(status)") }
         return Self.parse(text, sessions: connected)
     }

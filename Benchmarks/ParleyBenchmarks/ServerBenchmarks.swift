@@ -53,8 +53,9 @@ private func timerWakeUpLatenessMs(sleeps: Int) -> [Double] {
     var deadline = ContinuousClock.now
     for _ in 0..<sleeps {
         deadline += .milliseconds(1)
-        let (seconds, attoseconds) = (deadline - ContinuousClock.now).components
-        if seconds >= 0, attoseconds > 0 || seconds > 0 {
+        let remaining = deadline - ContinuousClock.now
+        if remaining > .zero {
+            let (seconds, attoseconds) = remaining.components
             var interval = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             nanosleep(&interval, nil)
         }
