@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import ParleyTesting
 @testable import ParleyCore
@@ -52,6 +53,33 @@ import ParleyTesting
         #expect(await session.ledger.messages == [.user("What time is it?"), .assistant(text: "It is noon.")])
         let metrics = try #require(await session.metricsHistory.first)
         #expect(metrics.firstAudioMs != nil)
+        await session.close()
+        #expect(await session.hasRunningTasks == false)
+    }
+
+    @Test func anAnswerReadyBeforeTheTurnEndsGoesOutWithTheAudioThatEndsIt() async throws {
+        let providers = VoiceSessionProviders(
+            recognizer: ScriptedSpeechRecognizer(texts: ["What time is it?"]), model: ScriptedLanguageModel(replies: [.text("It is noon.")]),
+            synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
+            makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() }
+        )
+        let session = VoiceSession(providers: providers, configuration: VoiceSessionConfiguration())
+        let delivered = Mutex<[VoiceSessionEvent]>([])
+        await session.deliverEvents { event in delivered.withLock { $0.append(event) } }
+        try await ScenarioAudio.ask(session)
+        #expect(await Self.eventually { await session.earlyAnswerIsComplete })
+
+        // The chunk that completes the silence ends the turn, and within the same call the
+        // transcript is final and the whole answer goes out: no task or hop is waited for.
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)
+        let events = delivered.withLock { $0 }
+        let stopped = try #require(events.firstIndex(where: Self.isSpeechStopped))
+        let transcript = try #require(events.firstIndex(where: Match.finalTranscript))
+        let started = try #require(events.firstIndex(where: Self.isResponseStarted))
+        let firstAudio = try #require(events.firstIndex(where: Match.audio))
+        let done = try #require(events.firstIndex(where: Match.responseDone(.completed)))
+        #expect(stopped < transcript && transcript < started && started < firstAudio && firstAudio < done)
+        #expect(await session.ledger.messages == [.user("What time is it?"), .assistant(text: "It is noon.")])
         await session.close()
         #expect(await session.hasRunningTasks == false)
     }

@@ -14,7 +14,8 @@ struct SpeculativeResponse: Sendable {
     var id: String
     /// The preemptive transcription it answers (`PreemptiveTranscription.generation`).
     var generation: Int
-    /// The user's words it answers.
+    /// The early transcription it answers, and the user's words in it.
+    var transcription: Transcription
     var transcript: String
     /// The conversation's last item when it started.
     var lastItemID: String?

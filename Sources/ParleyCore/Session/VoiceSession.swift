@@ -64,6 +64,8 @@ public actor VoiceSession {
         var createsResponse: Bool
         /// The transcription started during the silence window, when there was one.
         var preemptive: Task<Transcription, any Error>?
+        /// That transcription's result, when it had already arrived (a response was started on it).
+        var finished: Transcription?
     }
 
     /// Creates a session.
@@ -291,6 +293,13 @@ public actor VoiceSession {
     /// Whether a response to a turn still in its silence window is being prepared.
     var isAnsweringEarly: Bool { speculativeResponse != nil }
 
+    /// Whether the response prepared during the silence window has said all it will say.
+    var earlyAnswerIsComplete: Bool {
+        speculativeResponse?.held.contains { held in
+            if case .finished = held.event { true } else { false }
+        } ?? false
+    }
+
     /// Whether any task of the session is still running (for leak checks).
     public var hasRunningTasks: Bool {
         responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
@@ -323,15 +332,18 @@ public actor VoiceSession {
             case .commit(let utterance):
                 let itemID = speechItemID ?? IdentifierGenerator.make("item")
                 // The early transcription heard the whole turn unless speech forced this commit.
+                let generation = preemptiveTranscription.generation
                 let preemptive = preemptiveTranscription.take()
                 if utterance.reachedMaximumLength {
                     preemptive?.cancel()
                     dropSpeculativeResponse()
                 }
                 speculativeResponse?.turnEnded = true
+                let early = utterance.reachedMaximumLength ? nil : preemptive
                 commit(
                     samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false,
-                    preemptive: utterance.reachedMaximumLength ? nil : preemptive
+                    preemptive: early,
+                    finished: early == nil ? nil : speculativeResponse.flatMap { $0.generation == generation ? $0.transcription : nil }
                 )
             case .idleTimeout:
                 emit(.error(SessionError(code: "idle_timeout", message: "No speech was heard before the idle timeout.")))
@@ -347,14 +359,17 @@ public actor VoiceSession {
         return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
     }
 
-    private func commit(samples: [Float], itemID: String, createsResponse: Bool, preemptive: Task<Transcription, any Error>? = nil) {
+    private func commit(
+        samples: [Float], itemID: String, createsResponse: Bool, preemptive: Task<Transcription, any Error>? = nil, finished: Transcription? = nil
+    ) {
         speechItemID = nil
         partialTask?.cancel()
         partialTask = nil
         let previous = ledger.lastItemID
         emit(.inputCommitted(itemID: itemID, previousItemID: previous))
         transcriptionQueue.append(PendingTranscription(
-            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive
+            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive,
+            finished: finished
         ))
         startTranscriptionWorkerIfIdle()
     }
@@ -364,6 +379,12 @@ public actor VoiceSession {
     private func startTranscriptionWorkerIfIdle() {
         guard transcriptionTask == nil, !transcriptionQueue.isEmpty else { return }
         let pending = transcriptionQueue.removeFirst()
+        if let finished = pending.finished {
+            // The turn was transcribed (and answered) during its silence window: it goes on in
+            // this call, not after a task and a hop back here, each a wait in the pool's queue.
+            transcriptionFinished(pending, result: .success(finished))
+            return
+        }
         let recognizer = providers.recognizer
         transcriptionTask = Task { [weak self] in
             let result: Result<Transcription, any Error>
@@ -525,7 +546,7 @@ public actor VoiceSession {
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
         speculativeResponse = SpeculativeResponse(
-            id: responseID, generation: generation, transcript: text, lastItemID: ledger.lastItemID, task: task
+            id: responseID, generation: generation, transcription: transcription, transcript: text, lastItemID: ledger.lastItemID, task: task
         )
     }
 
