@@ -18,6 +18,7 @@
  *   turn <session> <audio_end_ms> <t>     a speech_stopped and when the first audio delta after it arrived
  *   metrics <session> <event>             each parley.turn_metrics event, as received
  *   lateness_us <worst>                   how late the latest send was
+ *   start_us <t>                          the start itself, in CLOCK_MONOTONIC microseconds
  *   cpu_seconds <s>                       this process's CPU time from the start to the end
  *
  * Build: scripts/build-bench-tools
@@ -534,6 +535,7 @@ main(int argc, char **argv)
 		printf("turn %d %ld %lld\n", turns[t].session, turns[t].audio_end_ms, (long long)turns[t].first_audio_us);
 	fwrite(metrics.bytes, 1, metrics.length, stdout);
 	printf("lateness_us %lld\n", (long long)worst_lateness);
+	printf("start_us %lld\n", (long long)start_us);
 	printf("cpu_seconds %.6f\n", cpu_seconds() - cpu_start);
 	return 0;
 }

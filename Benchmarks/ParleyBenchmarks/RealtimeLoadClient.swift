@@ -18,6 +18,8 @@ final class RealtimeLoadClient {
         var worstLatenessMicroseconds: Double = 0
         /// The client's CPU time during the run.
         var cpuSeconds: Double = 0
+        /// The run's start, in CLOCK_MONOTONIC microseconds (what the times above count from).
+        var startMicroseconds: Double = 0
     }
 
     private let process: Process
@@ -90,6 +92,7 @@ final class RealtimeLoadClient {
                 if fields.count == 3 { report.turnMetricsEvents.append(String(fields[2])) }
             case "lateness_us": report.worstLatenessMicroseconds = Double(fields[1]) ?? 0
             case "cpu_seconds": report.cpuSeconds = Double(fields[1]) ?? 0
+            case "start_us": report.startMicroseconds = Double(fields[1]) ?? 0
             default: continue
             }
         }

@@ -34,7 +34,11 @@ AREA_NOTES = {
         "`input_audio_buffer.append` events in real time. Latency: from sending the chunk that "
         "ended the turn (mapped from the server's `speech_stopped.audio_end_ms`) to receiving the first "
         "`response.output_audio.delta`, so it includes three HTTP round trips to the upstream. Memory and CPU are "
-        "the server process's (`/proc`)."
+        "the server process's (`/proc`). Beside each load, `Benchmarks/HostProbe/host_slowdown_probe.c` times a fixed "
+        "piece of arithmetic every 2 ms in its own CPU time and reports the stretches where it took more than 3 times "
+        "its median: the host running this virtual machine's CPUs slower, which the guest cannot otherwise see. The "
+        "p99 \"away from host slow stretches\" leaves out the turns that ended from 20 ms before such a stretch to "
+        "100 ms after it; the target is judged on every turn."
     ),
 }
 
@@ -145,7 +149,39 @@ def area_analysis(area, figures):
                     "upstream on the same cores were also using."
                 )
             lines.append(text)
+        lines += host_slowdown_analysis(figures)
     return lines + [""] if lines else []
+
+
+def host_slowdown_analysis(figures):
+    """What the host's slow stretches did to the server's tail, from the probe's figures."""
+    idle = next((f for f in figures if f["name"].startswith("machine (idle") and "share of the time" in f["name"]), None)
+    stretches = next((f for f in figures if f["name"].startswith("machine (idle") and "count / longest" in f["name"]), None)
+    away = [f for f in figures if "p99 of the turns away from host slow stretches" in f["name"]]
+    if not idle or not stretches or not away:
+        return []
+    parts = [
+        f"{f['name'].split(', ')[1]}: {number(f['value'], 1)} ms over {number(detail(f), 0)} % of the turns" for f in away
+    ]
+    return [
+        f"The host: with nothing else running, this machine's CPUs ran slow {number(idle['value'], 1)} % of the time, "
+        f"in {number(stretches['value'], 0)} stretches up to {number(detail(stretches), 0)} ms long, at worst "
+        f"{number(detail(idle), 0)} times slower (a fixed piece of arithmetic, timed in its own CPU time). Every stage of "
+        "every turn slows down with them and work queues up behind them. Away from those stretches the p99 was "
+        + "; ".join(parts) + "."
+    ]
+
+
+def detail(figure):
+    """The second value of a figure printed as "value / detail unit"."""
+    fields = figure["unit"].split()
+    return float(fields[1]) if len(fields) > 1 and fields[0] == "/" else None
+    return [
+        f"The host: with nothing else running, this machine's CPUs ran slow {number(idle['value'], 1)} % of the time, "
+        f"up to {worst} times slower (a fixed piece of arithmetic, timed in its own CPU time). Both CPUs slow down "
+        "together, for tens of milliseconds at a time, every second or two; every stage of every turn slows with them and "
+        "work queues up behind them. Away from those stretches the p99 was " + "; ".join(parts) + "."
+    ]
 
 
 def comparison_section(comparison, cores):
