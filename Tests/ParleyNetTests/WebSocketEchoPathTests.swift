@@ -62,6 +62,43 @@ struct WebSocketEchoPathTests {
         }
     }
 
+    @Test func aHandlerRelaysABurstToAnotherConnectionInOrder() async throws {
+        // Each handler runs inside its connection's receive callback when a message arrives;
+        // what it sends to another connection waits for that one's own write.
+        let listeners = Guarded<[WebSocketConnection]>([])
+        var router = Router()
+        router.webSocket("/relay", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, request in
+                if request.query["role"] == "listener" { listeners.withLock { $0.append(connection) } }
+                try? connection.send(.text("ready"))
+                for await message in connection.messages {
+                    for listener in listeners.withLock({ $0 }) { try? listener.send(message) }
+                }
+            }))
+        try await withServer(router: router) { server in
+            let listener = try await WebSocketClient.connect(to: WebSocketTests.url(server, "/relay?role=listener"))
+            let speaker = try await WebSocketClient.connect(to: WebSocketTests.url(server, "/relay"))
+            let listenerMessages = listener.messages, speakerMessages = speaker.messages
+            try await withDeadline(30) {
+                var listenerIterator = listenerMessages.makeAsyncIterator(), speakerIterator = speakerMessages.makeAsyncIterator()
+                #expect(await listenerIterator.next() == .text("ready"))
+                #expect(await speakerIterator.next() == .text("ready"))
+            }
+            let sent: [WebSocketMessage] = (0..<300).map { index in
+                index % 2 == 0 ? .text("message \(index)") : .binary(Data(repeating: UInt8(truncatingIfNeeded: index), count: 1 + index * 37))
+            }
+            for message in sent { try speaker.send(message) }
+            let received = try await withDeadline(30) {
+                var iterator = listenerMessages.makeAsyncIterator()
+                var received: [WebSocketMessage] = []
+                while received.count < 300, let message = await iterator.next() { received.append(message) }
+                return received
+            }
+            #expect(received == sent)
+        }
+    }
+
     @Test func aClosedConnectionIsReleasedOnBothSides() async throws {
         let serverSide = WeakBox()
         let handed = Guarded(false)

@@ -57,6 +57,20 @@ final class ServiceLoop: @unchecked Sendable {
     /// Whether the caller runs on this loop's service thread (where lws may be called directly).
     var isCurrent: Bool { eventLoop.isCurrent }
 
+    /// The connection whose receive callback is running jobs now (service thread only); lws
+    /// may write to it from there, but to no other connection.
+    private(set) var connectionInCallback: OpaquePointer?
+
+    /// Service thread, inside `wsi`'s receive callback: runs the jobs waiting now, usually the
+    /// handler the message just resumed, so that its reply is written before lws reads the
+    /// next ready connection instead of after all of them.
+    func runJobs(inCallbackOf wsi: OpaquePointer) {
+        guard connectionInCallback == nil else { return }
+        connectionInCallback = wsi
+        executor.runJobs()
+        connectionInCallback = nil
+    }
+
     /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
     func start(onExit: @escaping @Sendable () -> Void = {}) {
         let thread = Thread { [self] in

@@ -121,7 +121,7 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         let limit = maxOutgoingQueueBytes
         // On the service thread (a handler resumed by a received message), ask lws for a
         // writable callback right away instead of scheduling a wake-up.
-        let direct = loop.isCurrent ? wsi : nil
+        let direct = loop.isCurrent && (loop.connectionInCallback ?? wsi) == wsi ? wsi : nil
         if let direct, try writeAtOnce(outgoing, to: direct) { return }
         let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
             guard shared.state == .open else { throw WebSocketError.closed }
@@ -290,6 +290,7 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             readingPaused = true
             lws_rx_flow_control(wsi, 0)
         }
+        loop.runJobs(inCallbackOf: wsi)
     }
 
     /// Closes with 1009 because a message exceeds `maxMessageSize`; returns lws' "close now".
