@@ -42,6 +42,11 @@ public final class SQLiteDatabase: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var checkpointer: WALCheckpointer?
     private let lock = NSLock()
+    /// Prepared statements by their SQL, reused (reset after each run) until the connection
+    /// closes: SQLite then parses and plans each of the store's statements once.
+    private var statements: [String: OpaquePointer] = [:]
+    /// Beyond this many, statements are prepared for one run only (the store has about 30).
+    private static let maximumCachedStatements = 128
 
     /// Opens (creating if needed) the database at `path` in WAL mode.
     /// - Throws: `SQLiteError` when the file cannot be opened.
@@ -133,6 +138,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     private func unlockedClose() {
         guard let connection = handle else { return }
         handle = nil
+        statements.values.forEach { sqlite3_finalize($0) }
+        statements = [:]
         if let checkpointer {
             sqlite3_wal_hook(connection, nil, nil)
             checkpointer.stop()
@@ -143,9 +150,15 @@ public final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private func unlockedQuery(_ sql: String, _ parameters: [SQLiteValue]) throws -> [[SQLiteValue]] {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw lastError() }
-        defer { sqlite3_finalize(statement) }
+        let (statement, isCached) = try preparedStatement(sql)
+        defer {
+            if isCached {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            } else {
+                sqlite3_finalize(statement)
+            }
+        }
         for (offset, parameter) in parameters.enumerated() {
             let index = Int32(offset + 1)
             let status: Int32
@@ -172,6 +185,20 @@ public final class SQLiteDatabase: @unchecked Sendable {
             })
         }
         return rows
+    }
+
+    /// The prepared statement for `sql`, from the cache when it was prepared before; `isCached`
+    /// tells whether it stays in the cache (reset it) or is the caller's (finalize it).
+    private func preparedStatement(_ sql: String) throws -> (statement: OpaquePointer, isCached: Bool) {
+        if let statement = statements[sql] { return (statement, true) }
+        var prepared: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &prepared, nil) == SQLITE_OK, let statement = prepared else {
+            sqlite3_finalize(prepared)
+            throw lastError()
+        }
+        guard statements.count < Self.maximumCachedStatements else { return (statement, false) }
+        statements[sql] = statement
+        return (statement, true)
     }
 
     private func lastError() -> SQLiteError {

@@ -81,6 +81,26 @@ import Testing
         #expect(try store.items(conversationID: "conv_0").count + store.items(conversationID: "conv_1").count == 400)
     }
 
+    @Test func preparedStatementsAreReusedWithFreshBindingsAndSurviveErrors() throws {
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+        let insert = "INSERT INTO notes(id, text) VALUES(?, ?)"
+        try database.query(insert, [.integer(1), .text("one")])
+        // The same statement failing (a duplicate key) leaves it ready for the next run.
+        #expect(throws: SQLiteError.self) { try database.query(insert, [.integer(1), .text("again")]) }
+        try database.query(insert, [.integer(2), .text("two")])
+        let select = "SELECT text FROM notes WHERE id = ?"
+        #expect(try database.query(select, [.integer(2)]) == [[.text("two")]])
+        #expect(try database.query(select, [.integer(1)]) == [[.text("one")]])
+        // More distinct statements than the cache keeps still run, and so do cached ones after.
+        for value in 0..<300 {
+            #expect(try database.query("SELECT \(value)") == [[.integer(Int64(value))]])
+        }
+        #expect(try database.query(select, [.integer(1)]) == [[.text("one")]])
+        database.close()
+        #expect(throws: SQLiteError.self) { try database.query(select, [.integer(1)]) }
+    }
+
     @Test func rejectsAFileThatIsNotADatabase() throws {
         try Data("definitely not sqlite, just text that is long enough to look like a header".utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: SQLiteError.self) { try ParleyStore(path: path) }
