@@ -15,10 +15,11 @@ protocol ServiceThreadWork: AnyObject {
 /// Other threads never call into lws: they `schedule` work (or resume a task on `executor`),
 /// which wakes the event loop. After each pass of the event loop the thread runs the Swift
 /// jobs of `executor` and the work scheduled so far; it only waits for events when none is left.
+/// A received WebSocket message also runs the jobs waiting then, inside its receive callback.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock; `context` is written once before the
-/// thread starts and read-only afterwards; `afterServiceWork` and `writeBuffer` are touched only
-/// on the service thread.
+/// thread starts and read-only afterwards; `afterServiceWork`, `writeBuffer` and
+/// `connectionInCallback` are touched only on the service thread.
 final class ServiceLoop: @unchecked Sendable {
     private struct State {
         var scheduled: [any ServiceThreadWork] = []
