@@ -97,6 +97,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         discardsBody = true
         closeAfterResponse = true
         respond(response)
+        if let wsi { lws_callback_on_writable(wsi) }
     }
 
     /// Forces `Connection: close` on the response (the request's body framing is unusable).
@@ -143,30 +144,42 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         return count == 0
     }
 
-    /// Service thread: answers with `response` without running a handler.
+    /// Service thread: answers with `response` without running a handler; the caller writes it
+    /// (`writable()`) in the same callback.
     func respond(_ response: HTTPResponse) {
         phase = .awaitingResponse
         shared.withLock { $0.response = response }
-        if let wsi { lws_callback_on_writable(wsi) }
     }
 
-    /// Service thread: the request is complete; route it from the next writable callback.
-    ///
-    /// Waiting for that callback matters: lws arms a content timeout after `LWS_CALLBACK_HTTP`
-    /// returns, and `takeDispatch()` lifts it so slow handlers and long streams survive.
+    /// Service thread: the request is complete and about to be routed. Lifts the content
+    /// timeout lws armed when the head arrived, so slow handlers and long streams survive.
+    func beginDispatch() {
+        guard let wsi else { return }
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        phase = .awaitingResponse
+    }
+
+    /// Service thread: the body is complete; route the request from the next writable callback.
     func awaitDispatch() {
         guard let wsi else { return }
         phase = .awaitingDispatch
         lws_callback_on_writable(wsi)
     }
 
-    /// Service thread: whether routing is due now; lifts lws' content timeout when it is.
+    /// Service thread: whether routing is due now (see `awaitDispatch`); begins it when it is.
     func takeDispatch() -> Bool {
-        guard case .awaitingDispatch = phase, let wsi else { return false }
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
-        phase = .awaitingResponse
+        guard case .awaitingDispatch = phase else { return false }
+        beginDispatch()
         return true
     }
+
+    /// Service thread: records that lws reported the body complete; `false` when it already had.
+    func markBodyComplete() -> Bool {
+        defer { bodyCompleted = true }
+        return !bodyCompleted
+    }
+
+    private var bodyCompleted = false
 
     /// Service thread: the response is fully handed to lws; the connection moves on without
     /// this exchange.
@@ -179,7 +192,8 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     ///
     /// The task starts immediately, on the service thread, and prefers that thread when it
     /// resumes (`ServiceLoopExecutor`): a handler that answers without suspending is answered in
-    /// this same writable callback, with no thread hop and no wake-up of the service loop.
+    /// the callback that routed the request, with no thread hop and no wake-up of the service
+    /// loop.
     func run(_ handler: @escaping HTTPHandler) {
         phase = .awaitingResponse
         let request = request

@@ -137,10 +137,10 @@ final class HTTPServerCore: @unchecked Sendable {
             }
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             guard let exchange = attached(wsi) as? HTTPExchange else { return -1 }
-            if !exchange.isDiscardingBody { exchange.awaitDispatch() }
+            return bodyCompleted(wsi, exchange)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let exchange = attached(wsi) as? HTTPExchange else { return 0 }
-            if exchange.takeDispatch() { dispatch(exchange) }
+            if exchange.takeDispatch() { route(exchange) }
             return completeWrite(wsi, exchange, exchange.writable())
         case LWS_CALLBACK_CLOSED_HTTP:
             if let exchange = attached(wsi) as? HTTPExchange {
@@ -244,12 +244,44 @@ final class HTTPServerCore: @unchecked Sendable {
             // lws treats the rest of the connection as body here, so it cannot be reused.
             exchange.closeAfterResponding()
         }
-        exchange.awaitDispatch()
+        return dispatch(wsi, exchange)
+    }
+
+    /// The body is complete: the request is routed from the next writable callback (there, a
+    /// handler that answers without suspending is answered at once).
+    ///
+    /// Not from this callback, because of how lws 4.1 reads a request with a body that was
+    /// pipelined behind another one (its head already in lws' input buffer): it reads the body
+    /// from the start of that buffer, the request's own head, then reports the completion again
+    /// and again without returning, or, once the transaction is complete, spins reading nothing.
+    /// So a second report refuses the request, whose body is wrong, with 400 and closes the
+    /// connection; its handler never runs.
+    private func bodyCompleted(_ wsi: OpaquePointer, _ exchange: HTTPExchange) -> Int32 {
+        guard exchange.markBodyComplete() else {
+            if exchange.takeDispatch() {
+                exchange.respond(.error(status: 400, code: "pipelined_body",
+                    message: "A request with a body cannot follow another request before its response; send it after the response or on another connection."))
+            }
+            exchange.closeAfterResponding()
+            _ = exchange.writable()
+            return -1
+        }
+        if !exchange.isDiscardingBody { exchange.awaitDispatch() }
         return 0
     }
 
-    /// Routes the request. The `writable()` that follows pauses reading if no response is ready.
-    private func dispatch(_ exchange: HTTPExchange) {
+    /// Routes a request without a body and writes whatever answer is ready at once, inside
+    /// `LWS_CALLBACK_HTTP`: a handler that answers without suspending costs no writable round
+    /// trip. Otherwise `writable()` pauses reading until the handler delivers. Returns the
+    /// callback's result.
+    private func dispatch(_ wsi: OpaquePointer, _ exchange: HTTPExchange) -> Int32 {
+        exchange.beginDispatch()
+        route(exchange)
+        return completeWrite(wsi, exchange, exchange.writable())
+    }
+
+    /// Runs the request's handler, or chooses the answer when no route takes it.
+    private func route(_ exchange: HTTPExchange) {
         let request = exchange.request
         switch router.match(method: request.method, path: request.path) {
         case .handler(let handler, let parameters):
