@@ -115,6 +115,27 @@ struct HTTPServerTests {
         }
     }
 
+    /// HTTP/1.0 closes after the response unless the request asks to keep the connection.
+    @Test func keepAliveFollowsTheVersionAndTheConnectionHeader() async throws {
+        try await withServer(router: Self.router()) { server in
+            let closing = try RawSocket(port: server.port)
+            try await closing.send("GET /hello HTTP/1.0\r\n\r\n")
+            let reply = String(decoding: try await closing.receiveUntilClosed(), as: UTF8.self)
+            #expect(reply.hasPrefix("HTTP/1.1 200 "))
+            #expect(reply.contains("\r\nConnection: close\r\n"))
+            #expect(reply.hasSuffix("\r\n\r\nhello"))
+
+            let kept = try RawSocket(port: server.port)
+            for _ in 0..<2 {
+                try await kept.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+                let response = try await kept.receiveResponse()
+                #expect(response.status == 200)
+                #expect(response.header("connection") == nil)
+                #expect(response.text == "hello")
+            }
+        }
+    }
+
     /// Requests sent back to back on one connection, before any answer: handlers that answer
     /// at once and one that suspends are all answered, in order.
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {

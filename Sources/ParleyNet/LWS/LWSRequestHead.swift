@@ -11,18 +11,22 @@ enum LWSRequestHead {
         (WSI_TOKEN_HEAD_URI, "HEAD"),
     ]
 
-    /// The header tokens lws parses into indexes, with their field names (no colon).
-    private static let headerTokens: [(lws_token_indexes, String)] = {
-        var tokens: [(lws_token_indexes, String)] = []
+    /// The header tokens lws parses into indexes, and their field names (no colon) at the same
+    /// positions. Two arrays, so that looking for the headers present reads plain integers
+    /// (no retain and release of a name per token).
+    private static let (headerTokens, headerNames): ([lws_token_indexes], [String]) = {
+        var tokens: [lws_token_indexes] = []
+        var names: [String] = []
         for index in 0..<WSI_TOKEN_COUNT.rawValue {
             let token = lws_token_indexes(rawValue: index)
             guard let cName = lws_token_to_string(token) else { continue }
             let name = String(cString: cName)
             // Real header fields end with a colon; methods, pseudo-headers and markers do not.
             guard name.hasSuffix(":"), !name.hasPrefix(":") else { continue }
-            tokens.append((token, String(name.dropLast())))
+            tokens.append(token)
+            names.append(String(name.dropLast()))
         }
-        return tokens
+        return (tokens, names)
     }()
 
     /// The request method and the token holding its URI, or `nil` for a method lws did not parse.
@@ -64,8 +68,11 @@ enum LWSRequestHead {
     /// Every known header that is present, plus the listed custom ones.
     static func headers(_ wsi: OpaquePointer, custom: [CustomHeaderKey]) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        for (token, name) in headerTokens {
-            if let value = value(wsi, token) { headers.add(name, value) }
+        let names = headerNames
+        headerTokens.withUnsafeBufferPointer { tokens in
+            for position in tokens.indices where lws_hdr_total_length(wsi, tokens[position]) > 0 {
+                if let value = value(wsi, tokens[position]) { headers.add(names[position], value) }
+            }
         }
         for key in custom {
             if let value = customValue(wsi, key) { headers.add(key.name, value) }
@@ -103,11 +110,21 @@ enum LWSRequestHead {
         }
     }
 
-    /// Whether the request asked to keep the connection open after the response.
-    static func wantsKeepAlive(_ wsi: OpaquePointer) -> Bool {
-        let version = value(wsi, WSI_TOKEN_HTTP) ?? ""
-        let connection = value(wsi, WSI_TOKEN_CONNECTION) ?? ""
-        if version.hasSuffix("1.1") { return !connection.asciiCaseInsensitiveContains("close") }
+    /// Whether the request line named HTTP/1.1 (lws keeps the version as the value of its
+    /// `WSI_TOKEN_HTTP` token).
+    private static func isHTTP11(_ wsi: OpaquePointer) -> Bool {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 16) { buffer in
+            let length = Int(lws_hdr_copy(wsi, buffer.baseAddress, 16, WSI_TOKEN_HTTP))
+            guard length >= 3 else { return false }
+            return buffer[length - 3] == 0x31 && buffer[length - 2] == 0x2E && buffer[length - 1] == 0x31 // "1.1"
+        }
+    }
+
+    /// Whether the request asked to keep the connection open after the response; `connection`
+    /// is its `Connection` header.
+    static func wantsKeepAlive(_ wsi: OpaquePointer, connection: String?) -> Bool {
+        let connection = connection ?? ""
+        if isHTTP11(wsi) { return !connection.asciiCaseInsensitiveContains("close") }
         return connection.asciiCaseInsensitiveContains("keep-alive")
     }
 }

@@ -151,12 +151,15 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         shared.withLock { $0.response = response }
     }
 
-    /// Service thread: the request is complete and about to be routed. Lifts the content
-    /// timeout lws armed when the head arrived, so slow handlers and long streams survive.
+    /// Service thread: the request is complete and about to be routed.
     func beginDispatch() {
-        guard let wsi else { return }
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         phase = .awaitingResponse
+    }
+
+    /// Service thread: lifts the content timeout lws armed when the head arrived, so slow
+    /// handlers and long streams survive.
+    func liftContentTimeout() {
+        if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
     }
 
     /// Service thread: the body is complete; route the request from the next writable callback.
@@ -169,6 +172,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     /// Service thread: whether routing is due now (see `awaitDispatch`); begins it when it is.
     func takeDispatch() -> Bool {
         guard case .awaitingDispatch = phase else { return false }
+        liftContentTimeout()
         beginDispatch()
         return true
     }

@@ -74,8 +74,8 @@ enum HTTPResponseHead {
 
     /// Removes CR and LF so a value can never split the header block.
     private static func sanitized(_ text: String) -> String {
-        // Scalars, not Characters: "\r\n" is a single Character equal to neither.
-        guard text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) else { return text }
+        // Bytes, not Characters: "\r\n" is a single Character equal to neither.
+        guard text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) else { return text }
         var clean = String.UnicodeScalarView()
         clean.append(contentsOf: text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" })
         return String(clean)

@@ -5,8 +5,8 @@ import Foundation
 /// that turns lws events into exchanges and WebSocket connections.
 ///
 /// `@unchecked Sendable`: `isDraining` is guarded by its lock; `liveWebSockets`,
-/// `replayedUpgrades` and the subprotocol name buffer are touched only on the service thread; the rest is immutable
-/// after `start()`.
+/// `replayedUpgrades`, `peerAddresses` and the subprotocol name buffer are touched only on the
+/// service thread; the rest is immutable after `start()`.
 final class HTTPServerCore: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     let router: Router
@@ -32,6 +32,10 @@ final class HTTPServerCore: @unchecked Sendable {
     private var liveWebSockets: [ObjectIdentifier: WebSocketConnection] = [:]
     /// Accepted upgrades whose handshake is being replayed to lws, by replay id.
     var replayedUpgrades: [String: PendingUpgrade] = [:]
+    /// The peer address of each connection that has sent a request, kept until lws destroys
+    /// the connection: a keep-alive connection's later requests cost no `getpeername` and no
+    /// formatting.
+    private var peerAddresses: [OpaquePointer: String] = [:]
 
     static let httpProtocolName = "parley-http"
     static let rawProtocolName = "parley-raw"
@@ -168,6 +172,7 @@ final class HTTPServerCore: @unchecked Sendable {
             return attached(wsi) is MalformedRequest ? -1 : 0
         case LWS_CALLBACK_WSI_DESTROY:
             detach(wsi)
+            peerAddresses[wsi] = nil
         default:
             break
         }
@@ -197,6 +202,14 @@ final class HTTPServerCore: @unchecked Sendable {
 
     // MARK: HTTP
 
+    /// The numeric address of `wsi`'s peer.
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        if let known = peerAddresses[wsi] { return known }
+        let address = LWSRequestHead.remoteAddress(wsi)
+        peerAddresses[wsi] = address
+        return address
+    }
+
     private func startExchange(_ wsi: OpaquePointer, path: String) -> Int32 {
         guard let method = LWSRequestHead.method(wsi)?.name else { return -1 }
         let request = HTTPRequest(
@@ -204,11 +217,12 @@ final class HTTPServerCore: @unchecked Sendable {
             path: path.isEmpty ? "/" : path,
             query: LWSRequestHead.query(wsi),
             headers: LWSRequestHead.headers(wsi, custom: customHeaderKeys),
-            remoteAddress: LWSRequestHead.remoteAddress(wsi)
+            remoteAddress: peerAddress(wsi)
         )
         let exchange = HTTPExchange(
             wsi: wsi, loop: loop!, request: request,
-            keepAlive: LWSRequestHead.wantsKeepAlive(wsi), bodyLimit: configuration.maxRequestBodySize)
+            keepAlive: LWSRequestHead.wantsKeepAlive(wsi, connection: request.headers["connection"]),
+            bodyLimit: configuration.maxRequestBodySize)
         attach(wsi, exchange)
         exchanges.begin()
 
@@ -277,7 +291,10 @@ final class HTTPServerCore: @unchecked Sendable {
     private func dispatch(_ wsi: OpaquePointer, _ exchange: HTTPExchange) -> Int32 {
         exchange.beginDispatch()
         route(exchange)
-        return completeWrite(wsi, exchange, exchange.writable())
+        let outcome = exchange.writable()
+        // Not answered in full yet: from here on the handler or the socket sets the pace.
+        if case .wait = outcome { exchange.liftContentTimeout() }
+        return completeWrite(wsi, exchange, outcome)
     }
 
     /// Runs the request's handler, or chooses the answer when no route takes it.
@@ -331,7 +348,7 @@ final class HTTPServerCore: @unchecked Sendable {
             method: "GET", path: path,
             query: LWSRequestHead.query(wsi),
             headers: LWSRequestHead.headers(wsi, custom: customHeaderKeys),
-            remoteAddress: LWSRequestHead.remoteAddress(wsi)
+            remoteAddress: peerAddress(wsi)
         )
         guard upgrade.caseInsensitiveEquals("websocket") else {
             return refuseUpgrade(wsi, .error(status: 400, code: "unsupported_upgrade", message: "Only WebSocket upgrades are supported."))
