@@ -8,7 +8,7 @@ import Foundation
 /// share the network thread opts out with `withTaskExecutorPreference(globalConcurrentExecutor)`.
 /// Once the loop has stopped, jobs go to the global executor.
 ///
-/// `@unchecked Sendable`: `state` is guarded by its lock.
+/// `@unchecked Sendable`: `state` is guarded by its lock; `spareJobs` is the service thread's.
 final class ServiceLoopExecutor: TaskExecutor, @unchecked Sendable {
     private struct State {
         var stopped = false
@@ -42,13 +42,19 @@ final class ServiceLoopExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Service thread: runs the jobs enqueued so far.
     func runJobs() {
-        let jobs = state.withLock { state -> [UnownedJob] in
-            defer { state.jobs = [] }
-            return state.jobs
-        }
+        // Swaps the queue with an empty array that kept its capacity, so that queueing a job
+        // (usually one per received message) allocates nothing.
+        var jobs = spareJobs
+        spareJobs = []
+        state.withLock { swap(&$0.jobs, &jobs) }
         let executor = asUnownedTaskExecutor()
         for job in jobs { job.runSynchronously(on: executor) }
+        jobs.removeAll(keepingCapacity: true)
+        spareJobs = jobs
     }
+
+    /// The service thread's empty job array with capacity, handed to `state` by `runJobs`.
+    private var spareJobs: [UnownedJob] = []
 
     /// Service thread, once the loop stopped: later jobs run on the global executor, and so do
     /// those still waiting.
