@@ -19,10 +19,9 @@ struct ParleyBenchmarks {
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.first == "serve" { exit(await BenchmarkServer.run(arguments: Array(arguments.dropFirst()))) }
-        let quick = arguments.contains("--quick")
-        var only: Set<String>?
-        if let index = arguments.firstIndex(of: "--only"), arguments.index(after: index) < arguments.endIndex {
-            only = Set(arguments[arguments.index(after: index)].split(separator: ",").map(String.init))
+        guard let (quick, only) = parseOptions(Array(arguments)) else {
+            FileHandle.standardError.write(Data(usage.utf8))
+            exit(2)
         }
         var failed = false
         for area in areas where only?.contains(area.name) ?? true {
@@ -34,5 +33,33 @@ struct ParleyBenchmarks {
             }
         }
         exit(failed ? 1 : 0)
+    }
+
+    static let usage = """
+        usage: ParleyBenchmarks [--quick] [--only AREA,AREA]
+               ParleyBenchmarks serve ...
+        areas: \(areas.map(\.name).joined(separator: ", "))
+
+        """
+
+    /// `--quick` and the areas named by `--only` (`nil`: all); `nil` for anything else.
+    static func parseOptions(_ arguments: [String]) -> (quick: Bool, only: Set<String>?)? {
+        var quick = false
+        var only: Set<String>?
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick":
+                quick = true
+            case "--only":
+                guard let list = remaining.popFirst() else { return nil }
+                let names = Set(list.split(separator: ",").map(String.init))
+                guard !names.isEmpty, names.isSubset(of: areas.map(\.name)) else { return nil }
+                only = names
+            default:
+                return nil
+            }
+        }
+        return (quick, only)
     }
 }
