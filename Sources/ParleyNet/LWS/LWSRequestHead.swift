@@ -70,7 +70,7 @@ enum LWSRequestHead {
         var headers = HTTPHeaders()
         let names = headerNames
         headerTokens.withUnsafeBufferPointer { tokens in
-            for position in tokens.indices where lws_hdr_total_length(wsi, tokens[position]) > 0 {
+            for position in tokens.indices {
                 if let value = value(wsi, tokens[position]) { headers.add(names[position], value) }
             }
         }

@@ -151,11 +151,6 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
         shared.withLock { $0.response = response }
     }
 
-    /// Service thread: the request is complete and about to be routed.
-    func beginDispatch() {
-        phase = .awaitingResponse
-    }
-
     /// Service thread: lifts the content timeout lws armed when the head arrived, so slow
     /// handlers and long streams survive.
     func liftContentTimeout() {
@@ -173,7 +168,7 @@ final class HTTPExchange: ServiceThreadWork, @unchecked Sendable {
     func takeDispatch() -> Bool {
         guard case .awaitingDispatch = phase else { return false }
         liftContentTimeout()
-        beginDispatch()
+        phase = .awaitingResponse
         return true
     }
 

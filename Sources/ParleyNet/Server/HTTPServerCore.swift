@@ -289,7 +289,6 @@ final class HTTPServerCore: @unchecked Sendable {
     /// trip. Otherwise `writable()` pauses reading until the handler delivers. Returns the
     /// callback's result.
     private func dispatch(_ wsi: OpaquePointer, _ exchange: HTTPExchange) -> Int32 {
-        exchange.beginDispatch()
         route(exchange)
         let outcome = exchange.writable()
         // Not answered in full yet: from here on the handler or the socket sets the pace.
@@ -297,7 +296,8 @@ final class HTTPServerCore: @unchecked Sendable {
         return completeWrite(wsi, exchange, outcome)
     }
 
-    /// Runs the request's handler, or chooses the answer when no route takes it.
+    /// Runs the request's handler, or chooses the answer when no route takes it (either way the
+    /// exchange then awaits its response).
     private func route(_ exchange: HTTPExchange) {
         let request = exchange.request
         switch router.match(method: request.method, path: request.path) {
