@@ -68,7 +68,7 @@ final class ServiceLoop: @unchecked Sendable {
     func runJobs(inCallbackOf wsi: OpaquePointer) {
         guard connectionInCallback == nil else { return }
         connectionInCallback = wsi
-        executor.runJobs()
+        executor.runServiceThreadJobs()
         connectionInCallback = nil
     }
 

@@ -49,9 +49,9 @@ final class InboundMessageQueue: @unchecked Sendable {
         var waiter: UnsafeContinuation<WebSocketMessage?, Never>?
         /// Called (on the consumer's thread) when buffered bytes drop below `lowWater` after a pause.
         var onDrained: (@Sendable () -> Void)?
-        /// The connection's handler task while it runs (see `runAsOwner`); compared for
-        /// identity only, and cleared before that task ends.
-        var owner: UnsafeCurrentTask?
+        /// The identity of the connection's handler task while it runs (see `runAsOwner`),
+        /// 0 otherwise; cleared before that task ends.
+        var owner: UInt = 0
     }
 
     private let state = Locked(State())
@@ -104,31 +104,31 @@ final class InboundMessageQueue: @unchecked Sendable {
     /// saves adding and removing a task status record and three executor hops per message.
     /// Every other consumer, child tasks of the handler included, still gets one.
     func runAsOwner(_ body: () async -> Void) async {
-        withUnsafeCurrentTask { task in state.withLock { $0.owner = task } }
+        let task = Self.currentTaskIdentity()
+        state.withLock { $0.owner = task }
         await body()
-        state.withLock { $0.owner = nil }
+        state.withLock { $0.owner = 0 }
     }
 
     /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
     /// Runs on (and resumes onto) the caller's actor.
     @inline(__always)
     func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
-        let taken = state.withLock { state -> (message: WebSocketMessage, onDrained: (@Sendable () -> Void)?)? in
-            take(&state).map { ($0.0, $0.drained ? state.onDrained : nil) }
+        let caller = Self.currentTaskIdentity()
+        // One lock either takes a waiting message or tells whether the caller is the owner.
+        let ready = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?, callerIsOwner: Bool) in
+            if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil, false) }
+            return (nil, nil, caller != 0 && state.owner == caller)
         }
-        if let taken {
-            taken.onDrained?()
-            return taken.message
+        if let message = ready.message {
+            ready.onDrained?()
+            return message
         }
-        // Only a plain `Bool` goes through the (generic) `withUnsafeCurrentTask`.
-        let callerIsOwner = withUnsafeCurrentTask { task in
-            task != nil && state.withLock { $0.owner == task }
-        }
-        if callerIsOwner {
-            return await withUnsafeContinuation(isolation: actor) { wait($0) }
+        if ready.callerIsOwner {
+            return await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: false) }
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation(isolation: actor) { wait($0) }
+            await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: true) }
         } onCancel: {
             let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
                 defer { state.waiter = nil }
@@ -139,11 +139,13 @@ final class InboundMessageQueue: @unchecked Sendable {
     }
 
     /// Resumes `continuation` with a message that arrived meanwhile (or `nil` at the end, on
-    /// cancellation or when another consumer is already waiting), or parks it for `push`.
-    private func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>) {
+    /// cancellation when `cancellable`, or when another consumer is already waiting), or parks
+    /// it for `push`.
+    private func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>, cancellable: Bool) {
+        let isCancelled = cancellable && Task.isCancelled
         let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
             if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
-            if state.finished || Task.isCancelled || state.waiter != nil { return (nil, nil) }
+            if state.finished || isCancelled || state.waiter != nil { return (nil, nil) }
             state.waiter = continuation
             return nil
         }
@@ -151,6 +153,12 @@ final class InboundMessageQueue: @unchecked Sendable {
             immediate.onDrained?()
             continuation.resume(returning: immediate.message)
         }
+    }
+
+    /// The running task's address, or 0 outside a task: an identity to compare, never used to
+    /// reach the task (and cheaper than keeping an `UnsafeCurrentTask`, whose copies retain it).
+    private static func currentTaskIdentity() -> UInt {
+        withUnsafeCurrentTask { task in task.map { unsafeBitCast($0, to: UInt.self) } ?? 0 }
     }
 
     /// Pops a buffered message; `drained` tells whether a paused producer may resume.
