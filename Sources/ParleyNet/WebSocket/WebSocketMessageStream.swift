@@ -18,7 +18,11 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
 
     /// Yields the next message, or `nil` once the connection closed (or the task is cancelled).
     public struct Iterator: AsyncIteratorProtocol, Sendable {
-        let queue: InboundMessageQueue
+        @usableFromInline let queue: InboundMessageQueue
+
+        init(queue: InboundMessageQueue) {
+            self.queue = queue
+        }
 
         /// The next message, or `nil` at the end.
         public mutating func next() async -> WebSocketMessage? {
@@ -27,8 +31,20 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
 
         /// The next message, or `nil` at the end (isolation-aware form: an actor iterating
         /// stays on its executor, so each message costs no executor hop).
+        ///
+        /// Inlinable so that, in the caller's loop, the only executor check left per message is
+        /// the one after the wait; as a call it adds one on entry and one in the caller on return.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async -> WebSocketMessage? {
-            await queue.next(isolation: actor)
+            switch queue.firstLook() {
+            case .message(let message):
+                return message
+            case .waitAsOwner:
+                let queue = queue
+                return await withUnsafeContinuation(isolation: actor) { queue.wait($0, cancellable: false) }
+            case .waitCancellably:
+                return await queue.waitCancellably(isolation: actor)
+            }
         }
     }
 }
@@ -36,6 +52,7 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
 /// A single-consumer queue of received messages with byte-based flow control.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its lock.
+@usableFromInline
 final class InboundMessageQueue: @unchecked Sendable {
     /// Above this many buffered bytes the connection pauses reading.
     let highWater: Int
@@ -110,24 +127,43 @@ final class InboundMessageQueue: @unchecked Sendable {
         state.withLock { $0.owner = 0 }
     }
 
+    /// What `next` does after its first look at the queue.
+    @usableFromInline
+    enum NextStep {
+        /// A message was waiting: here it is.
+        case message(WebSocketMessage)
+        /// The connection's handler waits, with no cancellation handler (see `runAsOwner`).
+        case waitAsOwner
+        /// Any other consumer waits with a cancellation handler (`waitCancellably`).
+        case waitCancellably
+    }
+
     /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
     /// Runs on (and resumes onto) the caller's actor.
-    @inline(__always)
     func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
+        switch firstLook() {
+        case .message(let message): message
+        case .waitAsOwner: await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: false) }
+        case .waitCancellably: await waitCancellably(isolation: actor)
+        }
+    }
+
+    /// Takes a waiting message, or tells how the caller must wait for one; one lock either way.
+    @usableFromInline
+    func firstLook() -> NextStep {
         let caller = Self.currentTaskIdentity()
-        // One lock either takes a waiting message or tells whether the caller is the owner.
-        let ready = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?, callerIsOwner: Bool) in
-            if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil, false) }
-            return (nil, nil, caller != 0 && state.owner == caller)
+        let (step, onDrained) = state.withLock { state -> (NextStep, (@Sendable () -> Void)?) in
+            if let (message, drained) = take(&state) { return (.message(message), drained ? state.onDrained : nil) }
+            return (caller != 0 && state.owner == caller ? .waitAsOwner : .waitCancellably, nil)
         }
-        if let message = ready.message {
-            ready.onDrained?()
-            return message
-        }
-        if ready.callerIsOwner {
-            return await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: false) }
-        }
-        return await withTaskCancellationHandler {
+        onDrained?()
+        return step
+    }
+
+    /// Waits for the next message; cancelling the task ends the wait with `nil`.
+    @usableFromInline
+    func waitCancellably(isolation actor: isolated (any Actor)?) async -> WebSocketMessage? {
+        await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: true) }
         } onCancel: {
             let waiter = state.withLock { state -> UnsafeContinuation<WebSocketMessage?, Never>? in
@@ -141,7 +177,8 @@ final class InboundMessageQueue: @unchecked Sendable {
     /// Resumes `continuation` with a message that arrived meanwhile (or `nil` at the end, on
     /// cancellation when `cancellable`, or when another consumer is already waiting), or parks
     /// it for `push`.
-    private func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>, cancellable: Bool) {
+    @usableFromInline
+    func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>, cancellable: Bool) {
         let isCancelled = cancellable && Task.isCancelled
         let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
             if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
