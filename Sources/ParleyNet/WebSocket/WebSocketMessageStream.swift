@@ -26,7 +26,7 @@ public struct WebSocketMessageStream: AsyncSequence, Sendable {
 
         /// The next message, or `nil` at the end.
         public mutating func next() async -> WebSocketMessage? {
-            await queue.next()
+            await next(isolation: nil)
         }
 
         /// The next message, or `nil` at the end (isolation-aware form: an actor iterating
@@ -136,16 +136,6 @@ final class InboundMessageQueue: @unchecked Sendable {
         case waitAsOwner
         /// Any other consumer waits with a cancellation handler (`waitCancellably`).
         case waitCancellably
-    }
-
-    /// The next message, suspending until one arrives; `nil` at the end or on cancellation.
-    /// Runs on (and resumes onto) the caller's actor.
-    func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketMessage? {
-        switch firstLook() {
-        case .message(let message): message
-        case .waitAsOwner: await withUnsafeContinuation(isolation: actor) { wait($0, cancellable: false) }
-        case .waitCancellably: await waitCancellably(isolation: actor)
-        }
     }
 
     /// Takes a waiting message, or tells how the caller must wait for one; one lock either way.
