@@ -157,11 +157,10 @@ final class HTTPServerCore: @unchecked Sendable {
         case LWS_CALLBACK_ESTABLISHED:
             return webSocketEstablished(wsi)
         case LWS_CALLBACK_RECEIVE:
-            guard let connection = attached(wsi) as? WebSocketConnection else { return -1 }
-            return connection.receive(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+            let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            return withAttached(wsi, as: WebSocketConnection.self) { $0.receive(wsi, bytes) } ?? -1
         case LWS_CALLBACK_SERVER_WRITEABLE:
-            guard let connection = attached(wsi) as? WebSocketConnection else { return -1 }
-            return connection.writable(wsi)
+            return withAttached(wsi, as: WebSocketConnection.self) { $0.writable(wsi) } ?? -1
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             (attached(wsi) as? WebSocketConnection)?.peerClosing(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
         case LWS_CALLBACK_CLOSED:
@@ -191,6 +190,16 @@ final class HTTPServerCore: @unchecked Sendable {
     func attached(_ wsi: OpaquePointer) -> AnyObject? {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Runs `body` with the object bound to `wsi` when it is an `Object`, without retaining it
+    /// (the binding holds it until lws destroys the connection, never inside a callback); the
+    /// per-message callbacks use it.
+    func withAttached<Object: AnyObject, Result>(_ wsi: OpaquePointer, as type: Object.Type, _ body: (Object) -> Result) -> Result? {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer)._withUnsafeGuaranteedRef { object in
+            object is Object ? body(unsafeDowncast(object, to: Object.self)) : nil
+        }
     }
 
     /// Unbinds and releases whatever is bound to `wsi`.
@@ -450,6 +459,8 @@ func httpServerCallback(
     _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
-    let core = Unmanaged<HTTPServerCore>.fromOpaque(owner).takeUnretainedValue()
-    return core.handle(wsi, reason, input, length)
+    // The server keeps the core alive while its context exists: no retain per callback.
+    return Unmanaged<HTTPServerCore>.fromOpaque(owner)._withUnsafeGuaranteedRef { core in
+        core.handle(wsi, reason, input, length)
+    }
 }

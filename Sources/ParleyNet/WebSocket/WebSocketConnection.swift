@@ -36,26 +36,6 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         var message: WebSocketMessage
         /// The payload size in bytes.
         var byteCount: Int
-        var isBinary: Bool { if case .binary = message { true } else { false } }
-
-        /// The `lws_write` mode of a frame carrying part of this message.
-        func writeMode(isFirst: Bool, isFinal: Bool) -> lws_write_protocol {
-            let flags = lws_write_ws_flags(
-                Int32(isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue), isFirst ? 1 : 0, isFinal ? 1 : 0)
-            return lws_write_protocol(rawValue: UInt32(flags))
-        }
-
-        /// Runs `body` with the payload bytes `range`.
-        func withPayload<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-            switch message {
-            case .binary(let data):
-                return data.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
-            case .text(let text):
-                // `send` made the text contiguous, so this never falls back to a copy.
-                return text.utf8.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[range]))) }
-                    ?? Array(text.utf8)[range].withUnsafeBytes(body)
-            }
-        }
     }
 
     private struct Shared {
@@ -110,6 +90,10 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
     /// - Throws: `WebSocketError.closed` after close; `WebSocketError.backpressure` when the
     ///   peer stopped reading and the queue is full — the connection is then closed with 1008.
     public func send(_ message: WebSocketMessage) throws {
+        // On the service thread (a handler resumed by a received message), write at once or
+        // ask lws for a writable callback right away instead of scheduling a wake-up.
+        let direct = loop.isCurrent && (loop.connectionInCallback ?? wsi) == wsi ? wsi : nil
+        if let direct, try writeAtOnce(message, to: direct) { return }
         let outgoing: Outgoing
         switch message {
         case .text(var text):
@@ -119,10 +103,6 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             outgoing = Outgoing(message: message, byteCount: data.count)
         }
         let limit = maxOutgoingQueueBytes
-        // On the service thread (a handler resumed by a received message), ask lws for a
-        // writable callback right away instead of scheduling a wake-up.
-        let direct = loop.isCurrent && (loop.connectionInCallback ?? wsi) == wsi ? wsi : nil
-        if let direct, try writeAtOnce(outgoing, to: direct) { return }
         let (schedule, overflowed) = try shared.withLock { shared -> (Bool, Bool) in
             guard shared.state == .open else { throw WebSocketError.closed }
             if shared.queuedBytes > 0, shared.queuedBytes + outgoing.byteCount > limit {
@@ -142,20 +122,22 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if let direct { lws_callback_on_writable(direct) }
     }
 
-    /// Service thread: writes `outgoing` now when nothing is ahead of it (no queued message, no
+    /// Service thread: writes `message` now when nothing is ahead of it (no queued message, no
     /// half-written one, nothing lws still holds) and it fits in one frame; returns whether it
     /// did. lws keeps whatever the socket does not take and sends it before any later frame, so
     /// the writable round trip (a loop pass, and with epoll two `epoll_ctl` calls) is saved.
     /// - Throws: `WebSocketError.closed` after close.
-    private func writeAtOnce(_ outgoing: Outgoing, to wsi: OpaquePointer) throws -> Bool {
-        guard writing == nil, outgoing.byteCount <= Self.writeSlice, lws_partial_buffered(wsi) == 0 else { return false }
+    private func writeAtOnce(_ message: WebSocketMessage, to wsi: OpaquePointer) throws -> Bool {
+        guard writing == nil, lws_partial_buffered(wsi) == 0 else { return false }
+        let byteCount = message.byteCount
+        guard byteCount <= Self.writeSlice else { return false }
         let nothingAhead = try shared.withLock { shared -> Bool in
             guard shared.state == .open else { throw WebSocketError.closed }
             return shared.outgoing.isEmpty
         }
         guard nothingAhead else { return false }
-        let mode = outgoing.writeMode(isFirst: true, isFinal: true)
-        let written = outgoing.withPayload(0..<outgoing.byteCount) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
+        let mode = message.writeMode(isFirst: true, isFinal: true)
+        let written = message.withPayload(0..<byteCount) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
         if !written {
             // The socket failed: lws closes the connection once this pass is over.
             loop.afterService { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
@@ -325,8 +307,8 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         if case (let message, let offset)? = writing.take() {
             let total = message.byteCount
             let end = min(offset + Self.writeSlice, total)
-            let mode = message.writeMode(isFirst: offset == 0, isFinal: end == total)
-            let written = message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
+            let mode = message.message.writeMode(isFirst: offset == 0, isFinal: end == total)
+            let written = message.message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
             guard written else { return -1 }
             if end < total { writing = (message, end) }
         }
@@ -371,5 +353,28 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
         waiters.forEach { $0.resume() }
         onClosed?()
         onClosed = nil
+    }
+}
+
+extension WebSocketMessage {
+    /// The `lws_write` mode of a frame carrying part of this message.
+    fileprivate func writeMode(isFirst: Bool, isFinal: Bool) -> lws_write_protocol {
+        let isBinary = if case .binary = self { true } else { false }
+        let flags = lws_write_ws_flags(
+            Int32(isBinary ? LWS_WRITE_BINARY.rawValue : LWS_WRITE_TEXT.rawValue), isFirst ? 1 : 0, isFinal ? 1 : 0)
+        return lws_write_protocol(rawValue: UInt32(flags))
+    }
+
+    /// Runs `body` with the payload bytes `range`.
+    fileprivate func withPayload<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        switch self {
+        case .binary(let data):
+            return data.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        case .text(let text):
+            // Native strings are contiguous; `send` makes a queued one so, and only a bridged
+            // string written at once can take the copying path.
+            return text.utf8.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[range]))) }
+                ?? Array(text.utf8)[range].withUnsafeBytes(body)
+        }
     }
 }

@@ -185,7 +185,9 @@ final class InboundMessageQueue: @unchecked Sendable {
     /// The running task's address, or 0 outside a task: an identity to compare, never used to
     /// reach the task (and cheaper than keeping an `UnsafeCurrentTask`, whose copies retain it).
     private static func currentTaskIdentity() -> UInt {
-        withUnsafeCurrentTask { task in task.map { unsafeBitCast($0, to: UInt.self) } ?? 0 }
+        // `UnsafeCurrentTask?` is one pointer wide, `nil` being 0; reading it as bits copies
+        // nothing (`map` would retain and release the task).
+        withUnsafeCurrentTask { task in unsafeBitCast(task, to: UInt.self) }
     }
 
     /// Pops a buffered message; `drained` tells whether a paused producer may resume.
