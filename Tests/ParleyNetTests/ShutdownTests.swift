@@ -101,6 +101,35 @@ struct ShutdownTests {
         }
     }
 
+    /// lws' libev glue used to leave the loop waiting for the deadline its timer had first: a
+    /// 2 s idle timeout set while a 15 s keep-alive timeout was armed fired only after 15 s.
+    @Test func aShortTimeoutFiresBeforeALongerOneArmedEarlier() async throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.webSocketIdleTimeout = 2
+        let (closed, closedContinuation) = AsyncStream<Void>.makeStream()
+        var router = Router()
+        router.get("/ok") { _ in .text("ok") }
+        router.webSocket("/idle", WebSocketRoute(
+            decide: { _ in .accept(subprotocol: nil) },
+            onConnection: { connection, _ in
+                for await _ in connection.messages {}
+                closedContinuation.yield()
+            }))
+        try await withServer(configuration, router: router) { server in
+            // An idle keep-alive connection: lws closes it after 15 s.
+            let keptAlive = try RawSocket(port: server.port)
+            try await keptAlive.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try await keptAlive.receiveResponse().status == 200)
+            // Then a WebSocket that never answers pings: dropped after 2 s.
+            let socket = try RawSocket(port: server.port)
+            try await socket.send("GET /idle HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            _ = try await socket.receive(until: "\r\n\r\n")
+            try await withDeadline(30) { for await _ in closed { return } }
+            #expect(keptAlive.peerHasNotClosed(), "the idle WebSocket was dropped only with the keep-alive connection")
+        }
+    }
+
     @Test func aClientAnsweringPingsStaysConnected() async throws {
         var configuration = HTTPServer.Configuration()
         configuration.webSocketIdleTimeout = 2

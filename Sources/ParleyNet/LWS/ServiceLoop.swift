@@ -94,6 +94,10 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func runUntilStopped() {
         guard let context else { return }
+        // See `parley_lws_tick` (CLibWebsockets): without it a timeout can fire minutes late.
+        let tick = UnsafeMutablePointer<parley_lws_tick>.allocate(capacity: 1)
+        parley_lws_tick_start(tick, context)
+        defer { tick.deallocate() }
         while true {
             let (stopRequested, nothingScheduled) = state.withLock { ($0.stopRequested, $0.scheduled.isEmpty) }
             if stopRequested { break }
@@ -104,6 +108,7 @@ final class ServiceLoop: @unchecked Sendable {
         executor.stop()
         // Work scheduled after the stop still runs, so no waiter is left hanging.
         drainScheduledWork()
+        parley_lws_tick_stop(tick)
         lws_context_destroy(context)
         eventLoop.destroy()
         self.context = nil

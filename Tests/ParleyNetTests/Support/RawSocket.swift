@@ -34,11 +34,17 @@ final class RawSocket: Sendable {
         close(descriptor)
     }
 
-
     /// Sets the kernel receive buffer size (call before reading to make a slow reader).
     func setReceiveBuffer(_ bytes: Int32) {
         var size = bytes
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Whether the peer has not closed the connection; looks without blocking or consuming.
+    func peerHasNotClosed() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return count > 0 || (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
     }
 
     /// Sends all of `data`.
