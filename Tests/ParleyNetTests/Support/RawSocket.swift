@@ -5,28 +5,41 @@ import Glibc
 
 /// A TCP client socket for speaking raw bytes to the server under test. The blocking system
 /// calls run on a dispatch queue so they never occupy the cooperative thread pool.
+///
+/// It connects on its first send or read, in the same blocking call: when the whole test suite
+/// keeps the cooperative pool busy, the test's task may wait seconds between two awaits, and a
+/// connection made early would sit idle long enough for the server to cut it off (lws gives a
+/// new connection 5 s to send its request).
 final class RawSocket: Sendable {
     let descriptor: Int32
+    private let port: Int
+    private let connected = Guarded(false)
 
-    /// Connects to 127.0.0.1:`port`, with `timeout` seconds for every read and write.
+    /// Prepares a connection to 127.0.0.1:`port`, with `timeout` seconds for every read and write.
     init(port: Int, timeout: Int = 30) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RawSocketError.failed("socket") }
+        self.port = port
         var time = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+
+    /// Connects unless already connected.
+    private func connectIfNeeded() throws {
+        try connected.withLock { connected in
+            guard !connected else { return }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
-        }
-        guard result == 0 else {
-            close(descriptor)
-            throw RawSocketError.failed("connect")
+            guard result == 0 else { throw RawSocketError.failed("connect") }
+            connected = true
         }
     }
 
@@ -34,21 +47,16 @@ final class RawSocket: Sendable {
         close(descriptor)
     }
 
-    /// Sets the kernel receive buffer size (call before reading to make a slow reader).
+    /// Sets the kernel receive buffer size (call before the first send or read to make a slow
+    /// reader).
     func setReceiveBuffer(_ bytes: Int32) {
         var size = bytes
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Whether the peer has not closed the connection; looks without blocking or consuming.
-    func peerHasNotClosed() -> Bool {
-        var byte: UInt8 = 0
-        let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
-        return count > 0 || (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-    }
-
     /// Sends all of `data`.
     func sendBlocking(_ data: Data) throws {
+        try connectIfNeeded()
         try data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -71,6 +79,7 @@ final class RawSocket: Sendable {
 
     /// Reads what is available (blocking until at least one byte or EOF); empty at EOF.
     func receiveSomeBlocking(max: Int = 65536) throws -> Data {
+        try connectIfNeeded()
         var buffer = [UInt8](repeating: 0, count: max)
         let count = recv(descriptor, &buffer, max, 0)
         guard count >= 0 else { throw RawSocketError.failed("recv") }
