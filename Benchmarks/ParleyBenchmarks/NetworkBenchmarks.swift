@@ -23,22 +23,18 @@ func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     progress("network: ParleyNet on port \(swiftServer.port), raw lws on port \(rawServer.port)")
 
     var results: [BenchmarkResult] = []
-    let seconds = quick ? 2 : 4
-    // The machine is shared: alternate the two servers and keep the median of the runs.
-    let repeats = quick ? 1 : 3
+    // The machine is shared and its speed drifts: each figure compares the two servers in
+    // back-to-back pairs of runs and keeps the median over the pairs.
     for connections in quick ? [50] : [1, 50, 200] {
         progress("network: GET with \(connections) connections")
-        var rawRuns: [Double] = []
-        var swiftRuns: [Double] = []
-        for _ in 0..<repeats {
-            rawRuns.append(try await tools.getThroughput(port: rawServer.port, connections: connections, seconds: seconds))
-            swiftRuns.append(try await rawServer.whilePaused {
-                try await tools.getThroughput(port: swiftServer.port, connections: connections, seconds: seconds)
-            })
+        let runs = try await measureInPairs(quick ? 1 : 7, rawServer: rawServer, swiftPort: swiftServer.port) { port in
+            try await tools.getThroughput(port: port, connections: connections, seconds: 2)
         }
+        let rawRuns = runs.map(\.raw)
+        let swiftRuns = runs.map(\.parleyNet)
         let raw = percentile(rawRuns, 50)
         let swift = percentile(swiftRuns, 50)
-        let ratio = swift / raw * 100
+        let ratio = percentile(runs.map { $0.parleyNet / $0.raw * 100 }, 50)
         results += [
             BenchmarkResult(area: "network", name: "GET req/s, \(connections) connections, raw lws", value: raw,
                             unit: "req/s", target: "", meetsTarget: nil),
@@ -51,34 +47,20 @@ func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 
     for (connections, bytes) in [(1, 1024), (1, 16384), (100, 1024), (100, 16384)] {
         // A round sends one message per connection. The host's slow stretches last about a
-        // 100-connection run, and one run's p50 moves by ±50 µs with them: many short runs in
-        // back-to-back pairs, whose two halves see the same host, outlast that noise better
-        // than a few long ones.
+        // 100-connection run, and one run's p50 moves by ±50 µs with them: many short pairs
+        // outlast that noise better than a few long runs.
         let rounds = connections == 1 ? (quick ? 500 : 2000) : (quick ? 50 : 200)
-        let pairs = connections == 1 ? repeats : (quick ? 1 : 21)
+        let pairs = quick ? 1 : (connections == 1 ? 3 : 21)
         progress("network: WebSocket echo, \(bytes) bytes, \(connections) connections")
-        var rawRuns: [(p50: Double, p99: Double)] = []
-        var swiftRuns: [(p50: Double, p99: Double)] = []
-        for pair in 0..<pairs {
-            let measureRaw = { try await tools.roundTrip(port: rawServer.port, connections: connections, bytes: bytes, rounds: rounds) }
-            let measureSwift = {
-                try await rawServer.whilePaused {
-                    try await tools.roundTrip(port: swiftServer.port, connections: connections, bytes: bytes, rounds: rounds)
-                }
-            }
-            // Alternating which server goes first cancels any drift within a pair.
-            if pair.isMultiple(of: 2) {
-                rawRuns.append(try await measureRaw())
-                swiftRuns.append(try await measureSwift())
-            } else {
-                swiftRuns.append(try await measureSwift())
-                rawRuns.append(try await measureRaw())
-            }
+        let runs = try await measureInPairs(pairs, rawServer: rawServer, swiftPort: swiftServer.port) { port in
+            try await tools.roundTrip(port: port, connections: connections, bytes: bytes, rounds: rounds)
         }
+        let rawRuns = runs.map(\.raw)
+        let swiftRuns = runs.map(\.parleyNet)
         let raw = (p50: percentile(rawRuns.map(\.p50), 50), p99: percentile(rawRuns.map(\.p99), 50))
         let swift = (p50: percentile(swiftRuns.map(\.p50), 50), p99: percentile(swiftRuns.map(\.p99), 50))
         let label = "\(bytes / 1024) KB, \(connections) connection\(connections == 1 ? "" : "s")"
-        let added = percentile(zip(swiftRuns, rawRuns).map { $0.p50 - $1.p50 }, 50)
+        let added = percentile(runs.map { $0.parleyNet.p50 - $0.raw.p50 }, 50)
         results += [
             BenchmarkResult(area: "network", name: "WS RTT p50, \(label), raw lws", value: raw.p50, unit: "µs", target: "", meetsTarget: nil),
             BenchmarkResult(area: "network", name: "WS RTT p99, \(label), raw lws", value: raw.p99, unit: "µs", target: "", meetsTarget: nil),
@@ -90,6 +72,26 @@ func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
     await swiftServer.shutdown()
     return results
+}
+
+/// Measures the raw server and ParleyNet (on `swiftPort`) `pairs` times with `measure` (given a
+/// port), back to back: raw first in even pairs and ParleyNet first in odd ones, which cancels
+/// a drift of the machine's speed within a pair. The raw server is paused while ParleyNet is
+/// measured.
+private func measureInPairs<Figure>(
+    _ pairs: Int, rawServer: RawLWSServer, swiftPort: Int, _ measure: (Int) async throws -> Figure
+) async throws -> [(raw: Figure, parleyNet: Figure)] {
+    var runs: [(raw: Figure, parleyNet: Figure)] = []
+    for pair in 0..<pairs {
+        if pair.isMultiple(of: 2) {
+            let raw = try await measure(rawServer.port)
+            runs.append((raw, try await rawServer.whilePaused { try await measure(swiftPort) }))
+        } else {
+            let parleyNet = try await rawServer.whilePaused { try await measure(swiftPort) }
+            runs.append((try await measure(rawServer.port), parleyNet))
+        }
+    }
+    return runs
 }
 
 /// The external programs the network benchmark drives.

@@ -23,12 +23,12 @@ AREA_TITLES = {
 AREA_NOTES = {
     "network": (
         "ParleyNet (in the benchmark process) and a raw libwebsockets server in C (`Benchmarks/RawLWS/raw_lws_server.c`, "
-        "the same Debian lws) side by side; the raw server is paused (SIGSTOP) while ParleyNet is measured. GET: `wrk` "
-        "with one thread, 3 alternated runs of 4 s per connection count, medians. WebSocket echo: `Benchmarks/RawLWS/"
+        "the same Debian lws) side by side; the raw server is paused (SIGSTOP) while ParleyNet is measured. Every figure "
+        "comes from pairs of runs, one per server, back to back, raw first in one pair and ParleyNet first in the next. "
+        "GET: `wrk` with one thread, 7 pairs of 2 s runs per connection count. WebSocket echo: `Benchmarks/RawLWS/"
         "ws_rtt_client.c` sends one binary message on every connection per round and times each echo; 1 connection: "
-        "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. The two runs of a pair go back "
-        "to back, raw first in one pair and ParleyNet first in the next. The per-server p50 and p99 are medians over the "
-        "runs; \"added by ParleyNet\" is the median over the pairs of the difference between the two runs' p50."
+        "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. Per-server figures are medians "
+        "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
