@@ -304,13 +304,13 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             return (next, !shared.outgoing.isEmpty, shared.closeRequest)
         }
         if let next { writing = (next, 0) }
-        if case (let message, let offset)? = writing.take() {
-            let total = message.byteCount
+        if case (let outgoing, let offset)? = writing.take() {
+            let total = outgoing.byteCount
             let end = min(offset + Self.writeSlice, total)
-            let mode = message.message.writeMode(isFirst: offset == 0, isFinal: end == total)
-            let written = message.message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
+            let mode = outgoing.message.writeMode(isFirst: offset == 0, isFinal: end == total)
+            let written = outgoing.message.withPayload(offset..<end) { LWSWrite.write(wsi, $0, through: loop, mode: mode) }
             guard written else { return -1 }
-            if end < total { writing = (message, end) }
+            if end < total { writing = (outgoing, end) }
         }
         if writing != nil || more {
             lws_callback_on_writable(wsi)

@@ -143,7 +143,7 @@ final class InboundMessageQueue: @unchecked Sendable {
     func firstLook() -> NextStep {
         let caller = Self.currentTaskIdentity()
         let (step, onDrained) = state.withLock { state -> (NextStep, (@Sendable () -> Void)?) in
-            if let (message, drained) = take(&state) { return (.message(message), drained ? state.onDrained : nil) }
+            if let (message, onDrained) = take(&state) { return (.message(message), onDrained) }
             return (caller != 0 && state.owner == caller ? .waitAsOwner : .waitCancellably, nil)
         }
         onDrained?()
@@ -171,7 +171,7 @@ final class InboundMessageQueue: @unchecked Sendable {
     func wait(_ continuation: UnsafeContinuation<WebSocketMessage?, Never>, cancellable: Bool) {
         let isCancelled = cancellable && Task.isCancelled
         let immediate = state.withLock { state -> (message: WebSocketMessage?, onDrained: (@Sendable () -> Void)?)? in
-            if let (message, drained) = take(&state) { return (message, drained ? state.onDrained : nil) }
+            if let (message, onDrained) = take(&state) { return (message, onDrained) }
             if state.finished || isCancelled || state.waiter != nil { return (nil, nil) }
             state.waiter = continuation
             return nil
@@ -190,15 +190,13 @@ final class InboundMessageQueue: @unchecked Sendable {
         withUnsafeCurrentTask { task in unsafeBitCast(task, to: UInt.self) }
     }
 
-    /// Pops a buffered message; `drained` tells whether a paused producer may resume.
-    private func take(_ state: inout State) -> (WebSocketMessage, drained: Bool)? {
+    /// Pops a buffered message, with what to call (outside the lock) when a paused producer may
+    /// resume reading now.
+    private func take(_ state: inout State) -> (WebSocketMessage, onDrained: (@Sendable () -> Void)?)? {
         guard let message = state.messages.pop() else { return nil }
         state.bufferedBytes -= message.byteCount
-        var drained = false
-        if state.paused, state.bufferedBytes < lowWater {
-            state.paused = false
-            drained = true
-        }
-        return (message, drained)
+        guard state.paused, state.bufferedBytes < lowWater else { return (message, nil) }
+        state.paused = false
+        return (message, state.onDrained)
     }
 }
