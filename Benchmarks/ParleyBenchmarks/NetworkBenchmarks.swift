@@ -77,7 +77,7 @@ func runNetworkBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 /// Measures the raw server and ParleyNet (on `swiftPort`) `pairs` times with `measure` (given a
 /// port), back to back: raw first in even pairs and ParleyNet first in odd ones, which cancels
 /// a drift of the machine's speed within a pair. The raw server is paused while ParleyNet is
-/// measured.
+/// measured. Each pair's figures go to the progress log, so a median can be traced to its runs.
 private func measureInPairs<Figure>(
     _ pairs: Int, rawServer: RawLWSServer, swiftPort: Int, _ measure: (Int) async throws -> Figure
 ) async throws -> [(raw: Figure, parleyNet: Figure)] {
@@ -90,6 +90,7 @@ private func measureInPairs<Figure>(
             let parleyNet = try await rawServer.whilePaused { try await measure(swiftPort) }
             runs.append((try await measure(rawServer.port), parleyNet))
         }
+        progress("  pair \(pair + 1) of \(pairs): raw \(runs[pair].raw), ParleyNet \(runs[pair].parleyNet)")
     }
     return runs
 }

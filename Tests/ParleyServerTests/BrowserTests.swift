@@ -55,9 +55,11 @@ struct BrowserTests {
 /// A recognizer that hears the pitch of the loud part of an utterance and answers with it in
 /// hertz, rounded to 50 Hz ("500"); silence gives an empty transcript.
 ///
-/// Loud 20 ms frames whose zero crossings stray more than a fifth from the median frame's (a
-/// stretch the browser's fake microphone dropped or zero-filled under load) are left out; a wrong
-/// sample rate anywhere on the way shifts every frame alike, so it still changes the number.
+/// Only loud 20 ms frames within one zero crossing of the median frame's count are averaged: a
+/// frame where the browser's fake microphone dropped or zero-filled a stretch under load has
+/// fewer crossings and is left out, so glitches in a minority of frames do not move the number.
+/// A wrong sample rate anywhere on the way shifts every frame alike (48 kHz read as 44.1 kHz
+/// moves 20 crossings to 18), so it still changes the number.
 private struct PitchRecognizer: SpeechRecognizer {
     static let toneHertz = 500
     let sampleRate = 16_000
@@ -77,7 +79,7 @@ private struct PitchRecognizer: SpeechRecognizer {
             (start + 1..<start + frame).count { (samples[$0 - 1] < 0) != (samples[$0] < 0) }
         }
         let median = Double(crossingsPerFrame.sorted()[crossingsPerFrame.count / 2])
-        let kept = crossingsPerFrame.filter { abs(Double($0) - median) <= median / 5 }
+        let kept = crossingsPerFrame.filter { abs(Double($0) - median) <= 1 }
         let hertz = Double(kept.reduce(0, +)) / 2 / (Double(kept.count * frame) / Double(sampleRate))
         let rounded = Int((hertz / 50).rounded()) * 50
         return Transcription(text: String(rounded), audioDuration: duration, processingDuration: 0)

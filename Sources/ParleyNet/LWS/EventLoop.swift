@@ -70,6 +70,14 @@ final class EventLoop: @unchecked Sendable {
         parley_ev_run_once(loop, waiting ? 1 : 0)
     }
 
+    /// Service thread, between passes: runs now the watchers waiting for `descriptors` to be
+    /// writable, as if the kernel had just reported them writable. Descriptors nobody waits
+    /// on for writing are left alone.
+    func reportWritable(_ descriptors: [Int32]) {
+        for descriptor in descriptors { ev_feed_fd_event(loop, descriptor, Int32(EV_WRITE)) }
+        ev_invoke_pending(loop)
+    }
+
     /// Service thread, after the context on it is destroyed: frees the loop.
     func destroy() {
         live.withLock { $0 = false }

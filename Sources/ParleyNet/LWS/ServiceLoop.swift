@@ -72,14 +72,26 @@ final class ServiceLoop: @unchecked Sendable {
         connectionInCallback = nil
     }
 
-    /// Starts the service thread. `onExit` runs on that thread after the context is destroyed.
-    func start(onExit: @escaping @Sendable () -> Void = {}) {
+    /// Service thread, outside lws callbacks: serves the writable callbacks lws asked for on
+    /// `connections` now, as the event loop would once the kernel reported their sockets
+    /// writable. Only for sockets known to be writable (written to a moment ago, nothing left
+    /// buffered); connections that asked for nothing are left alone.
+    func serveWritableNow(_ connections: [OpaquePointer]) {
+        eventLoop.reportWritable(connections.map { lws_get_socket_fd($0) }.filter { $0 >= 0 })
+    }
+
+    /// Starts the service thread. `beforeEachWait` runs on it after every pass of the event loop
+    /// and the work that followed, just before the loop looks for events again; `onExit` runs
+    /// on it after the context is destroyed.
+    func start(beforeEachWait: @escaping () -> Void = {}, onExit: @escaping @Sendable () -> Void = {}) {
+        // The service thread is the only one that ever calls `beforeEachWait`.
+        nonisolated(unsafe) let beforeEachWait = beforeEachWait
         let thread = Thread { [self] in
             // Named from inside: Foundation names only the running thread in the OS (where
             // `top -H` and `perf` show it).
             Thread.current.name = name
             eventLoop.enterServiceThread()
-            runUntilStopped()
+            runUntilStopped(beforeEachWait: beforeEachWait)
             onExit()
             let waiters = finished.withLock { finished -> [CheckedContinuation<Void, Never>] in
                 finished.done = true
@@ -92,7 +104,7 @@ final class ServiceLoop: @unchecked Sendable {
         thread.start()
     }
 
-    private func runUntilStopped() {
+    private func runUntilStopped(beforeEachWait: () -> Void) {
         guard let context else { return }
         // See `parley_lws_tick` (CLibWebsockets): without it a timeout can fire minutes late.
         let tick = UnsafeMutablePointer<parley_lws_tick>.allocate(capacity: 1)
@@ -104,6 +116,7 @@ final class ServiceLoop: @unchecked Sendable {
             let idle = nothingScheduled && !executor.hasJobs && afterServiceWork.isEmpty
             eventLoop.runOnce(waiting: idle)
             runPendingWork()
+            beforeEachWait()
         }
         executor.stop()
         // Work scheduled after the stop still runs, so no waiter is left hanging.

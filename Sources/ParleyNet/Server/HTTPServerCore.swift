@@ -5,8 +5,8 @@ import Foundation
 /// that turns lws events into exchanges and WebSocket connections.
 ///
 /// `@unchecked Sendable`: `isDraining` is guarded by its lock; `liveWebSockets`,
-/// `replayedUpgrades`, `peerAddresses` and the subprotocol name buffer are touched only on the
-/// service thread; the rest is immutable after `start()`.
+/// `replayedUpgrades`, `peerAddresses`, `keepAliveWritables` and the subprotocol name buffer
+/// are touched only on the service thread; the rest is immutable after `start()`.
 final class HTTPServerCore: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     let router: Router
@@ -36,6 +36,9 @@ final class HTTPServerCore: @unchecked Sendable {
     /// the connection: a keep-alive connection's later requests cost no `getpeername` and no
     /// formatting.
     private var peerAddresses: [OpaquePointer: String] = [:]
+    /// Keep-alive connections whose transaction completed in the current service pass, waiting
+    /// for `serveKeepAliveWritables`; a connection lws destroys meanwhile leaves the list.
+    private var keepAliveWritables: [OpaquePointer] = []
 
     static let httpProtocolName = "parley-http"
     static let rawProtocolName = "parley-raw"
@@ -121,7 +124,7 @@ final class HTTPServerCore: @unchecked Sendable {
         let loop = ServiceLoop(context: context, eventLoop: eventLoop, name: "parley-http")
         self.loop = loop
         // The loop's thread keeps the core alive until the context is destroyed.
-        loop.start { [self] in _ = self }
+        loop.start(beforeEachWait: { [self] in serveKeepAliveWritables() }, onExit: { [self] in _ = self })
     }
 
     // MARK: Callback dispatch (service thread)
@@ -172,6 +175,7 @@ final class HTTPServerCore: @unchecked Sendable {
         case LWS_CALLBACK_WSI_DESTROY:
             detach(wsi)
             peerAddresses[wsi] = nil
+            if !keepAliveWritables.isEmpty { keepAliveWritables.removeAll { $0 == wsi } }
         default:
             break
         }
@@ -342,8 +346,27 @@ final class HTTPServerCore: @unchecked Sendable {
             exchange.completed()
             detach(wsi)
             exchanges.end()
-            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            if lws_http_transaction_completed(wsi) != 0 { return -1 }
+            // With output still buffered, lws waits for the socket to drain: leave that to it.
+            if lws_partial_buffered(wsi) == 0 { keepAliveWritables.append(wsi) }
+            return 0
         }
+    }
+
+    /// Serves the writable events lws asked for on the keep-alive connections whose response
+    /// completed in this pass (`keepAliveWritables`), before the event loop looks for events.
+    ///
+    /// lws 4.1 ends every `lws_http_transaction_completed` by asking for a writable callback,
+    /// with nothing to write. On libev's epoll backend, turning that request on and off again
+    /// costs an `epoll_ctl` each, and the callback a pass of its own: two system calls and a
+    /// wake-up per request, where lws' own poll loop pays none. The socket was written to a
+    /// moment ago, so it is writable: serving the event now, through the loop as if the kernel
+    /// had reported it, cancels the request before libev hands it to the kernel.
+    private func serveKeepAliveWritables() {
+        guard !keepAliveWritables.isEmpty, let loop else { return }
+        let connections = keepAliveWritables
+        keepAliveWritables = []
+        loop.serveWritableNow(connections)
     }
 
     // MARK: WebSocket
