@@ -28,7 +28,8 @@ AREA_NOTES = {
         "GET: `wrk` with one thread, 7 pairs of 2 s runs per connection count. WebSocket echo: `Benchmarks/RawLWS/"
         "ws_rtt_client.c` sends one binary message on every connection per round and times each echo; 1 connection: "
         "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. Per-server figures are medians "
-        "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference."
+        "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference. "
+        "Each pair's two figures are in the run's `benchmarks.log`."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
