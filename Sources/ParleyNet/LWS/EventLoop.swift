@@ -73,7 +73,7 @@ final class EventLoop: @unchecked Sendable {
     /// Service thread, between passes: runs now the watchers waiting for `descriptors` to be
     /// writable, as if the kernel had just reported them writable. Descriptors nobody waits
     /// on for writing are left alone.
-    func reportWritable(_ descriptors: [Int32]) {
+    func reportWritable(_ descriptors: some Sequence<Int32>) {
         for descriptor in descriptors { ev_feed_fd_event(loop, descriptor, Int32(EV_WRITE)) }
         ev_invoke_pending(loop)
     }

@@ -77,7 +77,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// writable. Only for sockets known to be writable (written to a moment ago, nothing left
     /// buffered); connections that asked for nothing are left alone.
     func serveWritableNow(_ connections: [OpaquePointer]) {
-        eventLoop.reportWritable(connections.map { lws_get_socket_fd($0) }.filter { $0 >= 0 })
+        // Lazily: this runs after every pass that completed a response, so no arrays are built.
+        eventLoop.reportWritable(connections.lazy.map { lws_get_socket_fd($0) }.filter { $0 >= 0 })
     }
 
     /// Starts the service thread. `beforeEachWait` runs on it after every pass of the event loop
