@@ -34,6 +34,7 @@ extension RealtimeSessionSettings {
         tools = try Self.decodeTools(session)
         toolChoice = try Self.decodeToolChoice(session, key: "tool_choice")
         temperature = try Self.decodeTemperature(session, key: "temperature")
+        parleyEvents = try session.bool("parley_events")
     }
 
     private static func decodeGA(

@@ -61,6 +61,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var temperature: Double?
     /// The most tokens per response.
     public var maxOutputTokens: RealtimeTokenLimit?
+    /// Parley's extension `parley_events`: whether the client wants Parley's own `parley.*`
+    /// events (live transcript replacements, tool progress, turn metrics). Never written back.
+    public var parleyEvents: Bool?
 
     /// The only audio sample rate the protocol carries here: pcm16 at 24 kHz.
     public static let supportedAudioRate = 24_000
@@ -71,7 +74,7 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         outputModalities: [RealtimeModality]? = nil, inputAudioRate: Int? = nil, outputAudioRate: Int? = nil,
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
-        maxOutputTokens: RealtimeTokenLimit? = nil
+        maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil
     ) {
         self.instructions = instructions
         self.voice = voice
@@ -85,6 +88,7 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         self.toolChoice = toolChoice
         self.temperature = temperature
         self.maxOutputTokens = maxOutputTokens
+        self.parleyEvents = parleyEvents
     }
 
     /// These settings with every field `update` mentions replaced by the update's value.
@@ -101,7 +105,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             tools: update.tools ?? tools,
             toolChoice: update.toolChoice ?? toolChoice,
             temperature: update.temperature ?? temperature,
-            maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens
+            maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens,
+            parleyEvents: update.parleyEvents ?? parleyEvents
         )
     }
 
