@@ -19,7 +19,7 @@ extension RealtimeServerEvent {
         switch type {
         case "session.created":
             return .sessionCreated(try RealtimeSessionInfo(decoding: try reader.requiredObject("session")))
-        case "session.updated":
+        case "session.updated", "transcription_session.updated":
             return .sessionUpdated(try RealtimeSessionInfo(decoding: try reader.requiredObject("session")))
         case "conversation.created":
             return .conversationCreated(id: try reader.requiredObject("conversation").requiredString("id"))

@@ -6,6 +6,8 @@ extension RealtimeServerEvent {
         let ga = dialect == .ga
         switch self {
         case .sessionCreated: return "session.created"
+        case .sessionUpdated(let session) where !ga && session.settings.sessionType == .transcription:
+            return "transcription_session.updated"
         case .sessionUpdated: return "session.updated"
         case .conversationCreated: return "conversation.created"
         case .inputAudioBufferSpeechStarted: return "input_audio_buffer.speech_started"

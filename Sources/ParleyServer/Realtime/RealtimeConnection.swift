@@ -20,6 +20,8 @@ actor RealtimeConnection {
     private var sendsParleyEvents: Bool
     /// How the client asked for its audio to be transcribed, reported back in the session.
     private var inputTranscription = RealtimeInputTranscription.enabled(model: RealtimeConnection.transcriptionModel, language: nil, prompt: nil)
+    /// Whether the client made this a transcription session: audio in, transcripts out, no responses.
+    private var isTranscriptionSession = false
     /// The most recent responses that ended cancelled: cancelling one again is a no-op.
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
@@ -65,9 +67,10 @@ actor RealtimeConnection {
     }
 
     private var sessionInfo: RealtimeSessionInfo {
-        RealtimeSessionInfo(
-            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600,
-            settings: RealtimeSessionSettings(configuration, inputTranscription: inputTranscription)
+        var settings = RealtimeSessionSettings(configuration, inputTranscription: inputTranscription)
+        settings.sessionType = isTranscriptionSession ? .transcription : nil
+        return RealtimeSessionInfo(
+            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
         )
     }
 
@@ -109,6 +112,8 @@ actor RealtimeConnection {
                 return
             }
             configuration = update.applied(to: configuration)
+            if let type = update.sessionType { isTranscriptionSession = type == .transcription }
+            if isTranscriptionSession { configuration.turnDetection?.createResponse = false }
             if let transcription = update.inputTranscription { inputTranscription = transcription }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
             translator.speaksResponses = configuration.speaksResponses
@@ -175,6 +180,10 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No assistant audio item \(itemID) to truncate.", param: "item_id", eventID: eventID))
             }
         case .responseCreate(let options, let eventID):
+            guard !isTranscriptionSession else {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "This is a transcription session: it transcribes the audio and creates no responses. Switch the session's type to 'realtime' for answers.", param: "session.type", eventID: eventID))
+                return
+            }
             let options = options ?? RealtimeResponseOptions()
             if let problem = RealtimeSettingsValidation.problem(in: options, sessionTools: configuration.clientTools + session.serverTools) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
