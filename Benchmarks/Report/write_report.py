@@ -24,7 +24,8 @@ AREA_TITLES = {
 AREA_NOTES = {
     "network": (
         "ParleyNet (in the benchmark process) and a raw libwebsockets server in C (`Benchmarks/RawLWS/raw_lws_server.c`, "
-        "the same Debian lws) side by side; the raw server is paused (SIGSTOP) while ParleyNet is measured. Every figure "
+        "the same Debian lws, run on a libev loop like ParleyNet, so the two differ only in what sits on top of lws) "
+        "side by side; the raw server is paused (SIGSTOP) while ParleyNet is measured. Every figure "
         "comes from pairs of runs, one per server, back to back, raw first in one pair and ParleyNet first in the next. "
         "GET: `wrk` with one thread, 7 pairs of 2 s runs per connection count. WebSocket echo: `Benchmarks/RawLWS/"
         "ws_rtt_client.c` sends one binary message on every connection per round and times each echo; 1 connection: "
