@@ -145,7 +145,7 @@ private func measureServerTurns(question: SpokenQuestion, url: URL, secret: Stri
 /// The figures of several turns: voice-to-voice p50 (against `target` ms, if any) and max,
 /// and each stage's p50.
 private func voiceResults(_ figures: [VoiceTurnFigures], label: String, target: Double?) -> [BenchmarkResult] {
-    let name = "voice-to-voice, embedded stack, 2 s utterance\(label)"
+    let name = "embedded stack, best case (a fresh conversation every turn, the same 2 s question): last speech sample -> first audio\(label)"
     let latencies = figures.map(\.voiceToVoiceMs)
     let p50 = percentile(latencies, 50)
     var results = [
