@@ -253,7 +253,7 @@ import Testing
         MalformedCase(#"{"type":"conversation.item.create","item":{"type":"function_call","call_id":"c","arguments":"{}"}}"#, "missing_required_parameter", param: "item.name"),
         MalformedCase(#"{"type":"session.update"}"#, "missing_required_parameter", param: "session"),
         MalformedCase(#"{"type":"session.update","session":[]}"#, "invalid_value", param: "session"),
-        MalformedCase(#"{"type":"session.update","session":{"type":"transcription"}}"#, "unsupported_value", param: "session.type"),
+        MalformedCase(#"{"type":"session.update","session":{"type":"translation"}}"#, "invalid_value", param: "session.type"),
         MalformedCase(#"{"type":"session.update","session":{"type":"conversation"}}"#, "invalid_value", param: "session.type"),
         MalformedCase(#"{"type":"session.update","session":{"instructions":42}}"#, "invalid_value", param: "session.instructions"),
         MalformedCase(#"{"type":"session.update","session":{"turn_detection":5}}"#, "invalid_value", param: "session.turn_detection"),
@@ -401,6 +401,7 @@ extension RealtimeSamples {
             .sessionUpdate(full, eventID: "e1"),
             .sessionUpdate(RealtimeSessionSettings(turnDetection: .manual, inputTranscription: .disabled, tools: [])),
             .sessionUpdate(RealtimeSessionSettings(outputModalities: [.text], toolChoice: .required, maxOutputTokens: .unlimited)),
+        ] + (dialect == .ga ? [.sessionUpdate(RealtimeSessionSettings(sessionType: .transcription))] : []) + [
             .inputAudioBufferAppend(audio: PCM16Buffer(samples: [1, 2, 3]).base64EncodedString(), eventID: "e2"),
             .inputAudioBufferCommit(),
             .inputAudioBufferClear(eventID: "e3"),

@@ -16,12 +16,13 @@ extension RealtimeSessionSettings {
     /// Decodes the `session` object of a `session.update` (or of `session.created/updated`).
     init(decoding session: RealtimeJSONReader, dialect: RealtimeDialect) throws(RealtimeProtocolError) {
         self.init()
+        // A conversation unless the object says otherwise (GA always names its type).
         var sessionType: RealtimeSessionType?
         if let type = try session.string("type") {
             guard let known = RealtimeSessionType(rawValue: type) else {
                 throw .invalidValue(session.path(of: "type"), "expected 'realtime' or 'transcription', got \(quotedExcerpt(type)).")
             }
-            sessionType = known
+            sessionType = known == .transcription ? .transcription : nil
         }
         let audio = try session.object("audio")
         let audioInput = try audio?.object("input")

@@ -45,7 +45,7 @@ public enum RealtimeInputTranscription: Sendable, Hashable {
 /// The settings a `session.update` can change, normalised across both dialects. Every field
 /// is optional: `nil` means "not mentioned", so an update leaves that setting as it was.
 public struct RealtimeSessionSettings: Sendable, Hashable {
-    /// A conversation or a transcription-only session.
+    /// `.transcription` for a transcription-only session; `nil` is a conversation (`realtime`).
     public var sessionType: RealtimeSessionType?
     /// The system instructions.
     public var instructions: String?

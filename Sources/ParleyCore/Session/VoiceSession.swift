@@ -221,6 +221,24 @@ public actor VoiceSession {
         return itemID
     }
 
+    /// What an item of the conversation holds right now.
+    public enum ItemContent: Sendable, Hashable {
+        /// The item's final message.
+        case final(ChatMessage)
+        /// The reply being written or spoken, with its text so far.
+        case replyInProgress(text: String)
+        /// Committed audio whose transcript is not known yet (or that transcribed to nothing).
+        case inputWithoutTranscript
+    }
+
+    /// What the item `id` holds, `nil` when the conversation has no such item.
+    public func content(ofItem id: String) -> ItemContent? {
+        if let message = ledger.message(id: id) { return .final(message) }
+        guard ledger.contains(id: id) else { return nil }
+        if let active = response, active.itemID == id { return .replyInProgress(text: active.text) }
+        return .inputWithoutTranscript
+    }
+
     /// Removes an item from the conversation.
     /// - Returns: whether the item existed.
     @discardableResult

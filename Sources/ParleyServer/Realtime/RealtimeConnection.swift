@@ -112,7 +112,8 @@ actor RealtimeConnection {
                 return
             }
             configuration = update.applied(to: configuration)
-            if let type = update.sessionType { isTranscriptionSession = type == .transcription }
+            // Every session.update is of one kind or the other; only a transcription one says so.
+            isTranscriptionSession = update.sessionType == .transcription
             if isTranscriptionSession { configuration.turnDetection?.createResponse = false }
             if let transcription = update.inputTranscription { inputTranscription = transcription }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
@@ -157,7 +158,7 @@ actor RealtimeConnection {
                 placement = .after(previousItemID)
             }
             if let id = item.id, await session.ledger.contains(id: id) {
-                reportError(RealtimeProtocolError(code: "invalid_value", message: "The conversation already has an item \(id); item ids must be unique.", param: "item.id", eventID: eventID))
+                reportError(RealtimeProtocolError(code: "item_create_duplicate_item_id", message: "The conversation already has an item \(id); item ids must be unique.", param: "item.id", eventID: eventID))
                 return
             }
             await session.addItem(message, id: item.id ?? RealtimeID.item(), placement: placement)
@@ -166,13 +167,11 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
             }
         case .conversationItemRetrieve(let itemID, let eventID):
-            guard let message = await session.ledger.message(id: itemID),
-                  var item = RealtimeItem.items(for: message, spoken: configuration.speaksResponses).first else {
+            guard let content = await session.content(ofItem: itemID) else {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
                 return
             }
-            item.id = itemID
-            send(.conversationItemRetrieved(item))
+            send(.conversationItemRetrieved(retrievedItem(itemID, content)))
         case .conversationItemTruncate(let itemID, _, let audioEndMs, let eventID):
             if audioEndMs < 0 {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "audio_end_ms must not be negative.", param: "audio_end_ms", eventID: eventID))
@@ -208,6 +207,26 @@ actor RealtimeConnection {
         case .outputAudioBufferClear:
             await session.cancelResponse()
         }
+    }
+
+    /// The item `conversation.item.retrieve` answers with: as it is now, also while the reply
+    /// it holds is still being spoken or its audio still being transcribed.
+    private func retrievedItem(_ itemID: String, _ content: VoiceSession.ItemContent) -> RealtimeItem {
+        let speaks = configuration.speaksResponses
+        var item: RealtimeItem
+        switch content {
+        case .final(let message):
+            // An assistant message with tool calls is stored per call: its first item is the one.
+            item = RealtimeItem.items(for: message, spoken: speaks).first
+                ?? .message(id: itemID, role: .assistant, content: [], status: .completed)
+        case .replyInProgress(let text):
+            let part: RealtimeContentPart = speaks ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
+            item = .message(id: itemID, role: .assistant, content: [part], status: .inProgress)
+        case .inputWithoutTranscript:
+            item = .message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: nil)], status: .completed)
+        }
+        item.id = itemID
+        return item
     }
 
     // MARK: Session → client
