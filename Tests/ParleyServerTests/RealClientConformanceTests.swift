@@ -32,7 +32,7 @@ import Testing
 
     @Test func pipecat() async throws {
         let stack = try Stack()
-        try await stack.run("pipecat_harness.py", ["text_turn", "spoken_turn", "interruption"])
+        try await stack.run("pipecat_harness.py", ["text_turn", "spoken_turn", "interruption", "cancel"])
         await stack.stop()
     }
 

@@ -7,6 +7,7 @@ scenario, and exits non-zero when any failed.
 """
 import argparse
 import asyncio
+import contextlib
 import logging
 import random
 import struct
@@ -76,6 +77,46 @@ def brief(error, limit=240):
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+class Microphone:
+    """Sends 20 ms frames in real time through `send(frame)` while running: what `say` was given,
+    else silence, as a live microphone does (the server's VAD learns its noise floor from it)."""
+
+    FRAME = 2 * RATE // 50
+
+    def __init__(self, send):
+        self._send = send
+        self._pending = bytearray()
+        self._drained = asyncio.Event()
+        self._task = None
+
+    async def __aenter__(self):
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc):
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def say(self, audio):
+        """Queues `audio` and waits until it has all been sent."""
+        self._pending += audio
+        self._drained.clear()
+        await self._drained.wait()
+
+    async def _run(self):
+        started = time.monotonic()
+        index = 0
+        while True:
+            frame = bytes(self._pending[:self.FRAME]).ljust(self.FRAME, b"\0")
+            del self._pending[:self.FRAME]
+            await self._send(frame)
+            if not self._pending:
+                self._drained.set()
+            index += 1
+            await asyncio.sleep(max(0, started + index / 50 - time.monotonic()))
+
+
 class ErrorLogRecorder(logging.Handler):
     """Keeps the error records a client library logs (validation failures, handler crashes)."""
 
@@ -121,6 +162,10 @@ class EventLog:
             self.problems.append(f"failed response: {event['response'].get('status_details')}")
         self._changed.set()
 
+    def types(self, start=0):
+        """The types of the events from index `start` on, deltas left out."""
+        return [event.get("type") for event in self.events[start:] if not event.get("type", "").endswith(".delta")]
+
     def of_type(self, kind):
         return [event for event in self.events if event.get("type") == kind]
 
@@ -146,8 +191,7 @@ class EventLog:
             self._changed.clear()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                seen = [event.get("type") for event in self.events[start:]]
-                raise AssertionError(f"timed out after {seconds} s waiting for {what}; events since: {seen}")
+                raise AssertionError(f"timed out after {seconds} s waiting for {what}; events since: {self.types(start)}")
             try:
                 await asyncio.wait_for(self._changed.wait(), remaining)
             except asyncio.TimeoutError:

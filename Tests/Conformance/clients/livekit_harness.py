@@ -41,12 +41,16 @@ async def realtime_session(options):
     model = RealtimeModel(base_url=options.url, api_key=options.token)
     session = model.session()
     log = harness.EventLog()
+    sent = []
     session.on("openai_server_event_received", log.record)
+    session.on("openai_client_event_queued", lambda event: sent.append(event["type"]))
     session.on("error", lambda error: log.problems.append(f"error emitted: {harness.brief(error.error)}"))
     try:
         await log.wait_for_type("session.updated")
         yield session, log
         log.check()
+        requested, answered = sent.count("conversation.item.truncate"), len(log.of_type("conversation.item.truncated"))
+        assert answered <= requested, f"{answered} conversation.item.truncated for {requested} truncate requests"
         assert not LOGGED_ERRORS.messages, f"errors logged by LiveKit: {LOGGED_ERRORS.messages}"
     finally:
         await session.aclose()
@@ -77,7 +81,9 @@ async def collect(generation, on_audio=None):
         await asyncio.gather(read_text(), read_audio())
 
     async def read_messages():
-        await asyncio.gather(*[read_message(message) async for message in generation.message_stream])
+        # Each message is read as soon as it starts; the stream itself ends with the response.
+        readers = [asyncio.create_task(read_message(message)) async for message in generation.message_stream]
+        await asyncio.gather(*readers)
 
     async def read_calls():
         reply.function_calls = [call async for call in generation.function_stream]
@@ -127,7 +133,7 @@ async def interruption(options):
         await collect(generation, on_audio=interrupt_after_half_a_second)
         assert interrupted.is_set(), "the story ended before it could be interrupted"
         response = await log.response_done(mark)
-        assert response["status"] == "cancelled", response["status"]
+        assert response["status"] == "cancelled", f"the story {response['status']}: {harness.transcript(response)[-120:]!r} {log.types(mark)}"
         await log.wait_for_type("conversation.item.truncated", mark)
         # The conversation goes on in order.
         await add_user_message(session, "Are you still there?")
@@ -147,8 +153,9 @@ async def tool_call(options):
         chat_ctx = session.chat_ctx.copy()
         chat_ctx.insert(llm.FunctionCallOutput(call_id=call.call_id, name=call.name, output="sunny in Paris", is_error=False))
         await session.update_chat_ctx(chat_ctx)
+        mark = len(log.events)
         answer = await collect(await session.generate_reply())
-        assert "sunny" in answer.text, answer.text
+        assert "sunny" in answer.text, f"the reply after the tool was {answer.text!r}: {log.types(mark)} {log.problems}"
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """pipecat (`OpenAIRealtimeLLMService` in a minimal pipeline) against Parley.
 
 Each scenario runs a pipeline of the service between two taps that keep every frame, with
-Parley's default server-side turn detection. Error frames, error events, failed responses,
-a `conversation.item.truncated` the service never asked for, and timeouts fail the scenario.
-Scenarios: text_turn, spoken_turn, interruption.
+Parley's default server-side turn detection unless it says otherwise. Error frames, error
+events, failed responses, a `conversation.item.truncated` the service never asked for, and
+timeouts fail the scenario. Scenarios: text_turn, spoken_turn, interruption (the server's VAD
+hears the user talk over a reply), cancel (push-to-talk: the app interrupts and ends the turn).
 """
 import asyncio
 import contextlib
@@ -12,7 +13,15 @@ import sys
 
 from loguru import logger
 
-from pipecat.frames.frames import ErrorFrame, InputAudioRawFrame, LLMContextFrame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.frames.frames import (
+    ErrorFrame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    LLMContextFrame,
+    TranscriptionFrame,
+    TTSAudioRawFrame,
+    UserStoppedSpeakingFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
@@ -67,12 +76,16 @@ class CountingService(OpenAIRealtimeLLMService):
 
 
 @contextlib.asynccontextmanager
-async def pipeline(options):
+async def pipeline(options, push_to_talk=False):
     """Runs [tap, service, tap] and yields the service, the frames and the event log."""
     global current_log
     log = current_log = harness.EventLog()
     frames = []
-    service = CountingService(api_key=options.token, base_url=options.url)
+    settings = None
+    if push_to_talk:
+        no_turn_detection = events.AudioConfiguration(input=events.AudioInput(turn_detection=False))
+        settings = OpenAIRealtimeLLMService.Settings(session_properties=events.SessionProperties(audio=no_turn_detection))
+    service = CountingService(api_key=options.token, base_url=options.url, settings=settings)
     task = PipelineTask(
         Pipeline([Tap(frames), service, Tap(frames)]),
         params=PipelineParams(audio_in_sample_rate=harness.RATE),
@@ -94,12 +107,12 @@ async def pipeline(options):
         current_log = None
 
 
-async def speak(task, audio):
-    """Feeds `audio` into the pipeline as microphone frames, in real time."""
-    async def send(chunk):
-        await task.queue_frame(InputAudioRawFrame(audio=chunk, sample_rate=harness.RATE, num_channels=1))
+def microphone(task):
+    """A live microphone feeding the pipeline."""
+    async def send(frame):
+        await task.queue_frame(InputAudioRawFrame(audio=frame, sample_rate=harness.RATE, num_channels=1))
 
-    await harness.stream_audio(send, audio)
+    return harness.Microphone(send)
 
 
 async def text_turn(options):
@@ -113,8 +126,8 @@ async def text_turn(options):
 
 
 async def spoken_turn(options):
-    async with pipeline(options) as (task, service, frames, log):
-        await speak(task, harness.silence(300) + harness.speech(900) + harness.silence(1200))
+    async with pipeline(options) as (task, service, frames, log), microphone(task) as mic:
+        await mic.say(harness.silence(300) + harness.speech(900))
         response = await log.response_done()
         assert response["status"] == "completed", response["status"]
         assert options.spoken in harness.transcript(response), harness.transcript(response)
@@ -123,18 +136,18 @@ async def spoken_turn(options):
 
 
 async def interruption(options):
-    async with pipeline(options) as (task, service, frames, log):
+    async with pipeline(options) as (task, service, frames, log), microphone(task) as mic:
         context = LLMContext(messages=[{"role": "user", "content": "Tell me a long story."}])
         await task.queue_frame(LLMContextFrame(context))
         story = (await log.wait_for_type("response.created"))["response"]["id"]
         await log.wait_for_type("response.output_audio.delta")
         # The user talks over the story: the server's VAD stops it, the service truncates it.
         mark = len(log.events)
-        await speak(task, harness.speech(900, seed=2) + harness.silence(1200))
+        await mic.say(harness.speech(900, seed=2))
         stopped = await log.wait_for(
             "the story's response.done", lambda event: event["type"] == "response.done" and event["response"]["id"] == story
         )
-        assert stopped["response"]["status"] == "cancelled", stopped["response"]["status"]
+        assert stopped["response"]["status"] == "cancelled", f"the story {stopped['response']['status']}: {harness.transcript(stopped['response'])[:300]!r} {log.types(mark)}"
         assert "conversation.item.truncate" in service.sent, "the service sent no truncate"
         answer = await log.wait_for(
             "the answer to the interruption",
@@ -144,5 +157,29 @@ async def interruption(options):
         assert answer["response"]["status"] == "completed", answer["response"]["status"]
 
 
+async def cancel(options):
+    async with pipeline(options, push_to_talk=True) as (task, service, frames, log), microphone(task) as mic:
+        context = LLMContext(messages=[{"role": "user", "content": "Tell me a long story."}])
+        await task.queue_frame(LLMContextFrame(context))
+        story = (await log.wait_for_type("response.created"))["response"]["id"]
+        await log.wait_for_type("response.output_audio.delta")
+        # The app decides the user interrupts: the service clears the input, cancels, truncates.
+        mark = len(log.events)
+        await task.queue_frame(InterruptionFrame())
+        stopped = await log.wait_for(
+            "the story's response.done", lambda event: event["type"] == "response.done" and event["response"]["id"] == story
+        )
+        assert stopped["response"]["status"] == "cancelled", f"the story {stopped['response']['status']}: {log.types(mark)}"
+        assert service.sent.count("response.cancel") == 1, f"client events {service.sent}"
+        # The user speaks and the app ends the turn: the service commits and asks for a reply.
+        await mic.say(harness.speech(900, seed=3))
+        await task.queue_frame(UserStoppedSpeakingFrame())
+        answer = await log.wait_for(
+            "the answer", lambda event: event["type"] == "response.done" and event["response"]["id"] != story, mark
+        )
+        assert answer["response"]["status"] == "completed", answer["response"]["status"]
+        assert options.spoken in harness.transcript(answer["response"]), harness.transcript(answer["response"])
+
+
 if __name__ == "__main__":
-    harness.run({"text_turn": text_turn, "spoken_turn": spoken_turn, "interruption": interruption})
+    harness.run({"text_turn": text_turn, "spoken_turn": spoken_turn, "interruption": interruption, "cancel": cancel})
