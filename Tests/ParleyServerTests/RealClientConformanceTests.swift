@@ -85,7 +85,7 @@ private struct Stack {
             [RealClientConformanceTests.clients.appendingPathComponent(harness).path,
              "--url", "ws://127.0.0.1:\(server.port)/v1/realtime", "--token", server.clientToken(),
              "--spoken", RealClientConformanceTests.spokenQuestion] + scenarios,
-            deadline: .seconds(240)
+            deadline: .seconds(300)
         )
         let failed = scenarios.filter { !result.output.contains("ok \($0)\n") }
         #expect(result.status == 0 && failed.isEmpty, "\(harness): not ok \(failed)\n\(result.output)")

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 RATE = 24_000
 # How long one scenario may take, and one awaited event within it.
-SCENARIO_SECONDS = 90
+SCENARIO_SECONDS = 60
 EVENT_SECONDS = 20
 
 
@@ -62,15 +62,6 @@ def silence(milliseconds):
     return bytes(2 * (RATE * milliseconds // 1000))
 
 
-async def stream_audio(send, audio, frame_milliseconds=20):
-    """Calls `send(frame)` for each frame of `audio` as a microphone would, in real time."""
-    frame = 2 * RATE * frame_milliseconds // 1000
-    started = time.monotonic()
-    for index, start in enumerate(range(0, len(audio), frame)):
-        await send(audio[start:start + frame])
-        await asyncio.sleep(max(0, started + (index + 1) * frame_milliseconds / 1000 - time.monotonic()))
-
-
 def brief(error, limit=240):
     """The first line of an error's text, cut to `limit` characters."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -102,7 +93,11 @@ class Microphone:
         """Queues `audio` and waits until it has all been sent."""
         self._pending += audio
         self._drained.clear()
-        await self._drained.wait()
+        drained = asyncio.ensure_future(self._drained.wait())
+        await asyncio.wait([drained, self._task], return_when=asyncio.FIRST_COMPLETED)
+        if self._task.done():
+            drained.cancel()
+            raise AssertionError(f"the microphone stopped: {self._task.exception()!r}")
 
     async def _run(self):
         started = time.monotonic()

@@ -91,10 +91,9 @@ async def text_turns(options):
 
 
 async def spoken_question(options):
-    async with session(options) as conversation:
-        live, log = conversation.live, conversation.log
-        audio = harness.silence(300) + harness.speech(900) + harness.silence(1200)
-        await harness.stream_audio(live.send_audio, audio)
+    async with session(options) as conversation, harness.Microphone(conversation.live.send_audio) as mic:
+        log = conversation.log
+        await mic.say(harness.silence(300) + harness.speech(900))
         completed = await log.wait_for_type("conversation.item.input_audio_transcription.completed")
         assert completed["transcript"] == options.spoken, completed["transcript"]
         response = await log.response_done()
