@@ -5,6 +5,8 @@ import ParleyCore
 /// reply it needs whatever order the scenarios run in.
 ///
 /// - After a tool result: "The weather is <sky>." with the result's `sky` field.
+/// - Tool choice `required` or a named function: calls that tool (the first one offered for
+///   `required`), with `{"city":"Paris"}`.
 /// - "weather" with a `get_weather` tool offered: calls it for Paris.
 /// - "long story": 200 sentences, one every 40 ms (for interruption tests).
 /// - Anything else: "Hello from Parley.", word by word.
@@ -33,6 +35,9 @@ public struct KeywordLanguageModel: LanguageModel {
             let sky = (try? JSONValue(parsing: content))?["sky"]?.stringValue ?? "unknown"
             return (text("The weather is \(sky)."), false)
         }
+        if let forced = forcedTool(request) {
+            return ([.toolCall(ToolCall(id: "call_\(forced)_1", name: forced, arguments: #"{"city":"Paris"}"#)), .finished(.toolCalls, nil)], false)
+        }
         guard case .user(let parts)? = last else { return (text("Hello from Parley."), false) }
         let said = parts.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined(separator: " ").lowercased()
         if said.contains("weather"), request.tools.contains(where: { $0.name == "get_weather" }) {
@@ -43,6 +48,15 @@ public struct KeywordLanguageModel: LanguageModel {
             return (sentences.map(LanguageModelEvent.textDelta) + [.finished(.stop, nil)], true)
         }
         return (text("Hello from Parley."), false)
+    }
+
+    /// The tool the request's tool choice makes the model call, if any.
+    private static func forcedTool(_ request: ChatRequest) -> String? {
+        switch request.toolChoice {
+        case .required?: request.tools.first?.name
+        case .function(let name)?: request.tools.contains { $0.name == name } ? name : nil
+        default: nil
+        }
     }
 
     private static func text(_ text: String) -> [LanguageModelEvent] {

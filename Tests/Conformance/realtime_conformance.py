@@ -1,5 +1,6 @@
 """Drives a running Parley server with the official `openai` Python SDK's realtime client and
-checks the protocol: every received event must validate against the SDK's own pydantic models.
+checks the protocol: every received event must validate against the SDK's own pydantic models,
+and a default session (one that did not ask for Parley's own events) gets no other event.
 
 Usage: python realtime_conformance.py --port PORT --token TOKEN --dialect ga|beta SCENARIO...
 Prints one line per scenario and exits non-zero when any fails.
@@ -44,8 +45,8 @@ class Checker:
     async def next(self):
         raw = await asyncio.wait_for(self.connection.recv_bytes(), DEADLINE_SECONDS)
         event = json.loads(raw)
-        if not event["type"].startswith("parley."):
-            self.adapter.validate_python(event)
+        assert not event["type"].startswith("parley."), f"Parley event in a default session: {event['type']}"
+        self.adapter.validate_python(event)
         self.events.append(event)
         return event
 
@@ -200,6 +201,153 @@ async def truncate(connection, checker, dialect):
     assert truncated["item_id"] == item_id and truncated["audio_end_ms"] == 300
 
 
+def user_text(text):
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+async def conversation_order(connection, checker, dialect):
+    """Every item names the item before it, the model's output items included, as a client
+    that keeps its own copy of the conversation relies on."""
+    created = (await checker.until_type("conversation.created"))["conversation"]["id"]
+    for text in ["Say hello", "Say hello again", "And once more"]:
+        await connection.conversation.item.create(item=user_text(text))
+        await connection.response.create()
+        done = await checker.until_type("response.done")
+        assert done["response"]["status"] == "completed", done["response"]
+        assert done["response"]["conversation_id"] == created, done["response"]["conversation_id"]
+    added = checker.seen(names(dialect)["item_added"])
+    assert len(added) == 6, [event["item"]["role"] for event in added]
+    for previous, event in zip(added, added[1:]):
+        assert event["previous_item_id"] == previous["item"]["id"], (event["previous_item_id"], previous["item"]["id"])
+    assert [event["item"]["role"] for event in added] == ["user", "assistant"] * 3
+
+
+async def response_metadata(connection, checker, dialect):
+    await connection.conversation.item.create(item=user_text("Say hello"))
+    metadata = {"client_event_id": "evt_client_42", "topic": "greeting"}
+    await connection.response.create(response={"metadata": metadata, "instructions": "Be brief.", "max_output_tokens": 50})
+    created = await checker.until_type("response.created")
+    assert created["response"]["metadata"] == metadata, created["response"]
+    done = await checker.until_type("response.done")
+    assert done["response"]["metadata"] == metadata, done["response"]
+    assert done["response"]["max_output_tokens"] == 50, done["response"]
+
+
+async def truncate_then_cancel(connection, checker, dialect):
+    """A client's interruption: truncate the item being spoken, then cancel the response.
+    Truncating does not end the response; cancelling it again is not an error."""
+    await connection.conversation.item.create(item=user_text("Tell me a long story"))
+    await connection.response.create()
+    first_audio = await checker.until_type(names(dialect)["audio_delta"])
+    await connection.conversation.item.truncate(item_id=first_audio["item_id"], content_index=0, audio_end_ms=200)
+    truncated = await checker.until_type("conversation.item.truncated")
+    assert truncated["item_id"] == first_audio["item_id"] and truncated["audio_end_ms"] == 200
+    assert not checker.seen("response.done"), "truncate ended the response"
+    await connection.response.cancel()
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "cancelled", done["response"]
+    await connection.response.cancel()
+    await connection.conversation.item.create(item=user_text("Say hello"))
+    await connection.response.create()
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "completed"
+    assert not checker.seen("error"), checker.seen("error")
+    assert len(checker.seen("conversation.item.truncated")) == 1, "a truncated event nobody asked for"
+
+
+async def out_of_band(connection, checker, dialect):
+    """A response outside the conversation (classification, summaries): it reads only its
+    input, adds no item, and carries its metadata."""
+    await connection.conversation.item.create(item=user_text("Say hello"))
+    await checker.until_type(names(dialect)["item_added"])
+    items_before = len(checker.seen(names(dialect)["item_added"]))
+    modalities = {"output_modalities": ["text"]} if dialect == "ga" else {"modalities": ["text"]}
+    await connection.response.create(response={
+        "conversation": "none", "metadata": {"purpose": "classify"}, "input": [user_text("Classify: hello")], **modalities,
+    })
+    created = await checker.until_type("response.created")
+    assert created["response"]["conversation_id"] is None and created["response"]["metadata"] == {"purpose": "classify"}
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "completed" and done["response"]["output"], done["response"]
+    assert len(checker.seen(names(dialect)["item_added"])) == items_before, "an out-of-band response added an item"
+
+
+async def tool_choice_required(connection, checker, dialect):
+    tool = {"type": "function", "name": "get_weather", "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    session = session_update(dialect, None, tools=[tool])
+    session["tool_choice"] = "required"
+    await connection.session.update(session=session)
+    updated = await checker.until_type("session.updated")
+    assert updated["session"]["tool_choice"] == "required", updated["session"]["tool_choice"]
+    await connection.conversation.item.create(item=user_text("Say hello"))
+    await connection.response.create()
+    arguments = await checker.until_type("response.function_call_arguments.done")
+    assert arguments["name" if dialect == "ga" else "call_id"]
+    done = await checker.until_type("response.done")
+    assert done["response"]["output"][-1]["type"] == "function_call", done["response"]
+
+
+async def limits(connection, checker, dialect):
+    """A field over its limit is refused with an error naming it; the session goes on."""
+    session = session_update(dialect, None)
+    session["instructions"] = "x" * 70_000
+    await connection.session.update(session=session)
+    error = await checker.until(lambda event: event["type"] == "error", "error for the instructions")
+    assert error["error"]["code"] == "invalid_value" and error["error"]["param"] == "session.instructions", error
+    await connection.conversation.item.create(item=user_text("Say hello"))
+    await connection.response.create(response={"metadata": {f"key{index}": "v" for index in range(17)}})
+    error = await checker.until(lambda event: event["type"] == "error", "error for the metadata")
+    assert error["error"]["param"] == "response.metadata", error
+    await connection.response.create(response={"tool_choice": {"type": "function", "name": "nowhere"}})
+    error = await checker.until(lambda event: event["type"] == "error", "error for the tool choice")
+    assert error["error"]["param"] == "response.tool_choice", error
+    await connection.response.create()
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "completed"
+
+
+async def idle_timeout(connection, checker, dialect):
+    if dialect != "ga":
+        return  # idle_timeout_ms and timeout_triggered are GA only
+    vad = {"type": "server_vad", "silence_duration_ms": 300, "idle_timeout_ms": 1000, "create_response": True}
+    await connection.session.update(session=session_update(dialect, vad))
+    await checker.until_type("session.updated")
+    silence = noise(1500, 100, 7)
+    for start in range(0, len(silence), 2400):
+        await connection.input_audio_buffer.append(audio=pcm16(silence[start:start + 2400]))
+    triggered = await checker.until_type("input_audio_buffer.timeout_triggered")
+    committed = await checker.until_type("input_audio_buffer.committed")
+    assert committed["item_id"] == triggered["item_id"]
+    assert triggered["audio_end_ms"] - triggered["audio_start_ms"] >= 1000, triggered
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "completed"
+
+
+async def transcription_session(connection, checker, dialect):
+    """Dictation: audio in, transcripts out, no responses."""
+    vad = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 300}
+    transcription = {"model": "whisper-1", "language": "en"}
+    if dialect == "ga":
+        await connection.session.update(session={"type": "transcription", "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": RATE}, "transcription": transcription, "turn_detection": vad}}})
+        updated = await checker.until_type("session.updated")
+    else:
+        await connection.send({"type": "transcription_session.update", "session": {
+            "input_audio_format": "pcm16", "input_audio_transcription": transcription, "turn_detection": vad}})
+        updated = await checker.until_type("transcription_session.updated")
+    assert updated["session"].get("type", "transcription") == "transcription", updated["session"]
+    audio = noise(300, 200, 8) + noise(800, 9000, 9) + noise(700, 200, 10)
+    for start in range(0, len(audio), 2400):
+        await connection.input_audio_buffer.append(audio=pcm16(audio[start:start + 2400]))
+    completed = await checker.until_type("conversation.item.input_audio_transcription.completed")
+    assert completed["transcript"] == "hello there", completed
+    await connection.response.create()
+    error = await checker.until(lambda event: event["type"] == "error", "error for response.create")
+    assert error["error"]["param"] == "session.type", error
+    assert not checker.seen("response.created"), "a transcription session created a response"
+
+
 SCENARIOS = {
     "manual_voice_turn": manual_voice_turn,
     "server_vad_turn": server_vad_turn,
@@ -207,6 +355,14 @@ SCENARIOS = {
     "function_call": function_call,
     "cancel": cancel,
     "truncate": truncate,
+    "conversation_order": conversation_order,
+    "response_metadata": response_metadata,
+    "truncate_then_cancel": truncate_then_cancel,
+    "out_of_band": out_of_band,
+    "tool_choice_required": tool_choice_required,
+    "limits": limits,
+    "idle_timeout": idle_timeout,
+    "transcription_session": transcription_session,
 }
 
 

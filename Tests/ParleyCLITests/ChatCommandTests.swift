@@ -115,7 +115,7 @@ struct ChatCommandTests {
         )
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
-        #expect(run.errorOutput.hasPrefix("error: cannot open a realtime session at ws://127.0.0.1:\(port)/v1/realtime: "))
+        #expect(run.errorOutput.hasPrefix("error: cannot open a realtime session at ws://127.0.0.1:\(port)/v1/realtime?parley_events=true: "))
         #expect(run.errorOutput.filter { $0 == "\n" }.count == 1)
     }
 }

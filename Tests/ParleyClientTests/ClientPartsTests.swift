@@ -35,11 +35,11 @@ import Testing
     }
 
     @Test func serverURLsBecomeRealtimeEndpoints() {
-        #expect(RealtimeClient.Configuration(server: URL(string: "http://127.0.0.1:8080")!).url.absoluteString == "ws://127.0.0.1:8080/v1/realtime")
+        #expect(RealtimeClient.Configuration(server: URL(string: "http://127.0.0.1:8080")!).url.absoluteString == "ws://127.0.0.1:8080/v1/realtime?parley_events=true")
         #expect(RealtimeClient.Configuration(server: URL(string: "https://parley.example/base/")!, agentID: "agent 1").url.absoluteString
-            == "wss://parley.example/base/v1/realtime?agent=agent%201")
+            == "wss://parley.example/base/v1/realtime?parley_events=true&agent=agent%201")
         #expect(RealtimeClient.Configuration(server: URL(string: "http://h")!, instanceID: "inst_1").url.absoluteString
-            == "ws://h/v1/realtime?instance=inst_1")
+            == "ws://h/v1/realtime?parley_events=true&instance=inst_1")
     }
 
     @Test func tokensAreReusedOnlyWellBeforeTheyExpire() {

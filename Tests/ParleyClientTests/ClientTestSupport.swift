@@ -13,7 +13,7 @@ struct ClientTestServer {
     let app: ParleyApp
 
     var port: Int { app.port }
-    var realtimeURL: URL { URL(string: "ws://127.0.0.1:\(port)/v1/realtime")! }
+    var realtimeURL: URL { URL(string: "ws://127.0.0.1:\(port)/v1/realtime?parley_events=true")! }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Starts a server on `port` (0: a free one) hearing what `recognizer` hears.

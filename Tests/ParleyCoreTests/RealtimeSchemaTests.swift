@@ -199,6 +199,7 @@ enum RealtimeSamples {
             .sessionCreated(session(RealtimeSessionSettings())),
             .sessionUpdated(session(textOnlySettings)),
             .sessionUpdated(session(fullSettings.merging(RealtimeSessionSettings(toolChoice: .function("get_weather"))))),
+            .conversationCreated(id: "conv_1"),
             .inputAudioBufferSpeechStarted(itemID: "item_1", audioStartMs: 120),
             .inputAudioBufferSpeechStopped(itemID: "item_1", audioEndMs: 1880),
             .inputAudioBufferCommitted(itemID: "item_1", previousItemID: nil),
@@ -256,7 +257,7 @@ enum RealtimeSamples {
 
     /// Every case of `RealtimeServerEvent`; `caseName` keeps it exhaustive.
     static let allServerCaseNames: Set<String> = [
-        "sessionCreated", "sessionUpdated", "inputAudioBufferSpeechStarted", "inputAudioBufferSpeechStopped",
+        "sessionCreated", "sessionUpdated", "conversationCreated", "inputAudioBufferSpeechStarted", "inputAudioBufferSpeechStopped",
         "inputAudioBufferCommitted", "inputAudioBufferCleared", "inputAudioBufferTimeoutTriggered", "conversationItemAdded",
         "conversationItemDone", "inputAudioTranscriptionDelta", "inputAudioTranscriptionCompleted",
         "inputAudioTranscriptionFailed", "conversationItemTruncated", "conversationItemDeleted", "conversationItemRetrieved",
@@ -271,6 +272,7 @@ enum RealtimeSamples {
         switch event {
         case .sessionCreated: "sessionCreated"
         case .sessionUpdated: "sessionUpdated"
+        case .conversationCreated: "conversationCreated"
         case .inputAudioBufferSpeechStarted: "inputAudioBufferSpeechStarted"
         case .inputAudioBufferSpeechStopped: "inputAudioBufferSpeechStopped"
         case .inputAudioBufferCommitted: "inputAudioBufferCommitted"

@@ -122,7 +122,8 @@ import Testing
         // The user talks over the agent for 600 ms while its audio plays.
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
-        #expect(await recorder.waitFor(Match.truncated))
+        // The session cuts its own record; `truncated` answers only a client's truncate.
+        #expect(await recorder.count(Match.truncated) == 0)
         let stored = await session.ledger.messages.last
         guard case .assistant(let text, _, let interrupted)? = stored else {
             Issue.record("expected the interrupted assistant message, got \(String(describing: stored))")
@@ -294,7 +295,7 @@ final class GatedTool: Tool, @unchecked Sendable {
 
 /// The kind of a session event, for order checks.
 enum EventKind: Equatable {
-    case speechStarted, speechStopped, inputCommitted, inputCleared, userTranscriptPartial, userTranscriptFinal
+    case speechStarted, speechStopped, inputCommitted, inputCleared, idleTimeout, userTranscriptPartial, userTranscriptFinal
     case userTranscriptFailed, itemAdded, itemCompleted, itemDeleted, itemTruncated, responseStarted, outputItemStarted
     case agentTextDelta, agentAudio, outputItemDone, toolCallStarted, toolCallFinished, functionCallRequested
     case responseDone, error, turnMetrics
@@ -305,6 +306,7 @@ enum EventKind: Equatable {
         case .speechStopped: .speechStopped
         case .inputCommitted: .inputCommitted
         case .inputCleared: .inputCleared
+        case .idleTimeout: .idleTimeout
         case .userTranscriptPartial: .userTranscriptPartial
         case .userTranscriptFinal: .userTranscriptFinal
         case .userTranscriptFailed: .userTranscriptFailed

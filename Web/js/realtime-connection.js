@@ -2,7 +2,8 @@
 // browser subprotocol, and reconnection with backoff when the server is unreachable or restarts.
 
 const TOKEN_PATH = "/v1/local/token";
-const REALTIME_PATH = "/v1/realtime";
+// Parley's own events (live transcript replacements, tool progress, turn metrics) are opt-in.
+const REALTIME_PATH = "/v1/realtime?parley_events=true";
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const BACKOFF_SECONDS = [0.5, 1, 2, 4, 8, 15];
 const RECENT_EVENT_MEMORY = 64;

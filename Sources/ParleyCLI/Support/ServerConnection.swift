@@ -38,9 +38,11 @@ struct ServerConnection: Sendable {
         return components.url ?? baseURL
     }
 
-    /// The realtime endpoint's WebSocket URL, optionally for one agent.
+    /// The realtime endpoint's WebSocket URL, optionally for one agent, with Parley's own events
+    /// (tool progress) turned on.
     func realtimeURL(agentID: String?) -> URL {
-        var components = URLComponents(url: url("/v1/realtime", query: agentID.map { [URLQueryItem(name: "agent", value: $0)] } ?? []),
+        let query = [URLQueryItem(name: "parley_events", value: "true")] + (agentID.map { [URLQueryItem(name: "agent", value: $0)] } ?? [])
+        var components = URLComponents(url: url("/v1/realtime", query: query),
                                        resolvingAgainstBaseURL: false) ?? URLComponents()
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         return components.url ?? baseURL

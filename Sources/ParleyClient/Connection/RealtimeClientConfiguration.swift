@@ -39,7 +39,8 @@ extension RealtimeClient {
         }
 
         /// A configuration for the Parley server at `server` (its `http://` or `https://` base
-        /// URL): the realtime endpoint with an optional agent or agent instance.
+        /// URL): the realtime endpoint with an optional agent or agent instance, asking for
+        /// Parley's own events (live transcript replacements, tool progress, turn metrics).
         ///
         /// ```swift
         /// let configuration = RealtimeClient.Configuration(server: URL(string: "http://127.0.0.1:8080")!)
@@ -52,10 +53,10 @@ extension RealtimeClient {
             }
             let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
             components.path = base + "/v1/realtime"
-            var query: [URLQueryItem] = []
+            var query = [URLQueryItem(name: "parley_events", value: "true")]
             if let agentID { query.append(URLQueryItem(name: "agent", value: agentID)) }
             if let instanceID { query.append(URLQueryItem(name: "instance", value: instanceID)) }
-            components.queryItems = query.isEmpty ? nil : query
+            components.queryItems = query
             self.init(url: components.url ?? server)
         }
     }

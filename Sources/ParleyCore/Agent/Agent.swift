@@ -57,7 +57,7 @@ public struct Agent: Sendable {
             let request = ChatRequest(
                 messages: options.window.messages(instructions: instructions, history: conversation),
                 tools: tools.definitions + options.externalTools,
-                toolChoice: tools.isEmpty && options.externalTools.isEmpty ? nil : (isLastStep && options.maxSteps > 1 ? ToolChoice.none : .auto),
+                toolChoice: toolChoice(step: step, isLastStep: isLastStep),
                 temperature: options.temperature,
                 maxTokens: options.maxTokens
             )
@@ -119,6 +119,14 @@ public struct Agent: Sendable {
             }
             events.yield(.stepFinished(reason, usage))
         }
+    }
+
+    /// The tool choice of a step's request: none without tools; the configured choice first,
+    /// `none` on the last of several steps, `auto` in between.
+    private func toolChoice(step: Int, isLastStep: Bool) -> ToolChoice? {
+        if tools.isEmpty && options.externalTools.isEmpty { return nil }
+        if step == 1 { return options.firstToolChoice }
+        return isLastStep ? ToolChoice.none : .auto
     }
 
     /// What finished first among the children of one step's tool group.

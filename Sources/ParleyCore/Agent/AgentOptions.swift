@@ -24,6 +24,9 @@ public struct AgentOptions: Sendable {
     /// Tools the caller runs itself (a realtime client's functions): the model may call them,
     /// and a step that calls one ends the turn with `.finished(.toolCalls)` instead of running it.
     public var externalTools: [ToolDefinition] = []
+    /// The tool choice of the turn's first request (`required` or a named function makes the
+    /// model call a tool there; later requests are `auto`, the last `none`).
+    public var firstToolChoice: ToolChoice = .auto
 
     /// Creates options; every parameter has a default suited to a voice agent.
     public init(

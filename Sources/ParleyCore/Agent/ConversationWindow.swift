@@ -41,7 +41,8 @@ public struct ConversationWindow: Sendable, Hashable {
 
     /// Splits messages into units that must stay together: an assistant message with tool calls
     /// plus the results that follow it, or any single other message. Unpaired calls and results are dropped.
-    static func units(of messages: ArraySlice<ChatMessage>) -> [[ChatMessage]] {
+    static func units(of history: ArraySlice<ChatMessage>) -> [[ChatMessage]] {
+        let messages = mergingAdjacentAssistantMessages(history)
         var units: [[ChatMessage]] = []
         var index = messages.startIndex
         while index < messages.endIndex {
@@ -69,6 +70,29 @@ public struct ConversationWindow: Sendable, Hashable {
             }
         }
         return units
+    }
+}
+
+extension ConversationWindow {
+    /// Joins runs of assistant messages into one: a realtime conversation keeps a reply's text
+    /// and each of its function calls as items of their own, while chat APIs want one assistant
+    /// message with all of a step's calls, followed by their results (and some servers refuse
+    /// two assistant messages in a row).
+    static func mergingAdjacentAssistantMessages(_ messages: ArraySlice<ChatMessage>) -> [ChatMessage] {
+        var merged: [ChatMessage] = []
+        merged.reserveCapacity(messages.count)
+        for message in messages {
+            if case .assistant(let text, let calls, let interrupted) = message,
+               case .assistant(let previousText, let previousCalls, let previousInterrupted)? = merged.last {
+                let joinedText = [previousText, text].filter { !$0.isEmpty }.joined(separator: " ")
+                merged[merged.count - 1] = .assistant(
+                    text: joinedText, toolCalls: previousCalls + calls, interrupted: previousInterrupted || interrupted
+                )
+            } else {
+                merged.append(message)
+            }
+        }
+        return merged
     }
 }
 

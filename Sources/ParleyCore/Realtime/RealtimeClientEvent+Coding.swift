@@ -30,6 +30,11 @@ extension RealtimeClientEvent {
             return .sessionUpdate(
                 try RealtimeSessionSettings(decoding: try reader.requiredObject("session"), dialect: dialect), eventID: eventID
             )
+        case "transcription_session.update":
+            // Beta's transcription sessions: a session update that makes the session one.
+            var settings = try RealtimeSessionSettings(decoding: try reader.requiredObject("session"), dialect: .beta)
+            settings.sessionType = .transcription
+            return .sessionUpdate(settings, eventID: eventID)
         case "input_audio_buffer.append":
             return .inputAudioBufferAppend(audio: try reader.requiredString("audio"), eventID: eventID)
         case "input_audio_buffer.commit":
@@ -62,7 +67,7 @@ extension RealtimeClientEvent {
         default:
             throw RealtimeProtocolError(
                 code: "unknown_event",
-                message: "Unknown event type \(quotedExcerpt(type)). Supported: \(typeNames.joined(separator: ", ")).",
+                message: "Unknown event type \(quotedExcerpt(type)). Supported: \((typeNames + ["transcription_session.update"]).joined(separator: ", ")).",
                 param: "type"
             )
         }
@@ -82,7 +87,7 @@ extension RealtimeClientEvent {
             switch self {
             case .sessionUpdate(let settings, _):
                 writer.object("session") { session in
-                    if dialect == .ga { session.field("type", "realtime") }
+                    if dialect == .ga { session.field("type", settings.sessionType?.rawValue ?? "realtime") }
                     settings.write(to: &session, dialect: dialect)
                 }
             case .inputAudioBufferAppend(let audio, _):

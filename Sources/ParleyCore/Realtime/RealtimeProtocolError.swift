@@ -39,7 +39,7 @@ public struct RealtimeProtocolError: Error, Sendable, Hashable {
     }
 
     /// This error attributed to the client event `eventID` (kept when already set).
-    func attributed(to eventID: String?) -> RealtimeProtocolError {
+    public func attributed(to eventID: String?) -> RealtimeProtocolError {
         var error = self
         if error.eventID == nil { error.eventID = eventID }
         return error

@@ -53,6 +53,26 @@ public struct RealtimeResponseOptions: Sendable, Hashable {
 }
 
 extension RealtimeResponseOptions {
+    /// What these options ask of a voice session's response.
+    /// - Throws: `invalid_value` naming an `input` item that holds nothing a model can read.
+    public func responseRequest() throws(RealtimeProtocolError) -> ResponseRequest {
+        var messages: [ChatMessage]?
+        if let input {
+            messages = []
+            for (index, item) in input.enumerated() {
+                guard let message = item.chatMessage else {
+                    throw .invalidValue("response.input[\(index)]", "the item has no content a model can read (text, a transcript, a function call or its output).")
+                }
+                messages?.append(message)
+            }
+        }
+        return ResponseRequest(
+            instructions: instructions, speaks: outputModalities.map { $0.contains(.audio) }, maxOutputTokens: maxOutputTokens,
+            clientTools: tools, toolChoice: toolChoice, metadata: metadata, voice: voice, temperature: temperature,
+            isOutOfBand: conversation == .outOfBand, input: messages
+        )
+    }
+
     /// Decodes the `response` object of `response.create`, accepting both dialects' names.
     init(decoding reader: RealtimeJSONReader, dialect: RealtimeDialect) throws(RealtimeProtocolError) {
         self.init()

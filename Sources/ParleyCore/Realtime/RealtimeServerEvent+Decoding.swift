@@ -19,8 +19,10 @@ extension RealtimeServerEvent {
         switch type {
         case "session.created":
             return .sessionCreated(try RealtimeSessionInfo(decoding: try reader.requiredObject("session")))
-        case "session.updated":
+        case "session.updated", "transcription_session.updated":
             return .sessionUpdated(try RealtimeSessionInfo(decoding: try reader.requiredObject("session")))
+        case "conversation.created":
+            return .conversationCreated(id: try reader.requiredObject("conversation").requiredString("id"))
         case "input_audio_buffer.speech_started":
             return .inputAudioBufferSpeechStarted(
                 itemID: try reader.requiredString("item_id"), audioStartMs: try reader.requiredInt("audio_start_ms")

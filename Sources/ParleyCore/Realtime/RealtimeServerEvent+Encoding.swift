@@ -6,7 +6,10 @@ extension RealtimeServerEvent {
         let ga = dialect == .ga
         switch self {
         case .sessionCreated: return "session.created"
+        case .sessionUpdated(let session) where !ga && session.settings.sessionType == .transcription:
+            return "transcription_session.updated"
         case .sessionUpdated: return "session.updated"
+        case .conversationCreated: return "conversation.created"
         case .inputAudioBufferSpeechStarted: return "input_audio_buffer.speech_started"
         case .inputAudioBufferSpeechStopped: return "input_audio_buffer.speech_stopped"
         case .inputAudioBufferCommitted: return "input_audio_buffer.committed"
@@ -93,6 +96,11 @@ extension RealtimeServerEvent {
         switch self {
         case .sessionCreated(let session), .sessionUpdated(let session):
             writer.object("session") { session.write(to: &$0, dialect: dialect) }
+        case .conversationCreated(let id):
+            writer.object("conversation") { conversation in
+                conversation.field("id", id)
+                conversation.field("object", "realtime.conversation")
+            }
         case .inputAudioBufferSpeechStarted(let itemID, let audioStartMs):
             writer.field("audio_start_ms", audioStartMs)
             writer.field("item_id", itemID)

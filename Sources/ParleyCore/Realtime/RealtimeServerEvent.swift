@@ -58,6 +58,9 @@ public enum RealtimeServerEvent: Sendable, Hashable {
     case sessionCreated(RealtimeSessionInfo)
     /// `session.updated`, the full effective session after a `session.update`.
     case sessionUpdated(RealtimeSessionInfo)
+    /// `conversation.created`, right after `session.created`: the id of the conversation the
+    /// session's responses belong to (its items can be read at `/v1/conversations/{id}/items`).
+    case conversationCreated(id: String)
     /// `input_audio_buffer.speech_started`.
     case inputAudioBufferSpeechStarted(itemID: String, audioStartMs: Int)
     /// `input_audio_buffer.speech_stopped`.

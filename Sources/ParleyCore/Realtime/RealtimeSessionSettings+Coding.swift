@@ -16,11 +16,12 @@ extension RealtimeSessionSettings {
     /// Decodes the `session` object of a `session.update` (or of `session.created/updated`).
     init(decoding session: RealtimeJSONReader, dialect: RealtimeDialect) throws(RealtimeProtocolError) {
         self.init()
-        if let type = try session.string("type"), type != "realtime" {
-            if type == "transcription" {
-                throw .unsupported(session.path(of: "type"), "transcription-only sessions are not supported; use 'realtime'.")
+        var sessionType: RealtimeSessionType?
+        if let type = try session.string("type") {
+            guard let known = RealtimeSessionType(rawValue: type) else {
+                throw .invalidValue(session.path(of: "type"), "expected 'realtime' or 'transcription', got \(quotedExcerpt(type)).")
             }
-            throw .invalidValue(session.path(of: "type"), "expected 'realtime', got \(quotedExcerpt(type)).")
+            sessionType = known
         }
         let audio = try session.object("audio")
         let audioInput = try audio?.object("input")
@@ -34,6 +35,8 @@ extension RealtimeSessionSettings {
         tools = try Self.decodeTools(session)
         toolChoice = try Self.decodeToolChoice(session, key: "tool_choice")
         temperature = try Self.decodeTemperature(session, key: "temperature")
+        parleyEvents = try session.bool("parley_events")
+        self.sessionType = sessionType
     }
 
     private static func decodeGA(
@@ -387,12 +390,49 @@ extension RealtimeSessionSettings {
 extension RealtimeSessionInfo {
     /// Writes the full session object of `session.created` / `session.updated`.
     func write(to writer: inout RealtimeJSONWriter, dialect: RealtimeDialect) {
+        if settings.sessionType == .transcription {
+            writeTranscriptionSession(to: &writer, dialect: dialect)
+            return
+        }
         if dialect == .ga { writer.field("type", "realtime") }
         writer.field("object", "realtime.session")
         writer.field("id", id)
         if dialect == .ga { writer.field("model", ifPresent: model) }
         writer.field("expires_at", ifPresent: expiresAt)
         settings.write(to: &writer, dialect: dialect)
+    }
+
+    /// A transcription session: GA `{type: "transcription", audio: {input: …}}`, beta
+    /// `{input_audio_format, input_audio_transcription, turn_detection, …}` (whose required
+    /// `client_secret` is left empty: the session's own credential is never sent back).
+    private func writeTranscriptionSession(to writer: inout RealtimeJSONWriter, dialect: RealtimeDialect) {
+        var input = settings
+        input.instructions = nil
+        input.voice = nil
+        input.speed = nil
+        input.outputAudioRate = nil
+        input.outputModalities = nil
+        input.tools = nil
+        input.toolChoice = nil
+        input.temperature = nil
+        input.maxOutputTokens = nil
+        switch dialect {
+        case .ga:
+            writer.field("type", "transcription")
+            writer.field("object", "realtime.transcription_session")
+            writer.field("id", id)
+            writer.field("expires_at", ifPresent: expiresAt)
+            input.write(to: &writer, dialect: .ga)
+        case .beta:
+            writer.field("object", "realtime.transcription_session")
+            writer.field("id", id)
+            writer.object("client_secret") { secret in
+                secret.field("value", "")
+                secret.field("expires_at", expiresAt ?? 0)
+            }
+            writer.field("modalities", ["text"])
+            input.write(to: &writer, dialect: .beta)
+        }
     }
 
     /// Decodes a session object of either dialect.

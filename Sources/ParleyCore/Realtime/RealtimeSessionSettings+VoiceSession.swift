@@ -6,11 +6,9 @@ extension RealtimeSessionSettings {
     /// - Parameters:
     ///   - configuration: The session's configuration.
     ///   - inputTranscription: How the input is transcribed (the configuration does not say).
-    ///   - toolChoice: The tool choice in effect (the configuration does not say).
     public init(
         _ configuration: VoiceSessionConfiguration,
-        inputTranscription: RealtimeInputTranscription = .enabled(model: nil, language: nil, prompt: nil),
-        toolChoice: ToolChoice = .auto
+        inputTranscription: RealtimeInputTranscription = .enabled(model: nil, language: nil, prompt: nil)
     ) {
         self.init(
             instructions: configuration.instructions,
@@ -22,14 +20,14 @@ extension RealtimeSessionSettings {
             turnDetection: configuration.turnDetection.map { .serverVAD($0) } ?? .manual,
             inputTranscription: inputTranscription,
             tools: configuration.clientTools,
-            toolChoice: toolChoice,
+            toolChoice: configuration.toolChoice,
             temperature: configuration.temperature,
             maxOutputTokens: configuration.maxResponseTokens.map { .limited($0) } ?? .unlimited
         )
     }
 
     /// `configuration` with every setting these settings mention applied to it (the audio
-    /// rates, transcription and tool choice have no place there and are left to the caller).
+    /// rates and transcription have no place there and are left to the caller).
     public func applied(to configuration: VoiceSessionConfiguration) -> VoiceSessionConfiguration {
         var configuration = configuration
         if let instructions { configuration.instructions = instructions }
@@ -42,6 +40,7 @@ extension RealtimeSessionSettings {
         case nil: break
         }
         if let tools { configuration.clientTools = tools }
+        if let toolChoice { configuration.toolChoice = toolChoice }
         if let temperature { configuration.temperature = temperature }
         switch maxOutputTokens {
         case .limited(let tokens)?: configuration.maxResponseTokens = tokens

@@ -25,6 +25,15 @@ public enum RealtimeTurnDetection: Sendable, Hashable {
     case serverVAD(ServerVADSettings)
 }
 
+/// What a session does with the user's audio.
+public enum RealtimeSessionType: String, Sendable, Hashable {
+    /// A conversation: the agent answers (`realtime`).
+    case realtime
+    /// Dictation: the audio is transcribed and nothing answers (`transcription`; beta
+    /// `transcription_session.update`).
+    case transcription
+}
+
 /// Transcription of the user's audio.
 public enum RealtimeInputTranscription: Sendable, Hashable {
     /// No transcripts of the input (`null`).
@@ -36,6 +45,8 @@ public enum RealtimeInputTranscription: Sendable, Hashable {
 /// The settings a `session.update` can change, normalised across both dialects. Every field
 /// is optional: `nil` means "not mentioned", so an update leaves that setting as it was.
 public struct RealtimeSessionSettings: Sendable, Hashable {
+    /// A conversation or a transcription-only session.
+    public var sessionType: RealtimeSessionType?
     /// The system instructions.
     public var instructions: String?
     /// The voice's name (or its custom voice id).
@@ -61,6 +72,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var temperature: Double?
     /// The most tokens per response.
     public var maxOutputTokens: RealtimeTokenLimit?
+    /// Parley's extension `parley_events`: whether the client wants Parley's own `parley.*`
+    /// events (live transcript replacements, tool progress, turn metrics). Never written back.
+    public var parleyEvents: Bool?
 
     /// The only audio sample rate the protocol carries here: pcm16 at 24 kHz.
     public static let supportedAudioRate = 24_000
@@ -71,8 +85,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         outputModalities: [RealtimeModality]? = nil, inputAudioRate: Int? = nil, outputAudioRate: Int? = nil,
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
-        maxOutputTokens: RealtimeTokenLimit? = nil
+        maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil
     ) {
+        self.sessionType = sessionType
         self.instructions = instructions
         self.voice = voice
         self.speed = speed
@@ -85,6 +100,7 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         self.toolChoice = toolChoice
         self.temperature = temperature
         self.maxOutputTokens = maxOutputTokens
+        self.parleyEvents = parleyEvents
     }
 
     /// These settings with every field `update` mentions replaced by the update's value.
@@ -101,7 +117,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             tools: update.tools ?? tools,
             toolChoice: update.toolChoice ?? toolChoice,
             temperature: update.temperature ?? temperature,
-            maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens
+            maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens,
+            parleyEvents: update.parleyEvents ?? parleyEvents,
+            sessionType: update.sessionType ?? sessionType
         )
     }
 

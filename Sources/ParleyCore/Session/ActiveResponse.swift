@@ -18,6 +18,14 @@ struct ActiveResponse: Sendable {
     var messageItemOpened = false
     /// Whether the response ended by handing tool calls to the client.
     var clientToolsRequested = false
+    /// Whether it speaks (audio and transcript) or only writes.
+    var speaks: Bool
+    /// Whether it stays out of the conversation (`conversation: "none"`).
+    var isOutOfBand: Bool
+    /// How much of its audio the client said was heard (`conversation.item.truncate`), if it did.
+    var heardLimitMs: Int?
+    /// The task running an out-of-band response (the conversation's own runs in the session's `responseTask`).
+    var task: Task<Void, Never>?
 }
 
 /// Estimates when the listener hears the agent's audio, in input-audio time: a client plays

@@ -1,7 +1,13 @@
 import Foundation
 
-/// The conversation a session holds: its items in order, each with the message the language
-/// model sees. Items are added when they complete.
+/// The conversation a session holds: its items in the order the client was told about them,
+/// each with the message the language model sees.
+///
+/// An item takes its place when it is announced (a committed turn still being transcribed, a
+/// reply still being spoken) and gets its message when it completes; until then it is only a
+/// position, so every `previous_item_id` a client was given can be referred to, and the model
+/// never reads half a message. Items a server-side tool step produced are kept for the model
+/// but are never announced, so they are skipped when naming the previous item.
 ///
 /// It keeps the most recent `capacity` items, several times what the language model's window
 /// takes, so a session that runs for hours does not grow; older items stay in the store.
@@ -13,13 +19,16 @@ public struct ConversationLedger: Sendable, Hashable {
     public struct Item: Sendable, Hashable {
         /// The realtime item id.
         public var id: String
-        /// The message as the model sees it.
-        public var message: ChatMessage
+        /// The message as the model sees it; `nil` while the item's content is not final.
+        public var message: ChatMessage?
+        /// Whether the client was never told about the item (a server-side tool step).
+        public var isInternal: Bool
 
         /// Creates an item.
-        public init(id: String, message: ChatMessage) {
+        public init(id: String, message: ChatMessage?, isInternal: Bool = false) {
             self.id = id
             self.message = message
+            self.isInternal = isInternal
         }
     }
 
@@ -29,20 +38,33 @@ public struct ConversationLedger: Sendable, Hashable {
     /// Creates a ledger holding `items` (a resumed conversation) or nothing.
     public init(items: [Item] = []) { self.items = items }
 
-    /// The messages for the language model.
-    public var messages: [ChatMessage] { items.map(\.message) }
+    /// The messages for the language model: every item with final content.
+    public var messages: [ChatMessage] { items.compactMap(\.message) }
 
-    /// The id of the last item, for `previous_item_id`.
-    public var lastItemID: String? { items.last?.id }
+    /// The id of the last item the client knows of, for `previous_item_id`.
+    public var lastItemID: String? { items.last { !$0.isInternal }?.id }
 
-    /// Appends an item, or replaces the message of an item with the same id.
-    public mutating func upsert(id: String, message: ChatMessage) {
+    /// Whether an item with this id is in the conversation (final or not).
+    public func contains(id: String) -> Bool { items.contains { $0.id == id } }
+
+    /// The message of an item, `nil` when the item is unknown or not final yet.
+    public func message(id: String) -> ChatMessage? { items.first { $0.id == id }?.message }
+
+    /// Sets the message of an item with this id, or appends a new item.
+    public mutating func upsert(id: String, message: ChatMessage, isInternal: Bool = false) {
         if let index = items.firstIndex(where: { $0.id == id }) {
             items[index].message = message
         } else {
-            items.append(Item(id: id, message: message))
+            items.append(Item(id: id, message: message, isInternal: isInternal))
             dropOldest()
         }
+    }
+
+    /// Takes the next place for an announced item whose content is not final yet.
+    public mutating func reserve(id: String) {
+        guard !contains(id: id) else { return }
+        items.append(Item(id: id, message: nil))
+        dropOldest()
     }
 
     /// Inserts an item after `previousID` (at the end when `nil` or unknown).
@@ -52,6 +74,12 @@ public struct ConversationLedger: Sendable, Hashable {
             return
         }
         items.insert(Item(id: id, message: message), at: index + 1)
+        dropOldest()
+    }
+
+    /// Inserts an item at the start of the conversation (`previous_item_id: "root"`).
+    public mutating func insertAtStart(id: String, message: ChatMessage) {
+        items.insert(Item(id: id, message: message), at: 0)
         dropOldest()
     }
 
@@ -67,6 +95,9 @@ public struct ConversationLedger: Sendable, Hashable {
         return true
     }
 
-    /// The message of an item.
-    public func message(id: String) -> ChatMessage? { items.first { $0.id == id }?.message }
+    /// The id of the item before `id` that the client knows of, `nil` at the start.
+    public func previousItemID(before id: String) -> String? {
+        guard let index = items.firstIndex(where: { $0.id == id }) else { return nil }
+        return items[..<index].last { !$0.isInternal }?.id
+    }
 }

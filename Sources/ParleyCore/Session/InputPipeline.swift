@@ -126,6 +126,9 @@ struct InputPipeline {
         return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs, heardThroughMs: heardThrough)
     }
 
+    /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
+    mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }
+
     /// Asks the barge-in policy about a frame.
     mutating func bargeIn(probability: Float, activity: BargeInPolicy.AgentActivity, endMs: Int) -> BargeInPolicy.Action {
         bargeInPolicy.process(probability: probability, agent: activity, at: endMs)

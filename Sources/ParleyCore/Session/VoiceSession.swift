@@ -31,6 +31,9 @@ public actor VoiceSession {
 
     private let providers: VoiceSessionProviders
     private let clock: MonotonicClock
+    /// The tools the agent runs itself (the client's tools come with the configuration).
+    public nonisolated var serverTools: [ToolDefinition] { providers.tools.definitions }
+
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
@@ -46,6 +49,8 @@ public actor VoiceSession {
 
     // Output
     private var response: ActiveResponse?
+    /// Out-of-band responses in progress, by id: they run beside `response`.
+    private var outOfBandResponses: [String: ActiveResponse] = [:]
     private var deferredResponse: DeferredResponse?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
@@ -53,7 +58,7 @@ public actor VoiceSession {
     /// A response asked for while committed audio was still being transcribed.
     private struct DeferredResponse: Sendable {
         var id: String
-        var instructions: String?
+        var request: ResponseRequest
     }
 
     /// A committed utterance waiting for its final transcript.
@@ -93,6 +98,7 @@ public actor VoiceSession {
             recognizerRate: providers.recognizer.sampleRate,
             configuration: configuration
         )
+        if configuration.turnDetection?.idleTimeoutMs != nil { input.armIdleTimeout(atMs: 0) }
     }
 
     // MARK: - Input
@@ -189,13 +195,27 @@ public actor VoiceSession {
         emit(.inputCleared)
     }
 
+    /// Where a new item goes.
+    public enum ItemPlacement: Sendable, Hashable {
+        /// After the last item.
+        case end
+        /// Before every other item (`previous_item_id: "root"`).
+        case start
+        /// Right after the item with this id.
+        case after(String)
+    }
+
     /// Adds a typed user message (or any other message) to the conversation.
     /// - Returns: the new item's id.
     @discardableResult
-    public func addItem(_ message: ChatMessage, id: String? = nil, after previousID: String? = nil) -> String {
+    public func addItem(_ message: ChatMessage, id: String? = nil, placement: ItemPlacement = .end) -> String {
         let itemID = id ?? IdentifierGenerator.make("item")
-        let previous = previousID ?? ledger.lastItemID
-        ledger.insert(id: itemID, message: message, after: previous)
+        switch placement {
+        case .end: ledger.upsert(id: itemID, message: message)
+        case .start: ledger.insertAtStart(id: itemID, message: message)
+        case .after(let previousID): ledger.insert(id: itemID, message: message, after: previousID)
+        }
+        let previous = ledger.previousItemID(before: itemID)
         emit(.itemAdded(itemID: itemID, previousItemID: previous, message: message))
         emit(.itemCompleted(itemID: itemID, message: message))
         return itemID
@@ -213,8 +233,11 @@ public actor VoiceSession {
     /// Replaces the configuration; takes effect from the next frame and the next response.
     public func update(configuration newConfiguration: VoiceSessionConfiguration) {
         let switchedMode = (configuration.turnDetection == nil) != (newConfiguration.turnDetection == nil)
+        let armsIdleTimer = newConfiguration.turnDetection?.idleTimeoutMs != nil
+            && newConfiguration.turnDetection?.idleTimeoutMs != configuration.turnDetection?.idleTimeoutMs
         configuration = newConfiguration
         input.apply(newConfiguration)
+        if armsIdleTimer { input.armIdleTimeout(atMs: input.receivedMs) }
         if switchedMode {
             input.clear()
             dropPreemptiveWork()
@@ -223,34 +246,54 @@ public actor VoiceSession {
 
     // MARK: - Responses
 
-    /// Starts a response to the conversation so far, cancelling one in progress.
+    /// Starts a response to the conversation so far, cancelling one in progress (an
+    /// out-of-band request runs beside it instead).
     /// - Returns: the response id.
     @discardableResult
-    public func createResponse(instructionsOverride: String? = nil) -> String {
+    public func createResponse(_ request: ResponseRequest = ResponseRequest()) -> String {
         let responseID = IdentifierGenerator.make("resp")
+        if request.isOutOfBand {
+            startOutOfBandResponse(id: responseID, request: request)
+            return responseID
+        }
         // A response asked for right after a commit must hear what was said: it waits for the
         // committed audio's transcript.
         if transcriptionTask != nil || !transcriptionQueue.isEmpty {
-            deferredResponse = DeferredResponse(id: responseID, instructions: instructionsOverride)
+            deferredResponse = DeferredResponse(id: responseID, request: request)
             return responseID
         }
-        startResponse(id: responseID, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, instructions: instructionsOverride)
+        startResponse(id: responseID, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
         return responseID
     }
 
-    /// Cancels the response in progress, if any; the stored reply keeps what was sent.
-    public func cancelResponse() {
-        deferredResponse = nil
-        guard let active = response else { return }
+    /// Cancels a response: the given one, or the conversation's response in progress. The
+    /// stored reply keeps what was sent.
+    /// - Returns: whether a response was in progress to cancel.
+    @discardableResult
+    public func cancelResponse(id responseID: String? = nil) -> Bool {
+        if let responseID, outOfBandResponses[responseID] != nil {
+            finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil)
+            return true
+        }
+        if let deferred = deferredResponse, responseID == nil || responseID == deferred.id {
+            deferredResponse = nil
+            return true
+        }
+        guard let active = response, responseID == nil || responseID == active.id else { return false }
         finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
+        return true
     }
 
     /// Cuts an assistant item to what the listener heard: `audioEndMs` of its audio.
     /// - Returns: `false` when the item is unknown or not an assistant message.
     @discardableResult
     public func truncate(itemID: String, audioEndMs: Int) -> Bool {
-        if let active = response, active.itemID == itemID {
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: audioEndMs)
+        // The reply being spoken goes on (the client cancels it if it wants to); what is
+        // stored when it ends is what was heard up to here.
+        if var active = response, active.itemID == itemID, active.messageItemOpened {
+            active.heardLimitMs = min(active.heardLimitMs ?? audioEndMs, audioEndMs)
+            response = active
+            emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: active.tracker.heardText(upToMilliseconds: audioEndMs)))
             return true
         }
         guard case .assistant(_, let toolCalls, _)? = ledger.message(id: itemID),
@@ -275,6 +318,7 @@ public actor VoiceSession {
     public func close() {
         guard !isClosed else { return }
         if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
+        for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
         dropPreemptiveWork()
         transcriptionTask?.cancel()
@@ -303,7 +347,7 @@ public actor VoiceSession {
     /// Whether any task of the session is still running (for leak checks).
     public var hasRunningTasks: Bool {
         responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
-            || speculativeResponse != nil
+            || speculativeResponse != nil || !outOfBandResponses.isEmpty
     }
 
     // MARK: - Turn detection
@@ -345,8 +389,8 @@ public actor VoiceSession {
                     preemptive: early,
                     finished: early == nil ? nil : speculativeResponse.flatMap { $0.generation == generation ? $0.transcription : nil }
                 )
-            case .idleTimeout:
-                emit(.error(SessionError(code: "idle_timeout", message: "No speech was heard before the idle timeout.")))
+            case .idleTimeout(let startMs, let endMs):
+                idleTimeoutTriggered(audioStartMs: startMs, audioEndMs: endMs)
             }
         }
         if let itemID = speechItemID {
@@ -366,6 +410,7 @@ public actor VoiceSession {
         partialTask?.cancel()
         partialTask = nil
         let previous = ledger.lastItemID
+        ledger.reserve(id: itemID)
         emit(.inputCommitted(itemID: itemID, previousItemID: previous))
         transcriptionQueue.append(PendingTranscription(
             itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive,
@@ -408,7 +453,7 @@ public actor VoiceSession {
             startDeferredResponseIfTranscribed(after: pending)
         }
         guard !isClosed else { return }
-        let previousItemID = ledger.lastItemID
+        let previousItemID = ledger.previousItemID(before: pending.itemID)
         // A response started before the turn ended either becomes this turn's response or goes.
         var speculative = speculativeResponse?.turnEnded == true ? speculativeResponse : nil
         defer { if let speculative { dropSpeculativeResponse(speculative.id) } }
@@ -434,7 +479,7 @@ public actor VoiceSession {
             } else {
                 startResponse(
                     trigger: pending.committedAt, transcriptionMs: transcriptionMs,
-                    recognizedSeconds: transcription.audioDuration, instructions: nil
+                    recognizedSeconds: transcription.audioDuration, request: ResponseRequest()
                 )
             }
         }
@@ -446,7 +491,7 @@ public actor VoiceSession {
         deferredResponse = nil
         startResponse(
             id: deferred.id, trigger: pending.committedAt, transcriptionMs: clock.millisecondsSince(pending.committedAt),
-            recognizedSeconds: nil, instructions: deferred.instructions
+            recognizedSeconds: nil, request: deferred.request
         )
     }
 
@@ -482,50 +527,78 @@ public actor VoiceSession {
     @discardableResult
     private func startResponse(
         id responseID: String = IdentifierGenerator.make("resp"), trigger: Duration, transcriptionMs: Double?,
-        recognizedSeconds: Double?, instructions: String?
+        recognizedSeconds: Double?, request: ResponseRequest
     ) -> String {
         if let active = response {
             let heard = active.playback.sentMilliseconds
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
         }
-        begin(responseID: responseID, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
-        let runner = makeRunner(responseID: responseID, history: ledger.messages, instructions: instructions)
+        begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
+        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request)
         responseTask = Task { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
         return responseID
     }
 
-    /// Makes `responseID` the response in progress and announces it.
-    private func begin(responseID: String, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
-        var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
-        metrics.recognizedAudioSeconds = recognizedSeconds
-        response = ActiveResponse(
-            id: responseID, itemID: IdentifierGenerator.make("item"), trigger: trigger, metrics: metrics,
-            tracker: SpokenTextTracker(sampleRate: outputSampleRate),
-            playback: PlaybackEstimate(sampleRate: outputSampleRate)
-        )
-        emit(.responseStarted(responseID: responseID))
+    /// Starts a response that adds nothing to the conversation and runs beside its response.
+    private func startOutOfBandResponse(id responseID: String, request: ResponseRequest) {
+        var active = makeActiveResponse(id: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
+        let runner = makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request)
+        active.task = Task { [weak self] in
+            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
+        }
+        outOfBandResponses[responseID] = active
+        emit(.responseStarted(responseID: responseID, request: request))
     }
 
-    /// The runner of a response to `history`, with the session's agent settings.
-    private func makeRunner(responseID: String, history: [ChatMessage], instructions: String?) -> ResponseRunner {
+    /// Makes `responseID` the response in progress and announces it.
+    private func begin(responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
+        response = makeActiveResponse(
+            id: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds
+        )
+        emit(.responseStarted(responseID: responseID, request: request))
+    }
+
+    private func makeActiveResponse(
+        id responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?
+    ) -> ActiveResponse {
+        var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
+        metrics.recognizedAudioSeconds = recognizedSeconds
+        return ActiveResponse(
+            id: responseID, itemID: IdentifierGenerator.make("item"), trigger: trigger, metrics: metrics,
+            tracker: SpokenTextTracker(sampleRate: outputSampleRate),
+            playback: PlaybackEstimate(sampleRate: outputSampleRate),
+            speaks: request.speaks ?? configuration.speaksResponses, isOutOfBand: request.isOutOfBand
+        )
+    }
+
+    /// The runner of a response to `history`, with the session's agent settings and the
+    /// request's overrides.
+    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest) -> ResponseRunner {
         var agentOptions = providers.agentOptions
-        agentOptions.temperature = configuration.temperature ?? agentOptions.temperature
-        agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
-        agentOptions.externalTools = configuration.clientTools
+        agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
+        switch request.maxOutputTokens {
+        case .limited(let tokens)?: agentOptions.maxTokens = tokens
+        case .unlimited?: agentOptions.maxTokens = nil
+        case nil: agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
+        }
+        agentOptions.externalTools = request.clientTools ?? configuration.clientTools
+        agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
         let agent = Agent(
             model: providers.model,
-            instructions: instructions ?? configuration.instructions,
+            instructions: request.instructions ?? configuration.instructions,
             tools: providers.tools,
             options: agentOptions
         )
+        var speech = configuration.speech
+        if let voice = request.voice { speech.voice = voice }
         return ResponseRunner(
             responseID: responseID,
             agent: agent,
             history: history,
-            synthesizer: configuration.speaksResponses ? providers.synthesizer : nil,
-            speech: configuration.speech,
+            synthesizer: request.speaks ?? configuration.speaksResponses ? providers.synthesizer : nil,
+            speech: speech,
             outputSampleRate: outputSampleRate,
             makeResampler: providers.makeResampler
         )
@@ -541,7 +614,7 @@ public actor VoiceSession {
               preemptiveTranscription.isRunning, preemptiveTranscription.generation == generation,
               response == nil, deferredResponse == nil, transcriptionTask == nil, transcriptionQueue.isEmpty else { return }
         let responseID = IdentifierGenerator.make("resp")
-        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], instructions: nil)
+        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
         let task = Task { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
@@ -567,7 +640,10 @@ public actor VoiceSession {
     /// said goes out now, the rest as it comes.
     private func adopt(_ speculative: SpeculativeResponse, trigger: Duration, transcriptionMs: Double, recognizedSeconds: Double?) {
         speculativeResponse = nil
-        begin(responseID: speculative.id, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
+        begin(
+            responseID: speculative.id, request: ResponseRequest(), trigger: trigger, transcriptionMs: transcriptionMs,
+            recognizedSeconds: recognizedSeconds
+        )
         responseTask = speculative.task
         for held in speculative.held {
             guard receive(held.event, from: speculative.id, at: held.at) else { return }
@@ -586,8 +662,8 @@ public actor VoiceSession {
     /// `at` is when the runner produced the event (earlier than now for held events); stage
     /// times are measured to it, and count as 0 for what was ready before the turn ended.
     private func receive(_ event: ResponseRunner.Event, from responseID: String, at time: Duration? = nil) -> Bool {
-        guard var active = response, active.id == responseID else { return false }
-        defer { if response?.id == responseID { response = active } }
+        guard var active = activeResponse(responseID) else { return false }
+        defer { keep(active) }
         let sinceTrigger = max(0, ((time ?? clock.now) - active.trigger).timeInterval * 1000)
         switch event {
         case .textDelta(let delta):
@@ -607,21 +683,25 @@ public actor VoiceSession {
         case .toolCallFinished(let call, let output, let isError):
             emit(.toolCallFinished(responseID: responseID, call: call, output: output, isError: isError))
         case .intermediateMessage(let message):
+            guard !active.isOutOfBand else { break }
             let itemID = IdentifierGenerator.make("item")
-            ledger.upsert(id: itemID, message: message)
+            ledger.upsert(id: itemID, message: message, isInternal: true)
             emit(.itemCompleted(itemID: itemID, message: message))
-        case .clientToolCalls(let text, let calls):
-            let assistantID = IdentifierGenerator.make("item")
-            let message = ChatMessage.assistant(text: text, toolCalls: calls)
-            ledger.upsert(id: assistantID, message: message)
-            emit(.itemCompleted(itemID: assistantID, message: message))
+        case .clientToolCalls(_, let calls):
+            // The text before the calls is the message item's; each call is an item of its own.
             for call in calls {
-                emit(.functionCallRequested(responseID: responseID, itemID: IdentifierGenerator.make("item"), call: call))
+                let itemID = IdentifierGenerator.make("item")
+                let previous = active.isOutOfBand ? nil : ledger.lastItemID
+                let message = ChatMessage.assistant(text: "", toolCalls: [call])
+                emit(.functionCallRequested(responseID: responseID, itemID: itemID, call: call, previousItemID: previous))
+                guard !active.isOutOfBand else { continue }
+                ledger.upsert(id: itemID, message: message)
+                emit(.itemCompleted(itemID: itemID, message: message))
             }
             active.clientToolsRequested = true
         case .finished(let reason, let usage):
             active.metrics.completionTokens = usage?.completionTokens
-            response = active
+            keep(active)
             let status: ResponseStatus = switch reason {
             case .stop, .toolCalls: .completed
             default: .incomplete
@@ -629,7 +709,7 @@ public actor VoiceSession {
             finishResponse(responseID, status: status, error: nil, heardMs: nil, usage: usage)
             return false
         case .failed(let error):
-            response = active
+            keep(active)
             finishResponse(responseID, status: .failed, error: error, heardMs: nil)
             return false
         }
@@ -639,35 +719,80 @@ public actor VoiceSession {
     private func openMessageItem(_ active: inout ActiveResponse) {
         guard !active.messageItemOpened else { return }
         active.messageItemOpened = true
-        emit(.outputItemStarted(responseID: active.id, itemID: active.itemID, kind: .message))
+        // The item takes its place in the conversation now, so later items come after it.
+        let previous = active.isOutOfBand ? nil : ledger.lastItemID
+        if !active.isOutOfBand { ledger.reserve(id: active.itemID) }
+        emit(.outputItemStarted(responseID: active.id, itemID: active.itemID, kind: .message, previousItemID: previous))
+    }
+
+    /// The response in progress with this id, in band or out of band.
+    private func activeResponse(_ responseID: String) -> ActiveResponse? {
+        if let active = response, active.id == responseID { return active }
+        return outOfBandResponses[responseID]
+    }
+
+    /// Stores the state of a response that is still in progress.
+    private func keep(_ active: ActiveResponse) {
+        if response?.id == active.id {
+            response = active
+        } else if outOfBandResponses[active.id] != nil {
+            outOfBandResponses[active.id] = active
+        }
     }
 
     /// Ends the response exactly once: stores what was heard, reports, and cancels its tasks.
     private func finishResponse(_ responseID: String, status: ResponseStatus, error: SessionError?, heardMs: Int?, usage: TokenUsage? = nil) {
-        guard let active = response, active.id == responseID else { return }
-        response = nil
-        responseTask?.cancel()
-        responseTask = nil
+        let active: ActiveResponse
+        if let inBand = response, inBand.id == responseID {
+            active = inBand
+            response = nil
+            responseTask?.cancel()
+            responseTask = nil
+            // Silence from here on counts towards the idle timeout.
+            input.armIdleTimeout(atMs: max(input.receivedMs, active.playback.endInputMs))
+        } else if let outOfBand = outOfBandResponses.removeValue(forKey: responseID) {
+            active = outOfBand
+            active.task?.cancel()
+        } else {
+            return
+        }
         if active.messageItemOpened {
-            let interrupted = status == .cancelled
+            let interrupted = status == .cancelled || active.heardLimitMs != nil
             // Text-only responses were "heard" as far as their text was sent.
-            let text = interrupted && configuration.speaksResponses
-                ? active.tracker.heardText(upToMilliseconds: heardMs ?? active.tracker.sentMilliseconds)
-                : active.text
+            let heard = [heardMs, active.heardLimitMs].compactMap { $0 }.min() ?? active.tracker.sentMilliseconds
+            let text = interrupted && active.speaks ? active.tracker.heardText(upToMilliseconds: heard) : active.text
             let message = ChatMessage.assistant(text: text, toolCalls: [], interrupted: interrupted)
-            remember(active.tracker, for: active.itemID)
-            ledger.upsert(id: active.itemID, message: message)
-            if interrupted {
-                emit(.itemTruncated(itemID: active.itemID, audioEndMs: heardMs ?? active.tracker.sentMilliseconds, heardText: text))
+            if !active.isOutOfBand {
+                remember(active.tracker, for: active.itemID)
+                ledger.upsert(id: active.itemID, message: message)
             }
             emit(.outputItemDone(responseID: responseID, itemID: active.itemID, message: message))
-            emit(.itemCompleted(itemID: active.itemID, message: message))
+            if !active.isOutOfBand { emit(.itemCompleted(itemID: active.itemID, message: message)) }
         }
         if let error { emit(.error(error)) }
         emit(.responseDone(responseID: responseID, status: status, error: error, usage: usage))
+        guard !active.isOutOfBand else { return }
         metricsHistory.append(active.metrics)
         if metricsHistory.count > 1000 { metricsHistory.removeFirst(metricsHistory.count - 1000) }
         emit(.turnMetrics(active.metrics))
+    }
+
+    /// The user said nothing for the idle timeout after the agent's last reply: the silent
+    /// audio becomes an (empty) user turn, and the agent, when it answers turns by itself,
+    /// prompts the user to go on.
+    private func idleTimeoutTriggered(audioStartMs: Int, audioEndMs: Int) {
+        guard response == nil, deferredResponse == nil else { return }
+        let itemID = IdentifierGenerator.make("item")
+        emit(.idleTimeout(itemID: itemID, audioStartMs: audioStartMs, audioEndMs: audioEndMs))
+        let previous = ledger.lastItemID
+        ledger.reserve(id: itemID)
+        emit(.inputCommitted(itemID: itemID, previousItemID: previous))
+        guard configuration.turnDetection?.createResponse == true else { return }
+        let seconds = max(1, (audioEndMs - audioStartMs) / 1000)
+        var request = ResponseRequest()
+        request.instructions = configuration.instructions
+            + "\n\nThe user has said nothing for \(seconds) seconds. Briefly check whether they are still there or want to go on."
+        startResponse(trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
     }
 
     /// Keeps the spoken-text tracker of a finished reply for a later `truncate`; only the most

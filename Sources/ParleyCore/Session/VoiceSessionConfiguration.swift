@@ -41,6 +41,8 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     public var speaksResponses: Bool
     /// Tools the client runs itself: the session hands their calls back to the client.
     public var clientTools: [ToolDefinition]
+    /// Whether and which tool the model must call (the first request of each response).
+    public var toolChoice: ToolChoice
     /// Sampling temperature for the language model.
     public var temperature: Double?
     /// Most tokens per response, or `nil`.
@@ -68,6 +70,7 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         speech: SpeechOptions = SpeechOptions(),
         speaksResponses: Bool = true,
         clientTools: [ToolDefinition] = [],
+        toolChoice: ToolChoice = .auto,
         temperature: Double? = nil,
         maxResponseTokens: Int? = nil,
         partialTranscriptIntervalMs: Int = 500,
@@ -81,6 +84,7 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.speech = speech
         self.speaksResponses = speaksResponses
         self.clientTools = clientTools
+        self.toolChoice = toolChoice
         self.temperature = temperature
         self.maxResponseTokens = maxResponseTokens
         self.partialTranscriptIntervalMs = partialTranscriptIntervalMs

@@ -53,6 +53,9 @@ public enum VoiceSessionEvent: Sendable {
     case inputCommitted(itemID: String, previousItemID: String?)
     /// The input audio buffer was cleared.
     case inputCleared
+    /// Nobody spoke for the idle timeout after the agent's last reply; the silent audio from
+    /// `audioStartMs` to `audioEndMs` becomes the (empty) user item `itemID`.
+    case idleTimeout(itemID: String, audioStartMs: Int, audioEndMs: Int)
     /// The user's words so far: a full replacement of the text shown for `itemID`.
     case userTranscriptPartial(itemID: String, text: String)
     /// The user's final words for `itemID`.
@@ -67,10 +70,11 @@ public enum VoiceSessionEvent: Sendable {
     case itemDeleted(itemID: String)
     /// An assistant item was cut to what the listener heard.
     case itemTruncated(itemID: String, audioEndMs: Int, heardText: String)
-    /// A response began.
-    case responseStarted(responseID: String)
-    /// The response started a new output item (an assistant message or a function call).
-    case outputItemStarted(responseID: String, itemID: String, kind: OutputItemKind)
+    /// A response began, as `request` asked.
+    case responseStarted(responseID: String, request: ResponseRequest)
+    /// The response started a new output item (an assistant message or a function call),
+    /// placed after `previousItemID` (`nil` at the start, or out of band).
+    case outputItemStarted(responseID: String, itemID: String, kind: OutputItemKind, previousItemID: String?)
     /// More of the agent's text.
     case agentTextDelta(responseID: String, itemID: String, delta: String)
     /// A chunk of the agent's speech: mono PCM16 at the session's output rate.
@@ -83,7 +87,7 @@ public enum VoiceSessionEvent: Sendable {
     case toolCallFinished(responseID: String, call: ToolCall, output: String, isError: Bool)
     /// The model asked the client to run one of the client's tools; the client answers with a
     /// tool output item and asks for a new response.
-    case functionCallRequested(responseID: String, itemID: String, call: ToolCall)
+    case functionCallRequested(responseID: String, itemID: String, call: ToolCall, previousItemID: String?)
     /// The response ended; sent exactly once per `responseStarted`.
     case responseDone(responseID: String, status: ResponseStatus, error: SessionError?, usage: TokenUsage?)
     /// Something went wrong; the session goes on.

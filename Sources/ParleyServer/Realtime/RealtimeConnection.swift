@@ -14,7 +14,21 @@ actor RealtimeConnection {
     private let conversationID: String
     private let instanceID: String?
     private var configuration: VoiceSessionConfiguration
-    private var translator = RealtimeEventTranslator()
+    private var translator: RealtimeEventTranslator
+    /// Whether the client asked for Parley's own `parley.*` events (`?parley_events=true` or
+    /// the session field `parley_events`); other clients get only events in OpenAI's schema.
+    private var sendsParleyEvents: Bool
+    /// How the client asked for its audio to be transcribed, reported back in the session.
+    private var inputTranscription = RealtimeInputTranscription.enabled(model: RealtimeConnection.transcriptionModel, language: nil, prompt: nil)
+    /// Whether the client made this a transcription session: audio in, transcripts out, no responses.
+    private var isTranscriptionSession = false
+    /// The most recent responses that ended cancelled: cancelling one again is a no-op.
+    private var cancelledResponseIDs: [String] = []
+    /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
+    private var lastResponseWasCancelled = false
+
+    /// The transcription model reported to clients: Parley transcribes with Whisper.
+    static let transcriptionModel = "whisper-1"
 
     /// The voice session's executor: every received event calls into the session, and sharing
     /// its executor makes those calls (and the message stream's resumptions) free of hops.
@@ -22,9 +36,11 @@ actor RealtimeConnection {
 
     init(
         socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
-        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?
+        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool
     ) {
         self.socket = socket
+        self.sendsParleyEvents = sendsParleyEvents
+        translator = RealtimeEventTranslator(conversationID: conversationID)
         self.dialect = dialect
         self.context = context
         self.session = session
@@ -37,6 +53,7 @@ actor RealtimeConnection {
     /// Serves the connection until the client leaves or the session ends.
     func run() async {
         send(.sessionCreated(sessionInfo))
+        send(.conversationCreated(id: conversationID))
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
         // The session's events are sent as they happen: this actor runs on the session's
         // executor, so the handler is already isolated to it.
@@ -50,9 +67,10 @@ actor RealtimeConnection {
     }
 
     private var sessionInfo: RealtimeSessionInfo {
-        RealtimeSessionInfo(
-            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600,
-            settings: RealtimeSessionSettings(configuration)
+        var settings = RealtimeSessionSettings(configuration, inputTranscription: inputTranscription)
+        settings.sessionType = isTranscriptionSession ? .transcription : nil
+        return RealtimeSessionInfo(
+            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
         )
     }
 
@@ -88,11 +106,16 @@ actor RealtimeConnection {
     private func handle(_ event: RealtimeClientEvent) async {
         switch event {
         case .sessionUpdate(let update, let eventID):
-            if let problem = RealtimeSettingsValidation.problem(in: update) {
+            let tools = (update.tools ?? configuration.clientTools) + session.serverTools
+            if let problem = RealtimeSettingsValidation.problem(in: update, tools: tools) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }
             configuration = update.applied(to: configuration)
+            if let type = update.sessionType { isTranscriptionSession = type == .transcription }
+            if isTranscriptionSession { configuration.turnDetection?.createResponse = false }
+            if let transcription = update.inputTranscription { inputTranscription = transcription }
+            if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)
             send(.sessionUpdated(sessionInfo))
@@ -122,11 +145,22 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "The item has no content a model can read (text, a transcript, a function call or its output).", param: "item", eventID: eventID))
                 return
             }
-            if let previousItemID, previousItemID != "root", await session.ledger.message(id: previousItemID) == nil {
-                reportError(RealtimeProtocolError(code: "item_not_found", message: "previous_item_id \(previousItemID) is not in the conversation.", param: "previous_item_id", eventID: eventID))
+            let placement: VoiceSession.ItemPlacement
+            switch previousItemID {
+            case nil: placement = .end
+            case "root"?: placement = .start
+            case let previousItemID?:
+                guard await session.ledger.contains(id: previousItemID) else {
+                    reportError(RealtimeProtocolError(code: "item_not_found", message: "previous_item_id \(previousItemID) is not in the conversation.", param: "previous_item_id", eventID: eventID))
+                    return
+                }
+                placement = .after(previousItemID)
+            }
+            if let id = item.id, await session.ledger.contains(id: id) {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "The conversation already has an item \(id); item ids must be unique.", param: "item.id", eventID: eventID))
                 return
             }
-            await session.addItem(message, id: item.id ?? RealtimeID.item(), after: previousItemID == "root" ? nil : previousItemID)
+            await session.addItem(message, id: item.id ?? RealtimeID.item(), placement: placement)
         case .conversationItemDelete(let itemID, let eventID):
             if !(await session.deleteItem(id: itemID)) {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
@@ -145,13 +179,31 @@ actor RealtimeConnection {
             } else if !(await session.truncate(itemID: itemID, audioEndMs: audioEndMs)) {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No assistant audio item \(itemID) to truncate.", param: "item_id", eventID: eventID))
             }
-        case .responseCreate(let options, _):
-            await session.createResponse(instructionsOverride: options?.instructions)
-        case .responseCancel(_, let eventID):
-            if await session.hasActiveResponse {
-                await session.cancelResponse()
-            } else {
-                reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", eventID: eventID))
+        case .responseCreate(let options, let eventID):
+            guard !isTranscriptionSession else {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "This is a transcription session: it transcribes the audio and creates no responses. Switch the session's type to 'realtime' for answers.", param: "session.type", eventID: eventID))
+                return
+            }
+            let options = options ?? RealtimeResponseOptions()
+            if let problem = RealtimeSettingsValidation.problem(in: options, sessionTools: configuration.clientTools + session.serverTools) {
+                reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
+                return
+            }
+            let request: ResponseRequest
+            do {
+                request = try options.responseRequest()
+            } catch {
+                reportError(error.attributed(to: eventID))
+                return
+            }
+            await session.createResponse(request)
+        case .responseCancel(let responseID, let eventID):
+            if await session.cancelResponse(id: responseID) { return }
+            // A cancel racing the end of the response it meant (the client's interruption
+            // arrived as the response ended, or was already cancelled by the user's speech).
+            let alreadyCancelled = responseID.map { cancelledResponseIDs.contains($0) } ?? lastResponseWasCancelled
+            if !alreadyCancelled {
+                reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", param: responseID == nil ? nil : "response_id", eventID: eventID))
             }
         case .outputAudioBufferClear:
             await session.cancelResponse()
@@ -183,6 +235,11 @@ actor RealtimeConnection {
         case .agentAudio:
             setStatus("speaking")
         case .responseDone(let responseID, let status, let error, _):
+            lastResponseWasCancelled = status == .cancelled
+            if status == .cancelled {
+                cancelledResponseIDs.append(responseID)
+                if cancelledResponseIDs.count > 16 { cancelledResponseIDs.removeFirst() }
+            }
             setStatus("listening")
             context.metrics.turnFinished()
             if let category = error?.category { context.metrics.errorReported(category: category.rawValue) }
@@ -209,6 +266,7 @@ actor RealtimeConnection {
     }
 
     private func send(_ event: RealtimeServerEvent) {
+        if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
         do {
             try socket.send(.text(text))

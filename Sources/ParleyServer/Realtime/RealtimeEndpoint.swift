@@ -9,7 +9,8 @@ import ParleyStore
 /// Credentials are checked before the upgrade (401 for missing, expired, forged or
 /// out-of-scope ones). `?instance=ID` joins an agent instance (its agent, user and
 /// conversation); `?agent=ID` starts a fresh conversation with an agent; otherwise the
-/// server's default agent answers.
+/// server's default agent answers. `?parley_events=true` asks for Parley's own `parley.*`
+/// events, which other clients never see.
 enum RealtimeEndpoint {
     static func route(context: ServerContext) -> WebSocketRoute {
         WebSocketRoute(
@@ -77,7 +78,8 @@ enum RealtimeEndpoint {
         }
         let connection = RealtimeConnection(
             socket: socket, dialect: dialect, context: context, session: session,
-            configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID
+            configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
+            sendsParleyEvents: request.query["parley_events"] == "true"
         )
         await connection.run()
     }

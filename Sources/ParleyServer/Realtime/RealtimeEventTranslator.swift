@@ -8,17 +8,36 @@ struct RealtimeEventTranslator {
     private struct ResponseState {
         var output: [RealtimeItem] = []
         var messageItemID: String?
-        var transcriptSoFar = ""
         var cancelReason: RealtimeResponseStatusDetails.Reason = .clientCancelled
+        var speaks: Bool
+        var request: ResponseRequest
+
+        /// The response object with what is known so far.
+        func object(id: String, status: RealtimeResponseStatus, conversationID: String) -> RealtimeResponse {
+            RealtimeResponse(
+                id: id, status: status, output: output, conversationID: request.isOutOfBand ? nil : conversationID,
+                outputModalities: speaks ? [.audio] : [.text], voice: request.voice, maxOutputTokens: request.maxOutputTokens,
+                metadata: request.metadata
+            )
+        }
     }
 
-    /// Whether responses are spoken (audio + transcript) or written (text).
+    /// Whether responses are spoken (audio + transcript) or written (text), unless a response asks otherwise.
     var speaksResponses = true
+    /// The conversation the session's responses belong to.
+    let conversationID: String
     private var responses: [String: ResponseState] = [:]
     private var partialTranscripts: [String: String] = [:]
+    /// The item before each committed user turn, for its `conversation.item.done`.
+    private var committedPredecessors: [String: String?] = [:]
     /// Items announced as added whose `conversation.item.done` waits for `.itemCompleted`,
     /// which comes after the connection has stored them: "done" never precedes the save.
     private var addedItems: [String: (item: RealtimeItem, previousItemID: String?)] = [:]
+
+    /// Creates a translator for a session in `conversationID`.
+    init(conversationID: String) {
+        self.conversationID = conversationID
+    }
 
     /// The protocol events for one session event.
     mutating func translate(_ event: VoiceSessionEvent) -> [RealtimeServerEvent] {
@@ -30,11 +49,15 @@ struct RealtimeEventTranslator {
         case .speechStopped(let itemID, let audioEndMs):
             return [.inputAudioBufferSpeechStopped(itemID: itemID, audioEndMs: audioEndMs)]
         case .inputCommitted(let itemID, let previousItemID):
+            committedPredecessors[itemID] = .some(previousItemID)
+            if committedPredecessors.count > 64 { committedPredecessors.removeAll() }
             let item = RealtimeItem.message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: nil)], status: .completed)
             return [.inputAudioBufferCommitted(itemID: itemID, previousItemID: previousItemID),
                     .conversationItemAdded(item, previousItemID: previousItemID)]
         case .inputCleared:
             return [.inputAudioBufferCleared]
+        case .idleTimeout(let itemID, let audioStartMs, let audioEndMs):
+            return [.inputAudioBufferTimeoutTriggered(itemID: itemID, audioStartMs: audioStartMs, audioEndMs: audioEndMs)]
         case .userTranscriptPartial(let itemID, let text):
             // The standard delta appends; when a re-decode revised earlier words, only the
             // Parley event (a full replacement) can say so.
@@ -50,8 +73,9 @@ struct RealtimeEventTranslator {
         case .userTranscriptFinal(let itemID, let text):
             partialTranscripts[itemID] = nil
             let item = RealtimeItem.message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: text)], status: .completed)
+            let previousItemID = committedPredecessors.removeValue(forKey: itemID) ?? nil
             return [.inputAudioTranscriptionCompleted(itemID: itemID, contentIndex: 0, transcript: text, usage: .duration(seconds: 0)),
-                    .conversationItemDone(item, previousItemID: nil)]
+                    .conversationItemDone(item, previousItemID: previousItemID)]
         case .userTranscriptFailed(let itemID, let error):
             partialTranscripts[itemID] = nil
             return [.inputAudioTranscriptionFailed(itemID: itemID, contentIndex: 0, error: RealtimeProtocolError(error))]
@@ -67,37 +91,41 @@ struct RealtimeEventTranslator {
             return [.conversationItemDeleted(itemID: itemID)]
         case .itemTruncated(let itemID, let audioEndMs, _):
             return [.conversationItemTruncated(itemID: itemID, contentIndex: 0, audioEndMs: audioEndMs)]
-        case .responseStarted(let responseID):
-            responses[responseID] = ResponseState()
-            return [.responseCreated(RealtimeResponse(id: responseID, status: .inProgress, outputModalities: modalities))]
-        case .outputItemStarted(let responseID, let itemID, _):
-            var state = responses[responseID] ?? ResponseState()
+        case .responseStarted(let responseID, let request):
+            let state = ResponseState(speaks: request.speaks ?? speaksResponses, request: request)
+            responses[responseID] = state
+            return [.responseCreated(state.object(id: responseID, status: .inProgress, conversationID: conversationID))]
+        case .outputItemStarted(let responseID, let itemID, _, let previousItemID):
+            guard var state = responses[responseID] else { return [] }
             let outputIndex = state.output.count
             let item = RealtimeItem.message(id: itemID, role: .assistant, content: [], status: .inProgress)
             state.output.append(item)
             state.messageItemID = itemID
             responses[responseID] = state
             let position = RealtimeContentPosition(responseID: responseID, itemID: itemID, outputIndex: outputIndex)
-            let part: RealtimeContentPart = speaksResponses ? .outputAudio(audio: nil, transcript: "") : .outputText("")
-            return [.responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: item),
-                    .conversationItemAdded(item, previousItemID: nil),
-                    .responseContentPartAdded(position, part: part)]
+            let part: RealtimeContentPart = state.speaks ? .outputAudio(audio: nil, transcript: "") : .outputText("")
+            var events: [RealtimeServerEvent] = [.responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: item)]
+            if !state.request.isOutOfBand {
+                addedItems[itemID] = (item, previousItemID)
+                events.append(.conversationItemAdded(item, previousItemID: previousItemID))
+            }
+            events.append(.responseContentPartAdded(position, part: part))
+            return events
         case .agentTextDelta(let responseID, let itemID, let delta):
-            responses[responseID]?.transcriptSoFar += delta
             let position = self.position(responseID, itemID)
-            return [speaksResponses ? .responseOutputAudioTranscriptDelta(position, delta: delta) : .responseOutputTextDelta(position, delta: delta)]
+            return [speaks(responseID) ? .responseOutputAudioTranscriptDelta(position, delta: delta) : .responseOutputTextDelta(position, delta: delta)]
         case .agentAudio(let responseID, let itemID, let samples):
             return [.responseOutputAudioDelta(position(responseID, itemID), delta: PCM16Buffer(samples: samples).base64EncodedString())]
         case .outputItemDone(let responseID, let itemID, let message):
             guard var state = responses[responseID] else { return [] }
             let position = self.position(responseID, itemID)
             guard case .assistant(let text, _, let interrupted) = message else { return [] }
-            let part: RealtimeContentPart = speaksResponses ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
+            let part: RealtimeContentPart = state.speaks ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
             let item = RealtimeItem.message(id: itemID, role: .assistant, content: [part], status: interrupted ? .incomplete : .completed)
             if position.outputIndex < state.output.count { state.output[position.outputIndex] = item }
             responses[responseID] = state
             var events: [RealtimeServerEvent] = []
-            if speaksResponses {
+            if state.speaks {
                 events.append(.responseOutputAudioDone(position))
                 events.append(.responseOutputAudioTranscriptDone(position, transcript: text))
             } else {
@@ -105,7 +133,9 @@ struct RealtimeEventTranslator {
             }
             events.append(.responseContentPartDone(position, part: part))
             events.append(.responseOutputItemDone(responseID: responseID, outputIndex: position.outputIndex, item: item))
-            events.append(.conversationItemDone(item, previousItemID: nil))
+            if let added = addedItems.removeValue(forKey: itemID) {
+                events.append(.conversationItemDone(item, previousItemID: added.previousItemID))
+            }
             return events
         case .toolCallStarted(let responseID, let call):
             return [.parley(type: "parley.tool_call.started", payload: .object([
@@ -116,33 +146,35 @@ struct RealtimeEventTranslator {
                 "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
                 "is_error": .bool(isError),
             ]))]
-        case .functionCallRequested(let responseID, let itemID, let call):
-            var state = responses[responseID] ?? ResponseState()
+        case .functionCallRequested(let responseID, let itemID, let call, let previousItemID):
+            guard var state = responses[responseID] else { return [] }
             let outputIndex = state.output.count
             let pending = RealtimeItem.functionCall(id: itemID, callID: call.id, name: call.name, arguments: "", status: .inProgress)
             let done = RealtimeItem.functionCall(id: itemID, callID: call.id, name: call.name, arguments: call.arguments, status: .completed)
             state.output.append(done)
             responses[responseID] = state
-            return [
-                .responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: pending),
-                .conversationItemAdded(pending, previousItemID: nil),
+            let inConversation = !state.request.isOutOfBand
+            var events: [RealtimeServerEvent] = [.responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: pending)]
+            if inConversation { events.append(.conversationItemAdded(pending, previousItemID: previousItemID)) }
+            events += [
                 .responseFunctionCallArgumentsDelta(responseID: responseID, itemID: itemID, outputIndex: outputIndex, callID: call.id, delta: call.arguments),
                 .responseFunctionCallArgumentsDone(responseID: responseID, itemID: itemID, outputIndex: outputIndex, callID: call.id, name: call.name, arguments: call.arguments),
                 .responseOutputItemDone(responseID: responseID, outputIndex: outputIndex, item: done),
-                .conversationItemDone(done, previousItemID: nil),
             ]
+            if inConversation { events.append(.conversationItemDone(done, previousItemID: previousItemID)) }
+            return events
         case .responseDone(let responseID, let status, let error, let usage):
-            let state = responses.removeValue(forKey: responseID) ?? ResponseState()
+            guard let state = responses.removeValue(forKey: responseID) else { return [] }
             let details: RealtimeResponseStatusDetails? = switch status {
             case .completed: nil
             case .cancelled: RealtimeResponseStatusDetails(reason: state.cancelReason)
             case .failed: RealtimeResponseStatusDetails(error: error.map { RealtimeProtocolError($0) })
             case .incomplete: RealtimeResponseStatusDetails(reason: .maxOutputTokens)
             }
-            return [.responseDone(RealtimeResponse(
-                id: responseID, status: RealtimeResponseStatus(status), statusDetails: details,
-                output: state.output, usage: usage.map(RealtimeUsage.init), outputModalities: modalities
-            ))]
+            var response = state.object(id: responseID, status: RealtimeResponseStatus(status), conversationID: conversationID)
+            response.statusDetails = details
+            response.usage = usage.map(RealtimeUsage.init)
+            return [.responseDone(response)]
         case .error(let error):
             return [.error(RealtimeProtocolError(error))]
         case .turnMetrics(let metrics):
@@ -156,7 +188,7 @@ struct RealtimeEventTranslator {
         }
     }
 
-    private var modalities: [RealtimeModality] { speaksResponses ? [.audio] : [.text] }
+    private func speaks(_ responseID: String) -> Bool { responses[responseID]?.speaks ?? speaksResponses }
 
     private func position(_ responseID: String, _ itemID: String) -> RealtimeContentPosition {
         let index = responses[responseID]?.output.firstIndex { $0.id == itemID } ?? 0
