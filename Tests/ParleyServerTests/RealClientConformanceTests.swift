@@ -21,39 +21,39 @@ import Testing
     static let spokenQuestion = "what is the capital of France"
 
     @Test func openAIAgents() async throws {
-        let stack = try Stack()
-        let scenarios = ["text_turns", "spoken_question", "interrupt", "tool_auto", "tool_required"]
-        try await stack.run("openai_agents_harness.py", scenarios)
-        // The session's `tool_choice: required` must reach the model, not be replaced by `auto`.
-        let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
-        #expect(choices.contains(.string("required")), "tool_choice sent upstream: \(choices)")
-        await stack.stop()
+        try await Stack.with { stack in
+            let scenarios = ["text_turns", "spoken_question", "interrupt", "tool_auto", "tool_required"]
+            try await stack.run("openai_agents_harness.py", scenarios)
+            // The session's `tool_choice: required` must reach the model, not be replaced by `auto`.
+            let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
+            #expect(choices.contains(.string("required")), "tool_choice sent upstream: \(choices)")
+        }
     }
 
     @Test func pipecat() async throws {
-        let stack = try Stack()
-        try await stack.run("pipecat_harness.py", ["text_turn", "spoken_turn", "interruption", "cancel"])
-        await stack.stop()
+        try await Stack.with { stack in
+            try await stack.run("pipecat_harness.py", ["text_turn", "spoken_turn", "interruption", "cancel"])
+        }
     }
 
     @Test func livekit() async throws {
-        let stack = try Stack()
-        try await stack.run("livekit_harness.py", ["consecutive_replies", "interruption", "tool_call"])
-        // `generate_reply(tool_choice="required")` must reach the model as it was asked.
-        let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
-        #expect(choices.contains(.string("required")), "tool_choice sent upstream: \(choices)")
-        await stack.stop()
+        try await Stack.with { stack in
+            try await stack.run("livekit_harness.py", ["consecutive_replies", "interruption", "tool_call"])
+            // `generate_reply(tool_choice="required")` must reach the model as it was asked.
+            let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
+            #expect(choices.contains(.string("required")), "tool_choice sent upstream: \(choices)")
+        }
     }
 
     @Test func outOfBandResponse() async throws {
-        let stack = try Stack()
-        try await stack.run("openai_agents_harness.py", ["out_of_band"])
-        // The model saw only the out-of-band input, and the next turn saw nothing of it.
-        let conversations = stack.upstream.requests.compactMap { $0.json?["messages"]?.jsonText }
-        let outOfBand = conversations.filter { $0.contains("the cat sat on the mat") }
-        #expect(outOfBand.count == 1 && !outOfBand[0].contains("two plus two"), "\(conversations)")
-        #expect(conversations.last.map { !$0.contains("the cat sat") && $0.contains("two plus two") } == true, "\(conversations)")
-        await stack.stop()
+        try await Stack.with { stack in
+            try await stack.run("openai_agents_harness.py", ["out_of_band"])
+            // The model saw only the out-of-band input, and the next turn saw nothing of it.
+            let conversations = stack.upstream.requests.compactMap { $0.json?["messages"]?.jsonText }
+            let outOfBand = conversations.filter { $0.contains("the cat sat on the mat") }
+            #expect(outOfBand.count == 1 && !outOfBand[0].contains("two plus two"), "\(conversations)")
+            #expect(conversations.last.map { !$0.contains("the cat sat") && $0.contains("two plus two") } == true, "\(conversations)")
+        }
     }
 }
 
@@ -76,6 +76,18 @@ private struct Stack {
             makeVoiceActivityDetector: { EnergyVAD() },
             makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
         ))
+    }
+
+    /// Runs `body` with a fresh stack and stops it afterwards, whatever happened.
+    static func with(_ body: (Stack) async throws -> Void) async throws {
+        let stack = try Stack()
+        do {
+            try await body(stack)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
     }
 
     /// Runs a harness against the server and expects every scenario to pass.
