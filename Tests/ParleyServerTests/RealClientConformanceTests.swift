@@ -38,10 +38,11 @@ import Testing
 
     @Test func livekit() async throws {
         try await Stack.with { stack in
-            try await stack.run("livekit_harness.py", ["consecutive_replies", "interruption", "tool_call"])
-            // `generate_reply(tool_choice="required")` must reach the model as it was asked.
+            try await stack.run("livekit_harness.py", ["consecutive_replies", "spoken_turn", "interruption", "tool_call", "tool_call_named"])
+            // `generate_reply(tool_choice=…)` must reach the model as it was asked.
             let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
-            #expect(choices.contains(.string("required")), "tool_choice sent upstream: \(choices)")
+            let named: JSONValue = ["type": "function", "function": ["name": "get_weather"]]
+            #expect(choices.contains(.string("required")) && choices.contains(named), "tool_choice sent upstream: \(choices)")
         }
     }
 

@@ -6,12 +6,14 @@ with `update_chat_ctx`, each turn asks `generate_reply`, an interruption is `int
 by `response.metadata.client_event_id` and mirrors the conversation from `previous_item_id`,
 so a missing echo is a `generate_reply` timeout and a wrong anchor scrambles the order.
 Error events and logs, failed responses and timeouts fail the scenario.
-Scenarios: consecutive_replies, interruption, tool_call.
+Scenarios: consecutive_replies, spoken_turn, interruption, tool_call (`tool_choice="required"`) and
+tool_call_named (`tool_choice` naming the function).
 """
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
+from livekit import rtc
 from livekit.agents import function_tool, llm
 from livekit.plugins.openai.realtime import RealtimeModel
 
@@ -117,6 +119,27 @@ async def consecutive_replies(options):
             assert roles(session) == ["user", "assistant"] * number, f"turn {number}: conversation roles {roles(session)}"
 
 
+async def spoken_turn(options):
+    """The user speaks; the server's turn detection answers on its own, as in a LiveKit room."""
+    async with realtime_session(options) as (session, log):
+        generations, transcripts = [], []
+        session.on("generation_created", generations.append)
+        session.on("input_audio_transcription_completed", lambda event: transcripts.append(event.transcript))
+
+        async def push(frame):
+            session.push_audio(rtc.AudioFrame(frame, harness.RATE, 1, len(frame) // 2))
+
+        async with harness.Microphone(push) as mic:
+            await mic.say(harness.silence(300) + harness.speech(900))
+            response = await log.response_done()
+        assert response["status"] == "completed", response["status"]
+        assert transcripts == [options.spoken], f"transcripts {transcripts}"
+        assert len(generations) == 1 and not generations[0].user_initiated, f"generations {generations}"
+        reply = await collect(generations[0])
+        assert options.spoken in reply.text, reply.text
+        assert roles(session) == ["user", "assistant"], f"conversation roles {roles(session)}"
+
+
 async def interruption(options):
     async with realtime_session(options) as (session, log):
         await add_user_message(session, "Tell me a long story.")
@@ -142,21 +165,35 @@ async def interruption(options):
         assert roles(session) == ["user", "assistant", "user", "assistant"], f"conversation roles {roles(session)}"
 
 
-async def tool_call(options):
+async def tool_round_trip(options, tool_choice):
     async with realtime_session(options) as (session, log):
         await session.update_tools([get_weather])
         # The question does not mention the weather: only `tool_choice` makes the model call the tool.
         await add_user_message(session, "Where should I travel next?")
-        reply = await collect(await session.generate_reply(tool_choice="required"))
-        assert [call.name for call in reply.function_calls] == ["get_weather"], reply.function_calls
+        reply = await collect(await session.generate_reply(tool_choice=tool_choice))
+        assert [call.name for call in reply.function_calls] == ["get_weather"], f"function calls {reply.function_calls}"
         call = reply.function_calls[0]
         chat_ctx = session.chat_ctx.copy()
         chat_ctx.insert(llm.FunctionCallOutput(call_id=call.call_id, name=call.name, output="sunny in Paris", is_error=False))
         await session.update_chat_ctx(chat_ctx)
         mark = len(log.events)
         answer = await collect(await session.generate_reply())
-        assert "sunny" in answer.text, f"the reply after the tool was {answer.text!r}: {log.types(mark)} {log.problems}"
+        assert "sunny" in answer.text, f"the reply after the tool was {answer.text!r}: {log.types(mark)}"
+
+
+async def tool_call(options):
+    await tool_round_trip(options, "required")
+
+
+async def tool_call_named(options):
+    await tool_round_trip(options, {"type": "function", "function": {"name": "get_weather"}})
 
 
 if __name__ == "__main__":
-    harness.run({"consecutive_replies": consecutive_replies, "interruption": interruption, "tool_call": tool_call})
+    harness.run({
+        "consecutive_replies": consecutive_replies,
+        "spoken_turn": spoken_turn,
+        "interruption": interruption,
+        "tool_call": tool_call,
+        "tool_call_named": tool_call_named,
+    })
