@@ -124,6 +124,11 @@ class ErrorLogRecorder(logging.Handler):
     def emit(self, record):
         self.messages.append(f"{record.name}: {brief(record.getMessage())}")
 
+    def since(self, start):
+        """Raises when anything was logged after the first `start` messages."""
+        if self.messages[start:]:
+            raise AssertionError(f"errors logged by the client: {self.messages[start:]}")
+
 
 class EventLog:
     """Every raw server event a client received, in order.
