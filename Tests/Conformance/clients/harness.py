@@ -113,16 +113,20 @@ class Microphone:
 
 
 class ErrorLogRecorder(logging.Handler):
-    """Keeps the error records a client library logs (validation failures, handler crashes)."""
+    """Keeps the error records a client library logs (validation failures, handler crashes), and
+    the warnings that contain one of `warnings` (the client repairing what the server sent)."""
 
-    def __init__(self, *logger_names):
-        super().__init__(logging.ERROR)
+    def __init__(self, *logger_names, warnings=()):
+        super().__init__(logging.WARNING)
+        self.warnings = warnings
         self.messages = []
         for name in logger_names:
             logging.getLogger(name).addHandler(self)
 
     def emit(self, record):
-        self.messages.append(f"{record.name}: {brief(record.getMessage())}")
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR or any(warning in message for warning in self.warnings):
+            self.messages.append(f"{record.name}: {brief(message)}")
 
     def since(self, start):
         """Raises when anything was logged after the first `start` messages."""

@@ -19,7 +19,11 @@ from livekit.plugins.openai.realtime import RealtimeModel
 
 import harness
 
-LOGGED_ERRORS = harness.ErrorLogRecorder("livekit.agents", "livekit.plugins.openai")
+LOGGED_ERRORS = harness.ErrorLogRecorder(
+    "livekit.agents",
+    "livekit.plugins.openai",
+    warnings=("placed a chat history item after an unknown item", "discarding response", "failed to insert item"),
+)
 REPLY_SECONDS = 20
 
 
