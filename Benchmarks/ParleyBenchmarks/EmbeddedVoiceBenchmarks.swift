@@ -101,7 +101,7 @@ private func measureServer(
     let secret = "parley-benchmark-secret-0123456789"
     let app = try ParleyApp(settings: settings, secret: secret, providers: providers)
     try app.start()
-    guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime") else {
+    guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime?parley_events=true") else {
         throw EmbeddedBenchmarkFailure("no URL for port \(app.port)")
     }
     let figures: [VoiceTurnFigures]
