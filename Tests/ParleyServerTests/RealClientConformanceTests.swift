@@ -22,7 +22,7 @@ import Testing
 
     @Test func openAIAgents() async throws {
         try await Stack.with { stack in
-            let scenarios = ["text_turns", "spoken_question", "interrupt", "tool_auto", "tool_required"]
+            let scenarios = ["text_turns", "spoken_question", "interrupt", "barge_in", "tool_auto", "tool_required"]
             try await stack.run("openai_agents_harness.py", scenarios)
             // The session's `tool_choice: required` must reach the model, not be replaced by `auto`.
             let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }

@@ -2,7 +2,8 @@
 
 The SDK validates every server event with the `openai` SDK's models and turns a failure into a
 "Failed to validate server event" log and an error event; both fail the scenario here, as do
-error events, failed responses and timeouts. Scenarios: text_turns, spoken_question, interrupt,
+error events, failed responses and timeouts. Scenarios: text_turns, spoken_question, interrupt
+(push-to-talk: the app interrupts), barge_in (server VAD: the user talks over a reply),
 tool_auto, tool_required, out_of_band, each in a session of its own.
 """
 import asyncio
@@ -119,6 +120,28 @@ async def interrupt(options):
         assert truncated["item_id"] in [item.item_id for item in conversation.history], "the truncated item is gone"
 
 
+async def barge_in(options):
+    # Server VAD (the SDK's default): the user talks over a reply; the server stops it.
+    async with session(options) as conversation, harness.Microphone(conversation.live.send_audio) as mic:
+        live, log = conversation.live, conversation.log
+        await mic.say(harness.silence(300))
+        await live.send_message("Tell me a long story.")
+        story = (await log.wait_for_type("response.created"))["response"]["id"]
+        await log.wait_for_type("response.output_audio.delta")
+        mark = len(log.events)
+        await mic.say(harness.speech(900, seed=2))
+        await log.wait_for_type("input_audio_buffer.speech_started", mark)
+        stopped = await log.wait_for(
+            "the story's response.done", lambda event: event["type"] == "response.done" and event["response"]["id"] == story
+        )
+        assert stopped["response"]["status"] == "cancelled", f"the story {stopped['response']['status']}: {log.types(mark)}"
+        answer = await log.wait_for(
+            "the answer", lambda event: event["type"] == "response.done" and event["response"]["id"] != story, mark
+        )
+        assert answer["response"]["status"] == "completed", answer["response"]["status"]
+        assert options.spoken in harness.transcript(answer["response"]), harness.transcript(answer["response"])
+
+
 async def tool_round_trip(options, question, **model_settings):
     async with session(options, **model_settings) as conversation:
         live, log = conversation.live, conversation.log
@@ -182,6 +205,7 @@ if __name__ == "__main__":
         "text_turns": text_turns,
         "spoken_question": spoken_question,
         "interrupt": interrupt,
+        "barge_in": barge_in,
         "tool_auto": tool_auto,
         "tool_required": tool_required,
         "out_of_band": out_of_band,
