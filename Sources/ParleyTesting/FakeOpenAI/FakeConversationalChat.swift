@@ -15,7 +15,7 @@ import ParleyCore
 public enum FakeConversationalChat {
     /// The script answering the chat request `body`.
     public static func reply(to body: JSONValue) -> FakeChatScript {
-        let messages = body["messages"]?.arrayValue ?? []
+        let messages = elements(of: body["messages"])
         if let last = messages.last, last["role"]?.stringValue == "tool" {
             return .text(words("The tool said: \(text(of: last))."))
         }
@@ -37,7 +37,7 @@ public enum FakeConversationalChat {
 
     /// The tool the model calls for this request, if any.
     static func toolToCall(_ body: JSONValue, question: String) -> String? {
-        let offered = (body["tools"]?.arrayValue ?? []).compactMap { $0["function"]?["name"]?.stringValue }
+        let offered = elements(of: body["tools"]).compactMap { $0["function"]?["name"]?.stringValue }
         guard !offered.isEmpty else { return nil }
         switch body["tool_choice"] {
         case .string("none")?:
@@ -67,15 +67,13 @@ public enum FakeConversationalChat {
         return words[index + 1].capitalized
     }
 
+    /// The elements of `value` when it is an array, else none.
+    static func elements(of value: JSONValue?) -> [JSONValue] {
+        if case .array(let elements)? = value { elements } else { [] }
+    }
+
     /// `text` as word-sized content deltas, as a model streams it.
     static func words(_ text: String) -> [String] {
         text.split(separator: " ").enumerated().map { $0.offset == 0 ? String($0.element) : " " + $0.element }
-    }
-}
-
-extension JSONValue {
-    /// The elements, when this is an array.
-    var arrayValue: [JSONValue]? {
-        if case .array(let elements) = self { elements } else { nil }
     }
 }
