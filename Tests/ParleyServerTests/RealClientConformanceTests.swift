@@ -43,6 +43,11 @@ import Testing
             let choices = stack.upstream.requests.compactMap { $0.json?["tool_choice"] }
             let named: JSONValue = ["type": "function", "function": ["name": "get_weather"]]
             #expect(choices.contains(.string("required")) && choices.contains(named), "tool_choice sent upstream: \(choices)")
+            // Each `generate_reply(instructions=…)` reached the model with its own instructions.
+            let conversations = stack.upstream.requests.compactMap { $0.json?["messages"]?.jsonText }
+            for instructions in ["Answer briefly.", "Count carefully.", "Be cheerful."] {
+                #expect(conversations.contains { $0.contains(instructions) }, "no request carried \(instructions)")
+            }
         }
     }
 
