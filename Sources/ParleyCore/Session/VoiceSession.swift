@@ -31,6 +31,9 @@ public actor VoiceSession {
 
     private let providers: VoiceSessionProviders
     private let clock: MonotonicClock
+    /// Makes the resamplers that convert the session's output to other rates (band-limited).
+    public nonisolated var makeOutputResampler: @Sendable (Int, Int) -> any Resampler { providers.makeResampler }
+
     /// The tools the agent runs itself (the client's tools come with the configuration).
     public nonisolated var serverTools: [ToolDefinition] { providers.tools.definitions }
 
