@@ -59,8 +59,10 @@ public struct TurnDetector: Sendable {
             minimumSpeechMs: Int = 100,
             maximumStartGapMs: Int = 250,
             maximumUtteranceMs: Int? = 30_000,
-            quietBelowPeakDB: Float? = 40
+            quietBelowPeakDB: Float? = 40,
+            completionCheck: CompletionCheck? = nil
         ) {
+            self.completionCheck = completionCheck
             self.threshold = threshold
             self.prefixPaddingMs = prefixPaddingMs
             self.silenceDurationMs = silenceDurationMs
