@@ -126,7 +126,9 @@ import Testing
         #expect(try settings(#"{"turn_detection":{"type":"server_vad"}}"#).turnDetection == .serverVAD(ServerVADSettings()))
         #expect(try settings(#"{"turn_detection":{}}"#).turnDetection == .serverVAD(ServerVADSettings()))
         #expect(try settings(#"{"turn_detection":{"type":"semantic_vad","eagerness":"low","interrupt_response":false}}"#)
-            .turnDetection == .serverVAD(ServerVADSettings(interruptResponse: false)))
+            .turnDetection == .serverVAD(ServerVADSettings(interruptResponse: false, eagerness: .low)))
+        #expect(try settings(#"{"turn_detection":{"type":"semantic_vad"}}"#).turnDetection == .serverVAD(ServerVADSettings(eagerness: .auto)))
+        #expect(throws: RealtimeProtocolError.self) { try settings(#"{"turn_detection":{"type":"semantic_vad","eagerness":"eager"}}"#) }
         // Transcription is tri-state the same way.
         #expect(try settings(#"{}"#).inputTranscription == nil)
         #expect(try settings(#"{"input_audio_transcription":null}"#).inputTranscription == .disabled)

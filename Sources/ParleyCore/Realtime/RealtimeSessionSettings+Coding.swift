@@ -170,7 +170,7 @@ extension RealtimeSessionSettings {
     }
 
     /// Decodes a turn detection value: `null` is manual, `server_vad` keeps its parameters,
-    /// `semantic_vad` becomes server VAD with the defaults (and its two response flags).
+    /// `semantic_vad` keeps its eagerness (default `auto`) and its two response flags.
     static func decodeTurnDetection(_ value: JSONValue, path: String) throws(RealtimeProtocolError) -> RealtimeTurnDetection {
         if value == .null { return .manual }
         let reader = try RealtimeJSONReader(value, path: path)
@@ -190,9 +190,13 @@ extension RealtimeSessionSettings {
             settings.silenceDurationMs = try reader.int("silence_duration_ms", in: 0...60_000) ?? defaults.silenceDurationMs
             settings.idleTimeoutMs = try reader.int("idle_timeout_ms", in: 0...Int(Int32.max))
         case "semantic_vad":
-            break
+            let eagerness = try reader.string("eagerness") ?? "auto"
+            guard let value = ServerVADSettings.Eagerness(rawValue: eagerness) else {
+                throw .invalidValue(reader.path(of: "eagerness"), "\(quotedExcerpt(eagerness)) is not an eagerness; use 'low', 'medium', 'high' or 'auto'.")
+            }
+            settings.eagerness = value
         case let other:
-            throw .invalidValue(reader.path(of: "type"), "\(quotedExcerpt(other)) is not a turn detection type; use 'server_vad' or null.")
+            throw .invalidValue(reader.path(of: "type"), "\(quotedExcerpt(other)) is not a turn detection type; use 'server_vad', 'semantic_vad' or null.")
         }
         return .serverVAD(settings)
     }
@@ -337,6 +341,13 @@ extension RealtimeSessionSettings {
         switch turnDetection {
         case .manual:
             writer.nullField("turn_detection")
+        case .serverVAD(let vad) where vad.eagerness != nil:
+            writer.object("turn_detection") { object in
+                object.field("type", "semantic_vad")
+                object.field("eagerness", vad.eagerness?.rawValue ?? "auto")
+                object.field("create_response", vad.createResponse)
+                object.field("interrupt_response", vad.interruptResponse)
+            }
         case .serverVAD(let vad):
             writer.object("turn_detection") { object in
                 object.field("type", "server_vad")

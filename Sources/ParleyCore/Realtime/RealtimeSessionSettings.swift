@@ -60,8 +60,8 @@ public enum RealtimeAudioFormat: String, Sendable, Hashable, CaseIterable {
 public enum RealtimeTurnDetection: Sendable, Hashable {
     /// No turn detection (`turn_detection: null`): the client commits the audio buffer itself.
     case manual
-    /// Server voice activity detection ends turns after silence. `semantic_vad` requests map
-    /// here too, with the server VAD defaults.
+    /// Server voice activity detection ends turns after silence, or, with an eagerness
+    /// (`semantic_vad`), when a turn-completion model judges a pause to end the turn.
     case serverVAD(ServerVADSettings)
 }
 

@@ -13,6 +13,8 @@ public struct ProviderSet: Sendable {
     public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
     /// Makes streaming resamplers.
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
+    /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
+    public var turnCompletionModel: (any TurnCompletionModel)?
     /// One line per provider, for the start-up banner.
     public var summary: [String]
     /// How many times supervised provider processes were restarted.
@@ -26,8 +28,10 @@ public struct ProviderSet: Sendable {
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
         summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
-        shutdown: @escaping @Sendable () async -> Void = {}
+        shutdown: @escaping @Sendable () async -> Void = {},
+        turnCompletionModel: (any TurnCompletionModel)? = nil
     ) {
+        self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.languageModel = languageModel
         self.synthesizer = synthesizer

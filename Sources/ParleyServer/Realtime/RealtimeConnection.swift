@@ -116,6 +116,14 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }
+            if case .serverVAD(let vad)? = update.turnDetection, vad.eagerness != nil, !session.judgesTurnCompletion {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value",
+                    message: "semantic_vad needs the Smart Turn model, which this server has not loaded (run scripts/setup); use server_vad. The session is unchanged.",
+                    param: "session.turn_detection.type", eventID: eventID
+                ))
+                return
+            }
             configuration = update.applied(to: configuration)
             // Every session.update is of one kind or the other; only a transcription one says so.
             isTranscriptionSession = update.sessionType == .transcription
