@@ -81,7 +81,7 @@ import Testing
         ))
         #expect(decoded["evt_session_update_semantic"] == .sessionUpdate(
             RealtimeSessionSettings(
-                outputModalities: [.text], turnDetection: .serverVAD(ServerVADSettings(createResponse: true)),
+                outputModalities: [.text], turnDetection: .serverVAD(ServerVADSettings(createResponse: true, eagerness: .high)),
                 toolChoice: .function("get_weather"), maxOutputTokens: .unlimited
             ),
             eventID: "evt_session_update_semantic"
@@ -198,6 +198,7 @@ enum RealtimeSamples {
             .sessionCreated(session(fullSettings)),
             .sessionCreated(session(RealtimeSessionSettings())),
             .sessionUpdated(session(textOnlySettings)),
+            .sessionUpdated(session(RealtimeSessionSettings(turnDetection: .serverVAD(ServerVADSettings(interruptResponse: false, eagerness: .low))))),
             .sessionUpdated(session(fullSettings.merging(RealtimeSessionSettings(toolChoice: .function("get_weather"))))),
             .conversationCreated(id: "conv_1"),
             .inputAudioBufferSpeechStarted(itemID: "item_1", audioStartMs: 120),

@@ -63,7 +63,9 @@ import Testing
         let model = try SmartTurnModel(modelPath: TestModels.locator.path(of: .smartTurn))
         let pause = [Float](repeating: 0, count: 3_200)
         let complete = model.completionProbability(of: try await TestModels.speech("What time is it in Tokyo right now?") + pause)
-        let cutOff = model.completionProbability(of: try await TestModels.speech("I'd like to book a flight to") + pause)
+        // Flite's prosody of a phrase depends a little on what it said before, and "I'd like to
+        // book a flight to" sits near the threshold (0.29 or 0.57 by order); this one does not.
+        let cutOff = model.completionProbability(of: try await TestModels.speech("So what I was thinking is that we could") + pause)
         #expect(complete > 0.5 && cutOff < 0.5, "complete \(complete), cut off \(cutOff)")
     }
 

@@ -19,10 +19,15 @@ import Testing
     /// The words of a bash array `NAME=( … )`, comments and quotes dropped.
     static func bashArray(_ name: String, in script: String) -> [String] {
         guard let start = script.range(of: "\(name)=(") else { return [] }
-        let body = script[start.upperBound...].prefix { $0 != ")" }
-        return body.split(separator: "\n").flatMap { line in
-            line.split(separator: "#").first.map { $0.split(separator: " ") } ?? []
-        }.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" \t")) }.filter { !$0.isEmpty }
+        var words: [String] = []
+        for line in script[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+            let code = line.prefix { $0 != "#" }
+            words += code.prefix { $0 != ")" }.split(separator: " ").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" \t"))
+            }.filter { !$0.isEmpty }
+            if code.contains(")") { break }
+        }
+        return words
     }
 
     /// Every match of `pattern`'s first capture group in `text`.
