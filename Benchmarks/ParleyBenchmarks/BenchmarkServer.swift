@@ -92,7 +92,7 @@ enum BenchmarkServer {
             synthesizer: OpenAISpeechSynthesizer(configuration: configuration(model: "tts-1")),
             makeVoiceActivityDetector: makeVoiceActivityDetector,
             makeResampler: { from, to in resampler(from: from, to: to) },
-            summary: ["all providers at \(upstream.absoluteString)"]
+            components: [ProviderComponent(role: "all providers", name: "OpenAI-compatible", detail: "at \(upstream.absoluteString)")]
         )
     }
 

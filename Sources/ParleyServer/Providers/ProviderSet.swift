@@ -15,8 +15,11 @@ public struct ProviderSet: Sendable {
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
     /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
     public var turnCompletionModel: (any TurnCompletionModel)?
-    /// One line per provider, for the start-up banner.
-    public var summary: [String]
+    /// The engines in use, for the start-up banner and `GET /v1/status`.
+    public var components: [ProviderComponent]
+    /// One line the web page shows about the engines, when there is something to say (the
+    /// embedded language model is a tiny demo model).
+    public var notice: String?
     /// How many times supervised provider processes were restarted.
     public var restartCount: @Sendable () -> Int
     /// Stops what the providers started (child processes).
@@ -27,7 +30,7 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
-        summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
+        components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
         turnCompletionModel: (any TurnCompletionModel)? = nil
     ) {
@@ -37,8 +40,14 @@ public struct ProviderSet: Sendable {
         self.synthesizer = synthesizer
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
-        self.summary = summary
+        self.components = components
+        self.notice = notice
         self.restartCount = restartCount
         self.shutdown = shutdown
     }
+}
+
+extension ProviderSet {
+    /// One line per engine, for the start-up banner.
+    public var summary: [String] { components.map(\.summary) }
 }
