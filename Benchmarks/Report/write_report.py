@@ -10,13 +10,14 @@ import os
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "session", "server"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "conversation", "session", "server"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
     "realtime": "Realtime protocol codec",
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
+    "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
     "server": "Server under load",
 }
@@ -30,6 +31,17 @@ AREA_NOTES = {
         "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. Per-server figures are medians "
         "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference. "
         "Each pair's two figures are in the run's `benchmarks.log`."
+    ),
+    "conversation": (
+        "One realtime WebSocket session to `ParleyApp` on the embedded stack with a user's defaults (Silero VAD, "
+        "server VAD with a 300 ms silence window, preemptive transcription after 100 ms and preemptive generation), "
+        "after a warm-up turn in a session of its own: ten different questions in one conversation (the replies stay "
+        "in the history), spoken alternately by flite's `slt` and `rms` voices (the `flite` command), sent as 20 ms "
+        "`input_audio_buffer.append` chunks paced in real time with silence around them; each question is asked half "
+        "a second after the previous reply's `response.done`. Latency: from sending the chunk with the question's "
+        "last sample above -36 dBFS to receiving the first `response.output_audio.delta`. The stages come from the "
+        "server's `parley.turn_metrics` (from the turn's end); \"delivery\" is what is left. Then the same with "
+        "preemptive transcription and generation off, against a fresh server."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
