@@ -31,17 +31,18 @@ func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
             settings.preemptiveGeneration = false
         }
         defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
-        let figures = try await measureConversation(questions, warmUp: warmUp, settings: settings)
-        results += conversationResults(figures, preemption: preemption)
+        let (figures, otherLoad) = try await measureConversation(questions, warmUp: warmUp, settings: settings)
+        results += conversationResults(figures, otherLoad: otherLoad, preemption: preemption)
     }
     return results
 }
 
 /// Runs the conversation against a fresh server (and llama-server) with `settings`, after
-/// one warm-up turn in a session of its own.
+/// one warm-up turn in a session of its own. Also returns how much of one core other
+/// programs used meanwhile (on a shared machine, what the figures had to compete with).
 private func measureConversation(
     _ questions: [ConversationQuestion], warmUp: ConversationQuestion, settings: ServerSettings
-) async throws -> [ConversationTurnFigures] {
+) async throws -> ([ConversationTurnFigures], otherLoad: Double) {
     let providers = try await ProviderFactory.make(settings)
     let secret = "parley-benchmark-secret-0123456789"
     let app: ParleyApp
@@ -58,10 +59,13 @@ private func measureConversation(
         }
         _ = try await converse([warmUp], url: url, secret: secret, label: "warm-up")
         let label = settings.preemptiveGeneration ? "defaults" : "no preemption"
+        let load = OtherProgramsLoad()
         let figures = try await converse(questions, url: url, secret: secret, label: label)
+        let otherLoad = load.shareOfOneCore()
+        log(String(format: "%@: other programs used %.0f %% of one core", label, otherLoad * 100))
         // Closes the sessions and stops the providers it was given.
         await app.shutdown()
-        return figures
+        return (figures, otherLoad)
     } catch {
         await app.shutdown()
         throw error
@@ -139,7 +143,7 @@ private final class PacedMicrophone {
 
 /// p50 and p90 (against the targets with preemption on, as a user gets it), max, each stage's
 /// p50, and every turn's figure with its stages.
-private func conversationResults(_ figures: [ConversationTurnFigures], preemption: Bool) -> [BenchmarkResult] {
+private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad: Double, preemption: Bool) -> [BenchmarkResult] {
     let conditions = "\(figures.count) turns in one session (history kept), different questions, 2 flite voices (slt, rms), "
         + "Silero VAD, 300 ms silence, " + (preemption ? "preemptive transcription and generation on (defaults)" : "preemptive transcription and generation off")
     let name = "conversation: last voiced sample (\(ConversationQuestion.voicedLevelLabel)) sent -> first response.output_audio.delta received, \(conditions)"
@@ -156,6 +160,10 @@ private func conversationResults(_ figures: [ConversationTurnFigures], preemptio
         result("\(name), max", latencies.max() ?? .nan),
     ]
     let setting = preemption ? "defaults" : "preemption off"
+    results.append(BenchmarkResult(
+        area: "conversation", name: "  CPU other programs used during the conversation (machine busy time less Parley's and llama-server's), \(setting)",
+        value: otherLoad * 100, unit: "% of one core", target: "", meetsTarget: nil
+    ))
     for (stage, values) in ConversationTurnFigures.stages(of: figures) {
         results.append(result("  stage \(stage), \(setting), p50", percentile(values, 50)))
     }
@@ -163,6 +171,31 @@ private func conversationResults(_ figures: [ConversationTurnFigures], preemptio
         results.append(result("  turn \(index + 1), \(turn.question.voice), \"\(turn.question.text)\", \(setting): \(turn.split)", turn.voiceToVoiceMs))
     }
     return results
+}
+
+/// CPU time other programs take from the start: the machine's busy time less that of this
+/// process and its llama-server.
+private struct OtherProgramsLoad {
+    private let start = ContinuousClock.now
+    private let llamaServers = ProcessFigures.childProcessIDs(named: "llama-server")
+    private let busyAtStart: Double
+    private let ownAtStart: Double
+
+    init() {
+        busyAtStart = ProcessFigures.machineBusyCPUSeconds() ?? 0
+        ownAtStart = Self.ownSeconds(llamaServers)
+    }
+
+    /// Other programs' CPU time since the start, as a share of one core over the elapsed time.
+    func shareOfOneCore() -> Double {
+        let busy = (ProcessFigures.machineBusyCPUSeconds() ?? 0) - busyAtStart
+        let own = Self.ownSeconds(llamaServers) - ownAtStart
+        return max(0, busy - own) / (ContinuousClock.now - start).timeInterval
+    }
+
+    private static func ownSeconds(_ llamaServers: [Int32]) -> Double {
+        ProcessFigures.ownCPUSeconds() + llamaServers.reduce(0) { $0 + (ProcessFigures.cpuSeconds(pid: $1) ?? 0) }
+    }
 }
 
 private func log(_ line: String) {

@@ -15,6 +15,8 @@ public enum ProviderFactory {
     /// A language model and what stops it (the supervised llama-server, when embedded).
     public struct StartedLanguageModel: Sendable {
         public var model: any LanguageModel
+        /// Makes the model of one conversation (the embedded server keeps its history cached).
+        public var makeConversationModel: @Sendable () -> any LanguageModel
         public var summary: String
         public var restartCount: @Sendable () -> Int
         public var stop: @Sendable () async -> Void
@@ -31,6 +33,7 @@ public enum ProviderFactory {
             recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
+            makeConversationLanguageModel: languageModel.makeConversationModel,
             summary: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary],
             restartCount: languageModel.restartCount,
             shutdown: languageModel.stop
@@ -81,6 +84,7 @@ public enum ProviderFactory {
                 let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2-135m-instruct")
                 return StartedLanguageModel(
                     model: OpenAILanguageModel(configuration: configuration),
+                    makeConversationModel: { server.conversationModel(configuration: configuration) },
                     summary: "language model: SmolLM2-135M-Instruct on llama-server (supervised child process)",
                     restartCount: { server.restartCount },
                     stop: { await server.stop() }
@@ -89,8 +93,10 @@ public enum ProviderFactory {
                 throw StartupError(description: "language model (llama-server): \(error)")
             }
         case .remote(let baseURL, let apiKey, let model):
+            let remote = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model))
             return StartedLanguageModel(
-                model: OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)),
+                model: remote,
+                makeConversationModel: { remote },
                 summary: "language model: \(model) at \(baseURL.absoluteString)",
                 restartCount: { 0 }, stop: {}
             )

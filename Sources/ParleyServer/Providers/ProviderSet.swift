@@ -13,6 +13,9 @@ public struct ProviderSet: Sendable {
     public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
     /// Makes streaming resamplers.
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
+    /// Makes the default language model for one conversation (the embedded llama-server gives
+    /// each conversation a slot that keeps its history cached); `languageModel` by default.
+    public var makeConversationLanguageModel: @Sendable () -> any LanguageModel
     /// One line per provider, for the start-up banner.
     public var summary: [String]
     /// How many times supervised provider processes were restarted.
@@ -25,6 +28,7 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
+        makeConversationLanguageModel: (@Sendable () -> any LanguageModel)? = nil,
         summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {}
     ) {
@@ -33,6 +37,7 @@ public struct ProviderSet: Sendable {
         self.synthesizer = synthesizer
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
+        self.makeConversationLanguageModel = makeConversationLanguageModel ?? { languageModel }
         self.summary = summary
         self.restartCount = restartCount
         self.shutdown = shutdown
