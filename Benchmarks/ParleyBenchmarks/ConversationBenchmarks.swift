@@ -14,7 +14,8 @@ import ParleyServer
 /// (`response.done`) the client waits half a second before asking the next question. Per
 /// turn: from sending the question's last voiced sample to receiving the first
 /// `response.output_audio.delta`, with the stages the server reports in `parley.turn_metrics`.
-/// Then the same with preemptive transcription and generation off.
+/// Then the same with preemptive transcription and generation off. The server reads its
+/// settings from the environment as `parley serve` does (scripts/bench sets none).
 func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let questions = try ConversationQuestion.script(turns: quick ? 4 : 10)
     for question in questions {
@@ -23,7 +24,9 @@ func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let warmUp = try ConversationQuestion(text: "Hello, can you hear me?", voice: "slt")
     var results: [BenchmarkResult] = []
     for preemption in [true, false] {
-        var settings = ServerSettings()
+        // The settings `parley serve` would read from this environment: the defaults, unless a
+        // PARLEY_* variable says otherwise (to compare a setting, run with it set).
+        var settings = ServerSettings.load(environment: ProcessInfo.processInfo.environment).0
         settings.port = 0
         settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-conversation-\(getpid())")
         if !preemption {
