@@ -5,8 +5,10 @@ For each system and each session count N starts a fresh fake upstream (FakeUpstr
 same fixed delays for both systems) and a fresh server process, drives the server with the
 load client (loadclient.py) and stops both. N runs
 through 1, 10, 50, 100, then doubles while the system sustains the load (p99 end of speech ->
-first audio under 1 s, every session connected, every turn answered), and finally tries the
-midpoint below the first failure. With --profile, the Parley server is sampled with `perf`
+first audio under 1 s, every session connected, every turn answered), and then bisects
+between the largest N sustained and the first N that was not until the two are within 10 %.
+Like for like, Parley runs without preemptive transcription and generation (Pipecat has
+neither); the same N = 1 run with them on (Parley's default) is reported beside it. With --profile, the Parley server is sampled with `perf`
 during the largest run it sustained. Writes comparison.json to --out.
 """
 
@@ -160,7 +162,8 @@ def compare(system, args):
     if failing:
         low = max([n for n in passing if n < min(failing)], default=0)
         high = min(failing)
-        for _ in range(args.bisect_steps):
+        # Bracket the limit to within 10 % (of the upper bound) unless the run is a quick one.
+        while args.bracket and high - low > max(1, high // 10):
             middle = (low + high) // 2
             if middle <= low or middle in results:
                 break
@@ -201,8 +204,9 @@ def main():
     parser.add_argument("--profile", action="store_true", help="sample the Parley server with perf")
     parser.add_argument("--systems", default="parley,pipecat")
     parser.add_argument("--parley-vad", default="silero", choices=["silero", "energy"], help="Parley's VAD (Pipecat uses Silero)")
-    parser.add_argument("--parley-preemptive-ms", type=int, default=100,
-                        help="Parley's preemptive transcription delay (0: transcribe only once the turn has ended)")
+    parser.add_argument("--parley-preemptive-ms", type=int, default=0,
+                        help="Parley's preemptive transcription delay in the comparison (default 0: like Pipecat, transcribe "
+                             "only once the turn has ended; the N = 1 run with Parley's default of 100 ms is reported beside it)")
     parser.add_argument("--counts", help="session counts always run, before the search for the largest "
                         "(default 1,10,50,100; 1,10,50 with --quick)")
     args = parser.parse_args()
@@ -215,7 +219,7 @@ def main():
     args.single_session_turns = 3 if args.quick else 10
     args.turns = 2 if args.quick else 4
     args.max_sessions = 400 if args.quick else 1600
-    args.bisect_steps = 0 if args.quick else 2
+    args.bracket = not args.quick
     args.upstream_delays = upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
     args.reply = reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
     sentences = 2
@@ -240,12 +244,14 @@ def main():
     for system in args.systems.split(","):
         say(f"{system}:")
         comparison["systems"][system] = compare(system, args)
-    if "parley" in comparison["systems"] and args.parley_preemptive_ms > 0:
-        # What preemptive transcription contributes at N = 1: the same run with it off.
+    if "parley" in comparison["systems"]:
+        # The other setting of Parley's preemption at N = 1: on (its default) when the
+        # comparison ran without it, off otherwise.
         saved = args.parley_preemptive_ms
-        args.parley_preemptive_ms = 0
-        say("parley without preemptive transcription and generation:")
-        comparison["parley_without_preemption"] = run_once("parley", 1, args)
+        args.parley_preemptive_ms = 100 if saved == 0 else 0
+        key = "parley_with_preemption" if saved == 0 else "parley_without_preemption"
+        say(f"parley {key.replace('_', ' ').removeprefix('parley ')}:")
+        comparison[key] = run_once("parley", 1, args)
         args.parley_preemptive_ms = saved
     if args.profile and "parley" in comparison["systems"]:
         # Under load, where a profile says the most: the largest N sustained, and at least 50.

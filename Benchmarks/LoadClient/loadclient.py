@@ -232,42 +232,67 @@ def skip_field(data, position):
 
 
 class ProcessSampler:
-    """CPU seconds and resident memory of the server process, from /proc."""
+    """CPU seconds and resident memory of the server: its process and every process it started
+    (a server may run one worker process per core), from /proc."""
 
     def __init__(self, pid):
         self.pid = pid
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.peak_rss_kb = 0
 
-    def cpu_seconds(self):
+    def processes(self):
+        """The server's process and its descendants."""
         if not self.pid:
-            return 0.0
-        with open(f"/proc/{self.pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        # Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name.
-        return (int(fields[11]) + int(fields[12])) / self.ticks
+            return []
+        found, pending = [], [self.pid]
+        while pending:
+            pid = pending.pop()
+            found.append(pid)
+            try:
+                for thread in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{thread}/children") as handle:
+                        pending += [int(child) for child in handle.read().split()]
+            except OSError:
+                continue
+        return found
+
+    def cpu_seconds(self):
+        total = 0
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name.
+            total += int(fields[11]) + int(fields[12])
+        return total / self.ticks
 
     def run_queue_wait_seconds(self):
         """Time the server's threads were ready to run but waiting for a CPU (schedstat run_delay)."""
-        if not self.pid:
-            return 0.0
         total = 0
-        for thread in os.listdir(f"/proc/{self.pid}/task"):
+        for pid in self.processes():
             try:
-                with open(f"/proc/{self.pid}/task/{thread}/schedstat") as handle:
-                    total += int(handle.read().split()[1])
-            except (OSError, IndexError, ValueError):
+                threads = os.listdir(f"/proc/{pid}/task")
+            except OSError:
                 continue
+            for thread in threads:
+                try:
+                    with open(f"/proc/{pid}/task/{thread}/schedstat") as handle:
+                        total += int(handle.read().split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
         return total / 1e9
 
     def rss_kb(self):
-        if not self.pid:
-            return 0
-        with open(f"/proc/{self.pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        total = 0
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/status") as handle:
+                    total += next((int(line.split()[1]) for line in handle if line.startswith("VmRSS:")), 0)
+            except OSError:
+                continue
+        return total
 
     def sample(self):
         rss = self.rss_kb()

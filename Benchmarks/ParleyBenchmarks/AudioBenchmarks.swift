@@ -10,7 +10,7 @@ func runAudioBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var results: [BenchmarkResult] = []
 
     var probabilities: [Float] = []
-    let vadTime = measure {
+    let vadTime = medianSecondsPerCall {
         var vad = EnergyVAD()
         probabilities = frames.map { vad.speechProbability(of: $0) }
     }
@@ -19,7 +19,7 @@ func runAudioBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     results.append(audioResult("EnergyVAD x real time", vadRealTime, "x", ">= 2000x", vadRealTime >= 2_000))
 
     var actionCount = 0
-    let turnTime = measure {
+    let turnTime = medianSecondsPerCall {
         var turns = TurnDetector()
         actionCount = 0
         for (index, frame) in frames.enumerated() {
@@ -32,7 +32,7 @@ func runAudioBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let chunks = stride(from: 0, to: realtime.count, by: 480).map { Array(realtime[$0..<min($0 + 480, realtime.count)]) }
     let soxr = try SoxrResampler(from: 24_000, to: 16_000)
     var resampledCount = 0
-    let soxrTime = measure {
+    let soxrTime = medianSecondsPerCall {
         resampledCount = 0
         for chunk in chunks { resampledCount += soxr.process(chunk).count }
         resampledCount += soxr.flush().count
@@ -42,7 +42,7 @@ func runAudioBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 
     // Live input goes through the windowed-sinc resampler (it holds back under 1 ms).
     var sinc = try SincResampler(from: 24_000, to: 16_000)
-    let sincTime = measure {
+    let sincTime = medianSecondsPerCall {
         for chunk in chunks { resampledCount += sinc.process(chunk).count }
         resampledCount += sinc.flush().count
     }
@@ -55,11 +55,11 @@ func runAudioBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
     let megabytes = Double(pcm.samples.count * 2) / 1_000_000
     var encoded: [String] = []
-    let encodeTime = measure { encoded = chunkBuffers.map { $0.base64EncodedString() } }
+    let encodeTime = medianSecondsPerCall { encoded = chunkBuffers.map { $0.base64EncodedString() } }
     let encodeRate = megabytes / encodeTime
     results.append(audioResult("base64 pcm16 encode MB/s (100 ms chunks)", encodeRate, "MB/s", ">= 300 MB/s", encodeRate >= 300))
     var decodedCount = 0
-    let decodeTime = try measure {
+    let decodeTime = try medianSecondsPerCall {
         decodedCount = 0
         for text in encoded { decodedCount += try PCM16Buffer(base64: text).samples.count }
     }
@@ -82,20 +82,6 @@ private func benchmarkSignal(seconds: Int, sampleRate: Int) -> [Float] {
         let syllables = Float(0.6 + 0.4 * sin(2 * .pi * 4 * time))
         return 0.003 * noise() + (talking ? 0.2 * syllables * noise() : 0)
     }
-}
-
-/// The shortest of `repetitions` timings of `body`, in seconds: the figure least disturbed by
-/// other work on a shared machine.
-private func measure(repetitions: Int = 5, _ body: () throws -> Void) rethrows -> Double {
-    let clock = ContinuousClock()
-    var best = Double.infinity
-    for _ in 0..<repetitions {
-        let start = clock.now
-        try body()
-        let elapsed = clock.now - start
-        best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
-    return best
 }
 
 /// A result in the audio area.

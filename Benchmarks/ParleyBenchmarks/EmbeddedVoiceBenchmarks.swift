@@ -101,7 +101,7 @@ private func measureServer(
     let secret = "parley-benchmark-secret-0123456789"
     let app = try ParleyApp(settings: settings, secret: secret, providers: providers)
     try app.start()
-    guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime") else {
+    guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime?parley_events=true") else {
         throw EmbeddedBenchmarkFailure("no URL for port \(app.port)")
     }
     let figures: [VoiceTurnFigures]
@@ -145,7 +145,7 @@ private func measureServerTurns(question: SpokenQuestion, url: URL, secret: Stri
 /// The figures of several turns: voice-to-voice p50 (against `target` ms, if any) and max,
 /// and each stage's p50.
 private func voiceResults(_ figures: [VoiceTurnFigures], label: String, target: Double?) -> [BenchmarkResult] {
-    let name = "voice-to-voice, embedded stack, 2 s utterance\(label)"
+    let name = "embedded stack, best case (a fresh conversation every turn, the same 2 s question): last speech sample -> first audio\(label)"
     let latencies = figures.map(\.voiceToVoiceMs)
     let p50 = percentile(latencies, 50)
     var results = [

@@ -46,7 +46,8 @@ final class RealtimeLoadClient {
         let process = Process()
         process.executableURL = folder.appendingPathComponent("realtime_load_client")
         process.arguments = [
-            "\(url.port ?? 80)", url.path, token, "\(sessions)", messagesFile.path,
+            // Parley's own events are opt-in; the stage figures come from `parley.turn_metrics`.
+            "\(url.port ?? 80)", url.path + "?parley_events=true", token, "\(sessions)", messagesFile.path,
             "\(chunkCount)", "\(TurnAudio.chunkMilliseconds)", "\(turnChunks)",
         ]
         let input = Pipe()

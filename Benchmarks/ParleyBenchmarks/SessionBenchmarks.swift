@@ -15,8 +15,11 @@ func runSessionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         let p50 = percentile(outcome.latenciesMs, 50)
         let p99 = percentile(outcome.latenciesMs, 99)
         let atTarget = sessions == 200
-        results.append(sessionResult("end of speech -> first audio out, \(label), p50", p50, "ms", atTarget ? "<= 2 ms" : "", atTarget ? p50 <= 2 : nil))
-        results.append(sessionResult("end of speech -> first audio out, \(label), p99", p99, "ms", atTarget ? "<= 10 ms" : "", atTarget ? p99 <= 10 : nil))
+        // Instant providers and preemption: the reply is ready inside the silence window, so this
+        // times the release of a reply already made, the pipeline's own overhead.
+        let latency = "pipeline overhead (instant providers, energy VAD, preemption on): chunk ending the turn in -> first audio chunk out, \(label)"
+        results.append(sessionResult("\(latency), p50", p50, "ms", atTarget ? "<= 2 ms" : "", atTarget ? p50 <= 2 : nil))
+        results.append(sessionResult("\(latency), p99", p99, "ms", atTarget ? "<= 10 ms" : "", atTarget ? p99 <= 10 : nil))
         let expected = sessions * turns
         results.append(sessionResult(
             "turns answered, \(label)", Double(outcome.latenciesMs.count), "of \(expected)", "all", outcome.latenciesMs.count == expected

@@ -1,10 +1,13 @@
 import Foundation
 import ParleyCore
 
-/// One user turn of synthetic speech at 24 kHz in 20 ms chunks, repeated turn after turn:
-/// quiet, a burst of speech-like noise with syllable rhythm, then quiet long enough for the
-/// silence window and the (short) spoken reply.
+/// One user turn at 24 kHz in 20 ms chunks, repeated turn after turn: quiet, speech (a burst
+/// of speech-like noise with syllable rhythm, or real synthesised speech), then quiet long
+/// enough for the silence window and the spoken reply.
 struct TurnAudio: Sendable {
+    /// Samples above this level (-36 dBFS) are voiced: the last one ends the user's speech.
+    static let voicedLevel: Int16 = 524
+
     /// Chunk length: 20 ms at 24 kHz.
     static let chunkLength = 480
     /// Chunk duration in milliseconds.
@@ -38,6 +41,19 @@ struct TurnAudio: Sendable {
         let pcm = SampleConversion.pcm16(samples)
         chunks = stride(from: 0, to: pcm.count, by: Self.chunkLength).map { Array(pcm[$0..<min($0 + Self.chunkLength, pcm.count)]) }
         lastSpeechChunk = (speechEnd - 1) / Self.chunkLength
+    }
+
+    /// Builds a turn of `leadMs` quiet, the given speech at 24 kHz, and `tailMs` quiet; the last
+    /// voiced sample (above `voicedLevel`) ends the speech.
+    init(speech: [Int16], leadMs: Int, tailMs: Int) {
+        let lead = [Int16](repeating: 0, count: leadMs * Self.sampleRate / 1000)
+        let lastVoiced = speech.lastIndex { abs(Int32($0)) > Int32(Self.voicedLevel) } ?? max(speech.count - 1, 0)
+        let pcm = lead + speech[...lastVoiced] + [Int16](repeating: 0, count: tailMs * Self.sampleRate / 1000)
+        chunks = stride(from: 0, to: pcm.count, by: Self.chunkLength).map {
+            let chunk = Array(pcm[$0..<min($0 + Self.chunkLength, pcm.count)])
+            return chunk + [Int16](repeating: 0, count: Self.chunkLength - chunk.count)
+        }
+        lastSpeechChunk = (lead.count + lastVoiced) / Self.chunkLength
     }
 
     /// Chunks per turn.

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The Parley benchmark's voice pipeline built with Pipecat, for a side-by-side comparison.
 
-One FastAPI/uvicorn process; every WebSocket connection to /ws gets its own Pipecat pipeline:
+Pipecat's best honest configuration on this machine: one uvicorn worker process per core (by
+default), each on uvloop, all accepting from one listening socket the parent bound; every
+WebSocket connection to /ws gets its own Pipecat pipeline:
 
     FastAPIWebsocketTransport (ProtobufFrameSerializer, pcm16)
       -> OpenAISTTService -> user context aggregator (Silero VAD) -> OpenAILLMService
@@ -14,10 +16,13 @@ Prints "listening on ws://HOST:PORT/ws" once it accepts connections.
 
 import argparse
 import asyncio
+import os
+import signal
 import socket
 import sys
 
 import uvicorn
+import uvloop
 from fastapi import FastAPI, WebSocket
 from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
@@ -113,16 +118,38 @@ async def run_pipeline(websocket, args):
     await runner.run()
 
 
-async def serve(args):
+async def serve(args, listener):
+    config = uvicorn.Config(build_app(args), log_level="warning", ws="websockets", backlog=4096, loop="uvloop")
+    server = uvicorn.Server(config)
+    await server.serve(sockets=[listener])
+
+
+def run_workers(args):
+    """Binds the listening socket, forks one worker per `--workers`, and waits for them; a
+    SIGTERM to this process stops them all."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((args.host, args.port))
     listener.listen(4096)
     port = listener.getsockname()[1]
-    config = uvicorn.Config(build_app(args), log_level="warning", ws="websockets", backlog=4096)
-    server = uvicorn.Server(config)
+    children = []
+    for _ in range(args.workers):
+        pid = os.fork()
+        if pid == 0:
+            uvloop.install()
+            asyncio.run(serve(args, listener))
+            os._exit(0)
+        children.append(pid)
+
+    def stop(signum, frame):
+        for child in children:
+            os.kill(child, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     print(f"listening on ws://{args.host}:{port}/ws", flush=True)
-    await server.serve(sockets=[listener])
+    for child in children:
+        os.waitpid(child, 0)
 
 
 def main():
@@ -133,10 +160,11 @@ def main():
     parser.add_argument("--silence-ms", type=int, default=300, help="silence that ends the user's turn")
     parser.add_argument("--vad-confidence", type=float, default=0.7, help="Silero probability that counts as speech")
     parser.add_argument("--log-level", default="WARNING", help="loguru level (Pipecat logs DEBUG by default)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: one per core)")
     args = parser.parse_args()
     logger.remove()
     logger.add(sys.stderr, level=args.log_level)
-    asyncio.run(serve(args))
+    run_workers(args)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,12 @@
  * on any path is echoed back. It binds 127.0.0.1 on a free port, prints "PORT <n>" on stdout
  * and serves until SIGTERM or SIGINT.
  *
+ * By default it runs lws on a libev loop (epoll), as ParleyNet does, so the two differ only in
+ * what sits on top of lws; `--poll` runs lws' own poll() loop instead.
+ *
  * Build: scripts/build-bench-tools
  */
+#include <ev.h>
 #include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
@@ -167,11 +171,23 @@ on_signal(int signal_number)
 		lws_cancel_service(context);
 }
 
+static void
+on_stop_signal(struct ev_loop *loop, ev_signal *watcher, int revents)
+{
+	(void)watcher;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct lws_context_creation_info info;
 	struct lws_vhost *vhost;
+	struct ev_loop *loop = NULL;
+	void *foreign_loops[1];
+	ev_signal term_watcher, int_watcher;
+	int use_poll = argc > 1 && strcmp(argv[1], "--poll") == 0;
 
 	sigset_t stop_signals;
 
@@ -193,6 +209,16 @@ main(void)
 	info.pt_serv_buf_size = 64 * 1024;
 	info.max_http_header_pool = 256;
 	info.keepalive_timeout = 15;
+	if (!use_poll) {
+		loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
+		if (!loop) {
+			fprintf(stderr, "raw_lws_server: cannot create the libev loop\n");
+			return 1;
+		}
+		foreign_loops[0] = loop;
+		info.options |= LWS_SERVER_OPTION_LIBEV;
+		info.foreign_loops = foreign_loops;
+	}
 
 	context = lws_create_context(&info);
 	if (!context) {
@@ -203,10 +229,20 @@ main(void)
 	printf("PORT %d\n", vhost ? lws_get_vhost_listen_port(vhost) : 0);
 	fflush(stdout);
 
-	while (!stopping)
-		if (lws_service(context, 0) < 0)
-			break;
+	if (loop) {
+		ev_signal_init(&term_watcher, on_stop_signal, SIGTERM);
+		ev_signal_start(loop, &term_watcher);
+		ev_signal_init(&int_watcher, on_stop_signal, SIGINT);
+		ev_signal_start(loop, &int_watcher);
+		ev_run(loop, 0);
+	} else {
+		while (!stopping)
+			if (lws_service(context, 0) < 0)
+				break;
+	}
 
 	lws_context_destroy(context);
+	if (loop)
+		ev_loop_destroy(loop);
 	return 0;
 }

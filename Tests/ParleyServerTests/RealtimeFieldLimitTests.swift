@@ -30,17 +30,11 @@ import Testing
         (#"{"type":"response.create","response":{"conversation":"none","input":[{"type":"message","role":"user","content":[]}]}}"#, "response.input[0]"),
     ])
     func fieldsOverTheirLimitsAreRefusedByName(event: String, param: String) async throws {
-        let server = try TestServer.start()
-        let client = try await RealtimeTestClient.connect(server)
-        #expect(await client.next("session.created") != nil)
-        try client.send(event)
-        let error = await client.next("error")
-        #expect(error?["error"]?["code"]?.stringValue == "invalid_value", "\(error?.jsonText ?? "no error")")
-        #expect(error?["error"]?["param"]?.stringValue == param, "\(error?.jsonText ?? "no error")")
-        #expect(await client.events.allSatisfy { $0["type"]?.stringValue != "session.updated" && $0["type"]?.stringValue != "response.created" })
-        try await RealtimeHostileInputTests().expectTextTurnWorks(client)
-        client.socket.close()
-        await server.stop()
+        try await expectRefused(event) { error, client in
+            #expect(error?["error"]?["code"]?.stringValue == "invalid_value", "\(error?.jsonText ?? "no error")")
+            #expect(error?["error"]?["param"]?.stringValue == param, "\(error?.jsonText ?? "no error")")
+            #expect(await client.events.allSatisfy { $0["type"]?.stringValue != "session.updated" && $0["type"]?.stringValue != "response.created" })
+        }
     }
 
     @Test(arguments: [
@@ -53,12 +47,21 @@ import Testing
         (#"{"type":"conversation.item.create","previous_item_id":"item_nope","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#, "item_not_found"),
     ])
     func malformedResponseOptionsGetAnError(event: String, code: String) async throws {
+        try await expectRefused(event) { error, _ in
+            #expect(error?["error"]?["code"]?.stringValue == code, "\(error?.jsonText ?? "no error")")
+        }
+    }
+
+    /// Sends `event` on a fresh session, hands the error it got to `check`, and expects a text
+    /// turn to work afterwards.
+    private func expectRefused(
+        _ event: String, check: (JSONValue?, RealtimeTestClient) async -> Void
+    ) async throws {
         let server = try TestServer.start()
         let client = try await RealtimeTestClient.connect(server)
         #expect(await client.next("session.created") != nil)
         try client.send(event)
-        let error = await client.next("error")
-        #expect(error?["error"]?["code"]?.stringValue == code, "\(error?.jsonText ?? "no error")")
+        await check(await client.next("error"), client)
         try await RealtimeHostileInputTests().expectTextTurnWorks(client)
         client.socket.close()
         await server.stop()

@@ -52,7 +52,8 @@ extension RealtimeItem {
             return [.message(id: RealtimeID.item(), role: .user, content: content, status: .completed)]
         case .assistant(let text, let toolCalls, let interrupted):
             var items: [RealtimeItem] = []
-            if !text.isEmpty {
+            // A reply cut off before a word was heard is still an (empty) message item.
+            if !text.isEmpty || toolCalls.isEmpty {
                 let part: RealtimeContentPart = spoken ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
                 items.append(.message(
                     id: RealtimeID.item(), role: .assistant, content: [part], status: interrupted ? .incomplete : .completed

@@ -29,14 +29,16 @@ public enum ProviderFactory {
         let synthesizer = try self.synthesizer(settings)
         let languageModel = try await self.languageModel(settings)
         let detector = voiceActivityDetector(settings)
+        let turnCompletion = turnCompletionModel(settings)
         return ProviderSet(
             recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
             makeConversationLanguageModel: languageModel.makeConversationModel,
-            summary: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary],
+            summary: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary, turnCompletion.summary],
             restartCount: languageModel.restartCount,
-            shutdown: languageModel.stop
+            shutdown: languageModel.stop,
+            turnCompletionModel: turnCompletion.model
         )
     }
 
@@ -104,6 +106,15 @@ public enum ProviderFactory {
     }
 
     /// The voice activity detector each session gets: Silero when its model loads, else energy.
+    /// The model behind `semantic_vad`: Smart Turn v3.2 when setup installed it; without it,
+    /// sessions asking for `semantic_vad` are refused with an error naming the field.
+    public static func turnCompletionModel(_ settings: ServerSettings) -> (model: (any TurnCompletionModel)?, summary: String) {
+        guard let path = try? locator(settings).path(of: .smartTurn), let model = try? SmartTurnModel(modelPath: path) else {
+            return (nil, "semantic_vad: unavailable (no Smart Turn model; run scripts/setup)")
+        }
+        return (model, "semantic_vad: Smart Turn v3.2 (native, one shared network)")
+    }
+
     public static func voiceActivityDetector(_ settings: ServerSettings) -> (make: @Sendable () -> any VoiceActivityDetector, summary: String) {
         if settings.voiceActivityDetector == "silero", let path = try? locator(settings).path(of: .sileroVAD),
            let network = try? SileroNetwork.shared(modelPath: path) {

@@ -16,6 +16,8 @@ public struct ProviderSet: Sendable {
     /// Makes the default language model for one conversation (the embedded llama-server gives
     /// each conversation a slot that keeps its history cached); `languageModel` by default.
     public var makeConversationLanguageModel: @Sendable () -> any LanguageModel
+    /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
+    public var turnCompletionModel: (any TurnCompletionModel)?
     /// One line per provider, for the start-up banner.
     public var summary: [String]
     /// How many times supervised provider processes were restarted.
@@ -30,8 +32,10 @@ public struct ProviderSet: Sendable {
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
         makeConversationLanguageModel: (@Sendable () -> any LanguageModel)? = nil,
         summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
-        shutdown: @escaping @Sendable () async -> Void = {}
+        shutdown: @escaping @Sendable () async -> Void = {},
+        turnCompletionModel: (any TurnCompletionModel)? = nil
     ) {
+        self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.languageModel = languageModel
         self.synthesizer = synthesizer

@@ -20,6 +20,8 @@ actor RealtimeConnection {
     private var sendsParleyEvents: Bool
     /// How the client asked for its audio to be transcribed, reported back in the session.
     private var inputTranscription = RealtimeInputTranscription.enabled(model: RealtimeConnection.transcriptionModel, language: nil, prompt: nil)
+    /// The format of the client's input audio.
+    private var inputAudioFormat = RealtimeAudioFormat.pcm16
     /// Whether the client made this a transcription session: audio in, transcripts out, no responses.
     private var isTranscriptionSession = false
     /// The most recent responses that ended cancelled: cancelling one again is a no-op.
@@ -40,7 +42,7 @@ actor RealtimeConnection {
     ) {
         self.socket = socket
         self.sendsParleyEvents = sendsParleyEvents
-        translator = RealtimeEventTranslator(conversationID: conversationID)
+        translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
         self.dialect = dialect
         self.context = context
         self.session = session
@@ -67,7 +69,10 @@ actor RealtimeConnection {
     }
 
     private var sessionInfo: RealtimeSessionInfo {
-        var settings = RealtimeSessionSettings(configuration, inputTranscription: inputTranscription)
+        var settings = RealtimeSessionSettings(
+            configuration, inputTranscription: inputTranscription, inputAudioFormat: inputAudioFormat,
+            outputAudioFormat: translator.outputAudio.format
+        )
         settings.sessionType = isTranscriptionSession ? .transcription : nil
         return RealtimeSessionInfo(
             id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
@@ -111,24 +116,36 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }
+            if case .serverVAD(let vad)? = update.turnDetection, vad.eagerness != nil, !session.judgesTurnCompletion {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value",
+                    message: "semantic_vad needs the Smart Turn model, which this server has not loaded (run scripts/setup); use server_vad. The session is unchanged.",
+                    param: "session.turn_detection.type", eventID: eventID
+                ))
+                return
+            }
             configuration = update.applied(to: configuration)
-            if let type = update.sessionType { isTranscriptionSession = type == .transcription }
+            // Every session.update is of one kind or the other; only a transcription one says so.
+            isTranscriptionSession = update.sessionType == .transcription
             if isTranscriptionSession { configuration.turnDetection?.createResponse = false }
             if let transcription = update.inputTranscription { inputTranscription = transcription }
+            if let format = update.inputAudioFormat { inputAudioFormat = format }
+            if let format = update.outputAudioFormat { translator.outputAudio.use(format) }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)
             send(.sessionUpdated(sessionInfo))
         case .inputAudioBufferAppend(let audio, let eventID):
-            let buffer: PCM16Buffer
+            let samples: [Int16]
             do {
-                buffer = try PCM16Buffer(format: .realtime, base64: audio)
+                samples = try inputAudioFormat.samples(base64: audio)
             } catch {
-                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be base64 pcm16 (16-bit little-endian samples): \(error)", param: "audio", eventID: eventID))
+                let expected = inputAudioFormat == .pcm16 ? "base64 pcm16 (16-bit little-endian samples)" : "base64 G.711 (\(inputAudioFormat.betaName))"
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be \(expected): \(error)", param: "audio", eventID: eventID))
                 return
             }
             do {
-                try await session.appendAudio(buffer.samples, sampleRate: RealtimeSessionSettings.supportedAudioRate)
+                try await session.appendAudio(samples, sampleRate: inputAudioFormat.sampleRate)
             } catch {
                 reportError(RealtimeProtocolError(error, eventID: eventID))
             }
@@ -157,7 +174,7 @@ actor RealtimeConnection {
                 placement = .after(previousItemID)
             }
             if let id = item.id, await session.ledger.contains(id: id) {
-                reportError(RealtimeProtocolError(code: "invalid_value", message: "The conversation already has an item \(id); item ids must be unique.", param: "item.id", eventID: eventID))
+                reportError(RealtimeProtocolError(code: "item_create_duplicate_item_id", message: "The conversation already has an item \(id); item ids must be unique.", param: "item.id", eventID: eventID))
                 return
             }
             await session.addItem(message, id: item.id ?? RealtimeID.item(), placement: placement)
@@ -166,13 +183,11 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
             }
         case .conversationItemRetrieve(let itemID, let eventID):
-            guard let message = await session.ledger.message(id: itemID),
-                  var item = RealtimeItem.items(for: message, spoken: configuration.speaksResponses).first else {
+            guard let content = await session.content(ofItem: itemID) else {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No item \(itemID) in the conversation.", param: "item_id", eventID: eventID))
                 return
             }
-            item.id = itemID
-            send(.conversationItemRetrieved(item))
+            send(.conversationItemRetrieved(retrievedItem(itemID, content)))
         case .conversationItemTruncate(let itemID, _, let audioEndMs, let eventID):
             if audioEndMs < 0 {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "audio_end_ms must not be negative.", param: "audio_end_ms", eventID: eventID))
@@ -208,6 +223,26 @@ actor RealtimeConnection {
         case .outputAudioBufferClear:
             await session.cancelResponse()
         }
+    }
+
+    /// The item `conversation.item.retrieve` answers with: as it is now, also while the reply
+    /// it holds is still being spoken or its audio still being transcribed.
+    private func retrievedItem(_ itemID: String, _ content: VoiceSession.ItemContent) -> RealtimeItem {
+        let speaks = configuration.speaksResponses
+        var item: RealtimeItem
+        switch content {
+        case .final(let message):
+            // An assistant message with tool calls is stored per call: its first item is the one.
+            item = RealtimeItem.items(for: message, spoken: speaks).first
+                ?? .message(id: itemID, role: .assistant, content: [], status: .completed)
+        case .replyInProgress(let text):
+            let part: RealtimeContentPart = speaks ? .outputAudio(audio: nil, transcript: text) : .outputText(text)
+            item = .message(id: itemID, role: .assistant, content: [part], status: .inProgress)
+        case .inputWithoutTranscript:
+            item = .message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: nil)], status: .completed)
+        }
+        item.id = itemID
+        return item
     }
 
     // MARK: Session → client

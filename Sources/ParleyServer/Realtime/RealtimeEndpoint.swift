@@ -144,7 +144,8 @@ struct SessionSetup {
             tools: AgentTools.registry(for: agent),
             agentOptions: options,
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
-            makeResampler: engines.makeResampler
+            makeResampler: engines.makeResampler,
+            turnCompletionModel: engines.turnCompletionModel
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,

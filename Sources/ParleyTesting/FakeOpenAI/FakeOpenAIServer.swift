@@ -9,7 +9,8 @@ import ParleyNet
 /// error statuses, in-stream errors, stalls, disconnects, malformed chunks, fixed timing),
 /// `/v1/audio/transcriptions` (`FakeTranscriptionScript`) and `/v1/audio/speech`
 /// (`FakeSpeechScript`). Scripts are used in the order they were queued, one per request; when
-/// none is left, the fallback answers (or a 500). Every request is recorded, and every client
+/// none is left, a chat responder (if set) writes one from the request, else the fallback
+/// answers (or a 500). Every request is recorded, and every client
 /// that goes away before its response ended is counted.
 ///
 /// ```swift
@@ -71,6 +72,13 @@ public final class FakeOpenAIServer: Sendable {
     /// Sets the scripts used once the queues are empty; `nil` answers 500.
     public func setFallback(chat: FakeChatScript? = nil, transcription: FakeTranscriptionScript? = nil, speech: FakeSpeechScript? = nil) {
         state.setFallback(chat: chat, transcription: transcription, speech: speech)
+    }
+
+    /// Sets what answers chat requests once the queue is empty: a function from the request body
+    /// to a script, for upstreams that must answer what was asked (see `FakeConversationalChat`).
+    /// `nil` removes it, leaving the fallback.
+    public func setChatResponder(_ responder: (@Sendable (JSONValue) -> FakeChatScript)?) {
+        state.setChatResponder(responder)
     }
 
     /// Every request received so far, oldest first.

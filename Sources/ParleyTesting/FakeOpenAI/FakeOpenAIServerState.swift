@@ -9,6 +9,7 @@ final class FakeOpenAIServerState: Sendable {
         var transcription: [FakeTranscriptionScript] = []
         var speech: [FakeSpeechScript] = []
         var chatFallback: FakeChatScript?
+        var chatResponder: (@Sendable (JSONValue) -> FakeChatScript)?
         var transcriptionFallback: FakeTranscriptionScript?
         var speechFallback: FakeSpeechScript?
         var requests: [FakeOpenAIServer.RecordedRequest] = []
@@ -29,6 +30,10 @@ final class FakeOpenAIServerState: Sendable {
             $0.transcriptionFallback = transcription
             $0.speechFallback = speech
         }
+    }
+
+    func setChatResponder(_ responder: (@Sendable (JSONValue) -> FakeChatScript)?) {
+        contents.withLock { $0.chatResponder = responder }
     }
 
     var recordedRequests: [FakeOpenAIServer.RecordedRequest] { contents.withLock { $0.requests } }
@@ -85,7 +90,11 @@ final class FakeOpenAIServerState: Sendable {
 
     func answerChat(_ request: HTTPRequest) async -> HTTPResponse {
         record(request)
-        let script = contents.withLock { $0.chat.isEmpty ? $0.chatFallback : $0.chat.removeFirst() }
+        let json = (try? JSONDecoder().decode(JSONValue.self, from: request.body)) ?? .null
+        let script = contents.withLock { contents -> FakeChatScript? in
+            if !contents.chat.isEmpty { return contents.chat.removeFirst() }
+            return contents.chatResponder.map { $0(json) } ?? contents.chatFallback
+        }
         guard let script else { return Self.noScript }
         if script.delayBeforeHead > .zero {
             do {
