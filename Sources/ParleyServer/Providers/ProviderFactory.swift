@@ -15,6 +15,8 @@ public enum ProviderFactory {
     /// A language model and what stops it (the supervised llama-server, when embedded).
     public struct StartedLanguageModel: Sendable {
         public var model: any LanguageModel
+        /// Makes the model of one conversation (the embedded server keeps its history cached).
+        public var makeConversationModel: @Sendable () -> any LanguageModel
         public var summary: ProviderComponent
         /// What the web page should say about it, if anything.
         public var notice: String?
@@ -34,6 +36,7 @@ public enum ProviderFactory {
             recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
+            makeConversationLanguageModel: languageModel.makeConversationModel,
             components: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary, turnCompletion.summary],
             notice: languageModel.notice,
             restartCount: languageModel.restartCount,
@@ -86,6 +89,7 @@ public enum ProviderFactory {
                 let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2-135m-instruct")
                 return StartedLanguageModel(
                     model: OpenAILanguageModel(configuration: configuration),
+                    makeConversationModel: { server.conversationModel(configuration: configuration) },
                     summary: ProviderComponent(role: "language model", name: "SmolLM2-135M-Instruct", detail: "on llama-server (supervised child process)"),
                     notice: "SmolLM2-135M is a tiny demo model: set PARLEY_LLM_URL to an OpenAI-compatible server for real answers.",
                     restartCount: { server.restartCount },
@@ -95,8 +99,10 @@ public enum ProviderFactory {
                 throw StartupError(description: "language model (llama-server): \(error)")
             }
         case .remote(let baseURL, let apiKey, let model):
+            let remote = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model))
             return StartedLanguageModel(
-                model: OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)),
+                model: remote,
+                makeConversationModel: { remote },
                 summary: ProviderComponent(role: "language model", name: model, detail: "at \(baseURL.absoluteString)"),
                 restartCount: { 0 }, stop: {}
             )

@@ -13,6 +13,9 @@ public struct ProviderSet: Sendable {
     public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
     /// Makes streaming resamplers.
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
+    /// Makes the default language model for one conversation (the embedded llama-server gives
+    /// each conversation a slot that keeps its history cached); `languageModel` by default.
+    public var makeConversationLanguageModel: @Sendable () -> any LanguageModel
     /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
     public var turnCompletionModel: (any TurnCompletionModel)?
     /// The engines in use, for the start-up banner and `GET /v1/status`.
@@ -30,6 +33,7 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
+        makeConversationLanguageModel: (@Sendable () -> any LanguageModel)? = nil,
         components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
         turnCompletionModel: (any TurnCompletionModel)? = nil
@@ -40,6 +44,7 @@ public struct ProviderSet: Sendable {
         self.synthesizer = synthesizer
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
+        self.makeConversationLanguageModel = makeConversationLanguageModel ?? { languageModel }
         self.components = components
         self.notice = notice
         self.restartCount = restartCount
