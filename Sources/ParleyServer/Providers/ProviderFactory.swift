@@ -36,7 +36,7 @@ public enum ProviderFactory {
             recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
-            makeConversationLanguageModel: languageModel.makeConversationModel,
+            conversationLanguageModelFactory: languageModel.makeConversationModel,
             components: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary, turnCompletion.summary],
             notice: languageModel.notice,
             restartCount: languageModel.restartCount,

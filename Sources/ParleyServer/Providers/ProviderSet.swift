@@ -14,8 +14,8 @@ public struct ProviderSet: Sendable {
     /// Makes streaming resamplers.
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
     /// Makes the default language model for one conversation (the embedded llama-server gives
-    /// each conversation a slot that keeps its history cached); `languageModel` by default.
-    public var makeConversationLanguageModel: @Sendable () -> any LanguageModel
+    /// each conversation a slot that keeps its history cached); `nil` shares `languageModel`.
+    public var conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)?
     /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
     public var turnCompletionModel: (any TurnCompletionModel)?
     /// The engines in use, for the start-up banner and `GET /v1/status`.
@@ -33,7 +33,7 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
-        makeConversationLanguageModel: (@Sendable () -> any LanguageModel)? = nil,
+        conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)? = nil,
         components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
         turnCompletionModel: (any TurnCompletionModel)? = nil
@@ -44,7 +44,7 @@ public struct ProviderSet: Sendable {
         self.synthesizer = synthesizer
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
-        self.makeConversationLanguageModel = makeConversationLanguageModel ?? { languageModel }
+        self.conversationLanguageModelFactory = conversationLanguageModelFactory
         self.components = components
         self.notice = notice
         self.restartCount = restartCount
@@ -53,6 +53,11 @@ public struct ProviderSet: Sendable {
 }
 
 extension ProviderSet {
+    /// The default language model of one new conversation.
+    public func makeConversationLanguageModel() -> any LanguageModel {
+        conversationLanguageModelFactory?() ?? languageModel
+    }
+
     /// One line per engine, for the start-up banner.
     public var summary: [String] { components.map(\.summary) }
 }
