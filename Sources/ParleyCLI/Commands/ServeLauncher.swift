@@ -14,16 +14,21 @@ struct ServeLauncher: ParleyCommand {
             .option("data-dir", value: "path", help: "Where the database and a generated secret are kept (default ./.parley)."),
             .option("env-file", value: "path", help: "A .env file with PARLEY_* settings (default ./.env when present)."),
             .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
+            .option("llm-model", value: "path", help: "A GGUF model of your own for the embedded llama-server, instead of SmolLM2."),
         ],
         environment: [
             EnvironmentSpec("PARLEY_SERVER_SECRET", "Signs client tokens and authorises the REST API."),
             EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
+            EnvironmentSpec("PARLEY_LLM_MODEL_PATH", "A GGUF model for the embedded llama-server when --llm-model is not given."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
             EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of flite."),
             EnvironmentSpec("PARLEY_MAX_OUTPUT_TOKENS", "The longest reply in tokens (default 150 with the embedded model, none with PARLEY_LLM_URL)."),
         ],
-        examples: ["parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley"],
+        examples: [
+            "parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley",
+            "parley serve --llm-model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf",
+        ],
         command: ServeLauncher.self
     )
 
@@ -40,6 +45,8 @@ struct ServeLauncher: ParleyCommand {
     var envFile: String?
     /// The web client's folder.
     var webRoot: String?
+    /// A GGUF model for the embedded llama-server.
+    var llmModel: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         host = try arguments.value("host", .nonEmpty)
@@ -47,10 +54,12 @@ struct ServeLauncher: ParleyCommand {
         dataDirectory = try arguments.value("data-dir", .nonEmpty)
         envFile = try arguments.value("env-file", .nonEmpty)
         webRoot = try arguments.value("web-root", .nonEmpty)
+        llmModel = try arguments.value("llm-model", .nonEmpty)
     }
 
     func run(_ context: CommandContext) async throws {
-        let options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
+        var options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
+        options.llmModel = llmModel
         guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
             throw CommandFailure.alreadyReported
         }

@@ -8,6 +8,8 @@ public struct ServeOptions: Sendable {
     public var dataDirectory: String?
     public var envFile: String?
     public var webRoot: String?
+    /// A GGUF model for the embedded llama-server (`--llm-model`, over `PARLEY_LLM_MODEL_PATH`).
+    public var llmModel: String?
 
     /// Creates options; `nil` leaves a setting to the environment.
     public init(host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil) {
@@ -35,6 +37,7 @@ public enum ServeCommand {
             return fail(["\(envPath): cannot read the file"])
         }
         merged.merge(environment) { _, fromEnvironment in fromEnvironment }
+        if let model = options.llmModel { merged["PARLEY_LLM_MODEL_PATH"] = model }
 
         var (settings, problems) = ServerSettings.load(environment: merged)
         if let host = options.host { settings.host = host }
@@ -80,6 +83,7 @@ public enum ServeCommand {
         }
         app.providersReady(providers)
         for line in providers.summary { info("  \(line)") }
+        if settings.languageModel == .embedded, let ollama = await LocalModelServers.ollama() { info(ollama.suggestion) }
         FileHandle.standardOutput.write(Data("Parley is ready: open \(url)\n".utf8))
         await ShutdownSignal.wait()
         info("Shutting down…")
