@@ -15,6 +15,7 @@ struct ParleyBenchmarks {
         ("server", runServerBenchmarks),
         ("embedded", runEmbeddedBenchmarks),
         ("turns", runTurnBenchmarks),
+        ("conversation", runConversationBenchmarks),
     ]
 
     static func main() async {

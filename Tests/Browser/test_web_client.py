@@ -104,6 +104,17 @@ class WebClientTests(unittest.TestCase):
         self.assert_no_page_errors(page)
         self.save_screenshot(page, "hold-to-talk")
 
+    @unittest.skipUnless(os.environ.get("PARLEY_EXPECT_ENGINES"), "the server's engines are named by the embedded-stack run")
+    def test_page_names_the_engines(self):
+        page = self.open_page(microphone=self.talk_microphone)
+        page.wait_ready()
+        line = page.by_test_id("engines")
+        wait_until(lambda: line.is_displayed() and line.text, 30, "the engines line")
+        for name in os.environ["PARLEY_EXPECT_ENGINES"].split(","):
+            self.assertIn(name, line.text)
+        self.assertIn("tiny demo model", line.text)
+        self.assert_no_page_errors(page)
+
     def test_quick_tap_settles_silently_and_leaves_no_open_microphone(self):
         page = self.open_page(microphone=self.talk_microphone)
         page.wait_ready()

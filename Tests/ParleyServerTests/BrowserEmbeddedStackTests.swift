@@ -26,6 +26,7 @@ extension BrowserTests {
         "test_talking_over_the_agent_interrupts_it",
         "test_microphone_denied_explains_and_typing_still_works",
         "test_reconnects_after_the_server_restarts",
+        "test_page_names_the_engines",
     ].map { "test_web_client.WebClientTests.\($0)" }
 
     @Test("against parley serve on the embedded stack: spoken, typed and hands-free turns, talking over the agent, denied microphone, restart")
@@ -52,6 +53,7 @@ extension BrowserTests {
                     "PARLEY_SCREENSHOT_PREFIX": "embedded-",
                     // The embedded stack has the Smart Turn model: hands-free judges pauses.
                     "PARLEY_HANDS_FREE_TURN_DETECTION": "semantic_vad",
+                    "PARLEY_EXPECT_ENGINES": "whisper.cpp tiny.en,SmolLM2-135M-Instruct,flite cmu_us_slt",
                 ],
                 within: .seconds(600),
                 stopServer: {

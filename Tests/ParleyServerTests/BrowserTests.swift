@@ -38,6 +38,7 @@ struct BrowserTests {
                 // No turn model in the test providers: the page asks for semantic_vad, is
                 // refused, and ends hands-free turns on silence without troubling the person.
                 "PARLEY_HANDS_FREE_TURN_DETECTION": "server_vad",
+                "PARLEY_EXPECT_ENGINES": "pitch recognizer,keyword model,scripted voice",
             ],
             within: .seconds(1200),
             stopServer: { await server.stop() },
@@ -47,10 +48,17 @@ struct BrowserTests {
         run.expectPassed()
     }
 
-    /// The deterministic server providers with a recognizer that hears pitch.
+    /// The deterministic server providers with a recognizer that hears pitch, named as the
+    /// page shows them.
     static func providers() -> ProviderSet {
         var providers = TestServer.testProviders()
         providers.recognizer = PitchRecognizer()
+        providers.components = [
+            ProviderComponent(role: "speech-to-text", name: "pitch recognizer"),
+            ProviderComponent(role: "language model", name: "keyword model"),
+            ProviderComponent(role: "text-to-speech", name: "scripted voice"),
+        ]
+        providers.notice = "The keyword model is a tiny demo model."
         return providers
     }
 }

@@ -98,7 +98,7 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         partialTranscriptIntervalMs: Int = 500,
         maximumUtteranceMs: Int = 30_000,
         maximumInputBufferMs: Int = 120_000,
-        preemptiveTranscriptionAfterMs: Int? = 100,
+        preemptiveTranscriptionAfterMs: Int? = 30,
         preemptiveGeneration: Bool = true
     ) {
         self.instructions = instructions

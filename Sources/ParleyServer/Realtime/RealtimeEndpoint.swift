@@ -139,7 +139,7 @@ struct SessionSetup {
         }
         let providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
-            model: agentModel ?? engines.languageModel,
+            model: agentModel ?? engines.makeConversationLanguageModel(),
             synthesizer: engines.synthesizer,
             tools: AgentTools.registry(for: agent),
             agentOptions: options,
