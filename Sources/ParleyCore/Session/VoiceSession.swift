@@ -424,19 +424,24 @@ public actor VoiceSession {
         }
     }
 
+    /// Where turn-completion models run: one thread of their own, not the Swift concurrency
+    /// pool, whose few threads (two on a 2-core machine) every session's audio and network
+    /// work shares; a judgement takes about 100 ms of CPU.
+    private static let judgementQueue = DispatchQueue(label: "parley.turn-completion", qos: .userInitiated)
+
     /// Asks the turn-completion model about the pause at `atMs`, off the session's executor
-    /// (a call takes tens of milliseconds); audio goes on being handled meanwhile. Without a
-    /// model the pause waits for the check's maximum silence (a session is refused
-    /// `semantic_vad` before it gets here).
+    /// and the concurrency pool; audio goes on being handled meanwhile. Without a model the
+    /// pause waits for the check's maximum silence (a session is refused `semantic_vad`
+    /// before it gets here).
     private func judgeCompletion(of samples: [Float], atMs: Int, itemID: String) {
         guard let model = providers.turnCompletionModel else { return }
         let rate = input.rate
         let makeResampler = providers.makeInputResampler
-        Task.detached(priority: .userInitiated) { [weak self] in
+        Self.judgementQueue.async { [weak self] in
             var resampler = makeResampler(rate, model.sampleRate)
             let audio = model.sampleRate == rate ? samples : resampler.process(samples)
             let probability = model.completionProbability(of: audio)
-            await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID)
+            Task { await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID) }
         }
     }
 
