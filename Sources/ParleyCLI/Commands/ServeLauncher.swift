@@ -14,9 +14,11 @@ struct ServeLauncher: ParleyCommand {
             .option("data-dir", value: "path", help: "Where the database and a generated secret are kept (default ./.parley)."),
             .option("env-file", value: "path", help: "A .env file with PARLEY_* settings (default ./.env when present)."),
             .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
+            .option("database-url", value: "url", help: "A postgresql:// URL: keep the store in PostgreSQL instead of SQLite (cluster mode)."),
         ],
         environment: [
             EnvironmentSpec("PARLEY_SERVER_SECRET", "Signs client tokens and authorises the REST API."),
+            EnvironmentSpec("PARLEY_DATABASE_URL", "A postgresql:// URL, as --database-url."),
             EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
@@ -40,6 +42,8 @@ struct ServeLauncher: ParleyCommand {
     var envFile: String?
     /// The web client's folder.
     var webRoot: String?
+    /// The PostgreSQL database.
+    var databaseURL: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         host = try arguments.value("host", .nonEmpty)
@@ -47,10 +51,13 @@ struct ServeLauncher: ParleyCommand {
         dataDirectory = try arguments.value("data-dir", .nonEmpty)
         envFile = try arguments.value("env-file", .nonEmpty)
         webRoot = try arguments.value("web-root", .nonEmpty)
+        databaseURL = try arguments.value("database-url", .nonEmpty)
     }
 
     func run(_ context: CommandContext) async throws {
-        let options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
+        let options = ServeOptions(
+            host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot, databaseURL: databaseURL
+        )
         guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
             throw CommandFailure.alreadyReported
         }
