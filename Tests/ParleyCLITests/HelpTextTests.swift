@@ -67,7 +67,7 @@ directory. Settings come from the environment and a .env file; the flags below
 override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
-       [--env-file <path>] [--web-root <path>]
+       [--env-file <path>] [--web-root <path>] [--database-url <url>]
 
 Options:
       --host <address>      The address to listen on (default 127.0.0.1).
@@ -79,10 +79,13 @@ Options:
                             when present).
       --web-root <path>     The folder of the web client served at / (default
                             ./Web).
+      --database-url <url>  A postgresql:// URL: keep the store in PostgreSQL
+                            instead of SQLite (cluster mode).
   -h, --help                Show this help.
 
 Environment:
   PARLEY_SERVER_SECRET      Signs client tokens and authorises the REST API.
+  PARLEY_DATABASE_URL       A postgresql:// URL, as --database-url.
   PARLEY_SYSTEM_PROMPT      The default agent's instructions.
   PARLEY_LLM_URL            An OpenAI-compatible chat API instead of the
                             embedded model.
