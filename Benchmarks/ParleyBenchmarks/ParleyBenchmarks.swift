@@ -14,6 +14,7 @@ struct ParleyBenchmarks {
         ("session", runSessionBenchmarks),
         ("server", runServerBenchmarks),
         ("embedded", runEmbeddedBenchmarks),
+        ("store", runStoreBenchmarks),
     ]
 
     static func main() async {
