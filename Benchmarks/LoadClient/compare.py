@@ -206,7 +206,7 @@ def main():
     parser.add_argument("--parley-vad", default="silero", choices=["silero", "energy"], help="Parley's VAD (Pipecat uses Silero)")
     parser.add_argument("--parley-preemptive-ms", type=int, default=0,
                         help="Parley's preemptive transcription delay in the comparison (default 0: like Pipecat, transcribe "
-                             "only once the turn has ended; the N = 1 run with Parley's default of 100 ms is reported beside it)")
+                             "only once the turn has ended; the N = 1 run with Parley's default of 30 ms is reported beside it)")
     parser.add_argument("--counts", help="session counts always run, before the search for the largest "
                         "(default 1,10,50,100; 1,10,50 with --quick)")
     args = parser.parse_args()
@@ -248,7 +248,7 @@ def main():
         # The other setting of Parley's preemption at N = 1: on (its default) when the
         # comparison ran without it, off otherwise.
         saved = args.parley_preemptive_ms
-        args.parley_preemptive_ms = 100 if saved == 0 else 0
+        args.parley_preemptive_ms = 30 if saved == 0 else 0
         key = "parley_with_preemption" if saved == 0 else "parley_without_preemption"
         say(f"parley {key.replace('_', ' ').removeprefix('parley ')}:")
         comparison[key] = run_once("parley", 1, args)

@@ -16,7 +16,7 @@ enum BenchmarkServer {
     Serves ws://HOST:PORT/v1/realtime with every provider at the OpenAI-compatible URL
     (for example http://127.0.0.1:9000/v1). Prints "listening on ws://HOST:PORT/v1/realtime".
     --vad silero needs the Silero model where scripts/setup puts it (PARLEY_MODEL_DIR).
-    --preemptive-transcription-ms 0 transcribes a turn only once it has ended (default 100).
+    --preemptive-transcription-ms 0 transcribes a turn only once it has ended (default 30).
     --preemptive-generation off starts a reply only once its turn has ended (default on).
     """
 
@@ -92,7 +92,7 @@ enum BenchmarkServer {
             synthesizer: OpenAISpeechSynthesizer(configuration: configuration(model: "tts-1")),
             makeVoiceActivityDetector: makeVoiceActivityDetector,
             makeResampler: { from, to in resampler(from: from, to: to) },
-            summary: ["all providers at \(upstream.absoluteString)"]
+            components: [ProviderComponent(role: "all providers", name: "OpenAI-compatible", detail: "at \(upstream.absoluteString)")]
         )
     }
 

@@ -34,6 +34,30 @@ enum ProcessFigures {
         return nanoseconds / 1e9
     }
 
+    /// CPU seconds every core of the machine has been busy (not idle or waiting for I/O),
+    /// from `/proc/stat`; `nil` when it cannot be read.
+    static func machineBusyCPUSeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        // user nice system idle iowait irq softirq steal ...
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 8 else { return nil }
+        return (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The ids of this process's children whose command name is `name`.
+    static func childProcessIDs(named name: String) -> [Int32] {
+        let own = getpid()
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry -> Int32? in
+            guard let pid = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  stat.contains("(\(name))"), let end = stat.lastIndex(of: ")") else { return nil }
+            // After the command name: state, then the parent's pid.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == own ? pid : nil
+        }
+    }
+
     /// Resident memory of process `pid` in bytes (`VmRSS`); `nil` when gone.
     static func residentBytes(pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

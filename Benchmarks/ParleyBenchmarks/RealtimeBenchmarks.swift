@@ -51,7 +51,7 @@ func runRealtimeBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 
     let sessionUpdate = RealtimeClientEvent.sessionUpdate(RealtimeSessionSettings(
         instructions: String(repeating: "Be helpful and brief. ", count: 20), voice: "alloy", outputModalities: [.audio],
-        inputAudioRate: 24_000, outputAudioRate: 24_000, turnDetection: .serverVAD(ServerVADSettings()),
+        inputAudioFormat: .pcm16, outputAudioFormat: .pcm16, turnDetection: .serverVAD(ServerVADSettings()),
         inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: nil),
         tools: (0..<5).map { ToolDefinition(name: "tool_\($0)", description: "A tool.", parameters: .object(["type": .string("object")])) },
         toolChoice: .auto

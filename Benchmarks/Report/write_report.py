@@ -11,17 +11,25 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "session", "server"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "conversation", "session", "server", "store"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
     "realtime": "Realtime protocol codec",
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
+    "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
     "server": "Server under load",
+    "store": "Store engines: SQLite and PostgreSQL",
 }
 AREA_NOTES = {
+    "store": (
+        "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "
+        "`synchronous=NORMAL`, so no fsync per commit); PostgreSQL a throwaway local server from `scripts/postgres` with "
+        "its defaults (fsync at every commit), over loopback TCP through the store's pool of 4 connections. One "
+        "conversation writes item after item (a session's pace), then 16 conversations write at once."
+    ),
     "network": (
         "ParleyNet (in the benchmark process) and a raw libwebsockets server in C (`Benchmarks/RawLWS/raw_lws_server.c`, "
         "the same Debian lws, run on a libev loop like ParleyNet, so the two differ only in what sits on top of lws) "
@@ -32,6 +40,17 @@ AREA_NOTES = {
         "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. Per-server figures are medians "
         "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference. "
         "Each pair's two figures are in the run's `benchmarks.log`."
+    ),
+    "conversation": (
+        "One realtime WebSocket session to `ParleyApp` on the embedded stack with a user's defaults (Silero VAD, "
+        "server VAD with a 300 ms silence window, preemptive transcription after 30 ms and preemptive generation), "
+        "after a warm-up turn in a session of its own: ten different questions in one conversation (the replies stay "
+        "in the history), spoken alternately by flite's `slt` and `rms` voices (the `flite` command), sent as 20 ms "
+        "`input_audio_buffer.append` chunks paced in real time with silence around them; each question is asked half "
+        "a second after the previous reply's `response.done`. Latency: from sending the chunk with the question's "
+        "last sample above -36 dBFS to receiving the first `response.output_audio.delta`. The stages come from the "
+        "server's `parley.turn_metrics` (from the turn's end); \"delivery\" is what is left. Then the same with "
+        "preemptive transcription and generation off, against a fresh server."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
@@ -299,7 +318,7 @@ def comparison_section(comparison, cores):
         lines.append(f"| {name} | {a} | {b} | {r} | {target} | {'–' if meets is None else 'pass' if meets else '**MISS**'} |")
     lines.append("")
     lines += [
-        "With its defaults Parley transcribes a turn once the user has been quiet for 100 ms (preemptive "
+        "With its defaults Parley transcribes a turn once the user has been quiet for 30 ms (preemptive "
         "transcription) and starts the reply on that transcript (preemptive generation, held back until the turn ends "
         "and dropped if the user goes on), so the upstream's transcription and first-token delays are spent inside the "
         "silence window and its latency can fall below the fixed part; the headline row runs without them "

@@ -3,8 +3,9 @@ import ParleyCore
 
 /// Builds the JSON body of a streaming `/chat/completions` request.
 enum OpenAIChatRequestBody {
-    /// The body for `request` with `model`.
-    static func encode(_ request: ChatRequest, model: String) throws -> Data {
+    /// The body for `request` with `model`, plus `extraFields` (a server's own extensions)
+    /// where they do not clash with a standard field.
+    static func encode(_ request: ChatRequest, model: String, extraFields: [String: JSONValue] = [:]) throws -> Data {
         var body: [String: JSONValue] = [
             "model": .string(model),
             "messages": .array(request.messages.map(message)),
@@ -22,6 +23,7 @@ enum OpenAIChatRequestBody {
         }
         if let temperature = request.temperature { body["temperature"] = .number(temperature) }
         if let maxTokens = request.maxTokens { body["max_tokens"] = .number(Double(maxTokens)) }
+        body.merge(extraFields) { standard, _ in standard }
         return try JSONEncoder().encode(JSONValue.object(body))
     }
 

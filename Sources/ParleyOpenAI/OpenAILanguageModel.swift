@@ -19,14 +19,20 @@ public struct OpenAILanguageModel: LanguageModel {
 
     /// Where and how requests go.
     public let configuration: OpenAIConfiguration
+    /// Fields added to every request body: one server's extensions of the API, such as
+    /// llama.cpp's `id_slot` and `cache_prompt`. Empty by default, so other servers get
+    /// exactly the OpenAI request.
+    public let extraBodyFields: [String: JSONValue]
     private let client: HTTPClient
 
     /// Creates a model.
     /// - Parameters:
     ///   - configuration: base URL, key, model, headers, timeouts and retries.
+    ///   - extraBodyFields: fields added to every request body (they never replace a standard field).
     ///   - client: the HTTP client to use.
-    public init(configuration: OpenAIConfiguration, client: HTTPClient = .shared) {
+    public init(configuration: OpenAIConfiguration, extraBodyFields: [String: JSONValue] = [:], client: HTTPClient = .shared) {
         self.configuration = configuration
+        self.extraBodyFields = extraBodyFields
         self.client = client
     }
 
@@ -36,7 +42,7 @@ public struct OpenAILanguageModel: LanguageModel {
         let errors = OpenAIErrorMapper(provider: Self.providerName, configuration: configuration)
         let body: Data
         do {
-            body = try OpenAIChatRequestBody.encode(request, model: configuration.model)
+            body = try OpenAIChatRequestBody.encode(request, model: configuration.model, extraFields: extraBodyFields)
         } catch {
             continuation.finish(throwing: ProviderError(.invalidRequest, provider: Self.providerName, message: "the request cannot be encoded: \(error)"))
             return events

@@ -40,6 +40,7 @@ public final class ParleyApp: Sendable {
         router.get("/metrics") { _ in
             .text(context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
+        StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)

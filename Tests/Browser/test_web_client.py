@@ -6,6 +6,7 @@ harness.py.
 Run: PARLEY_URL=… PARLEY_SPEECH_WAV=… PARLEY_SPEECH_TEXT=… python -m unittest -v test_web_client
 """
 
+import os
 import tempfile
 import unittest
 
@@ -101,6 +102,17 @@ class WebClientTests(unittest.TestCase):
         self.assert_no_error_notices(page)
         self.assert_no_page_errors(page)
         self.save_screenshot(page, "hold-to-talk")
+
+    @unittest.skipUnless(os.environ.get("PARLEY_EXPECT_ENGINES"), "the server's engines are named by the embedded-stack run")
+    def test_page_names_the_engines(self):
+        page = self.open_page(microphone=self.talk_microphone)
+        page.wait_ready()
+        line = page.by_test_id("engines")
+        wait_until(lambda: line.is_displayed() and line.text, 30, "the engines line")
+        for name in os.environ["PARLEY_EXPECT_ENGINES"].split(","):
+            self.assertIn(name, line.text)
+        self.assertIn("tiny demo model", line.text)
+        self.assert_no_page_errors(page)
 
     def test_quick_tap_settles_silently_and_leaves_no_open_microphone(self):
         page = self.open_page(microphone=self.talk_microphone)

@@ -7,6 +7,7 @@ Prints one line per scenario and exits non-zero when any fails.
 """
 import argparse
 import asyncio
+import audioop
 import base64
 import json
 import random
@@ -348,6 +349,34 @@ async def transcription_session(connection, checker, dialect):
     assert not checker.seen("response.created"), "a transcription session created a response"
 
 
+async def g711_voice_turn(connection, checker, dialect):
+    """Telephone audio: μ-law in, μ-law out, at 8 kHz."""
+    vad = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 300, "create_response": True}
+    session = session_update(dialect, vad)
+    if dialect == "ga":
+        session["audio"]["input"]["format"] = {"type": "audio/pcmu"}
+        session["audio"]["output"]["format"] = {"type": "audio/pcmu"}
+    else:
+        session["input_audio_format"] = session["output_audio_format"] = "g711_ulaw"
+    await connection.session.update(session=session)
+    updated = await checker.until_type("session.updated")
+    formats = updated["session"]["audio"]["output"]["format"]["type"] if dialect == "ga" else updated["session"]["output_audio_format"]
+    assert formats in ("audio/pcmu", "g711_ulaw"), formats
+    telephone = noise(400, 200, 11)[::3] + noise(800, 9000, 12)[::3] + noise(900, 200, 13)[::3]
+    frame = 8000 // 50
+    for start in range(0, len(telephone), frame):
+        chunk = struct.pack("<%dh" % len(telephone[start:start + frame]), *telephone[start:start + frame])
+        await connection.input_audio_buffer.append(audio=base64.b64encode(audioop.lin2ulaw(chunk, 2)).decode())
+    completed = await checker.until_type("conversation.item.input_audio_transcription.completed")
+    assert completed["transcript"] == "hello there", completed
+    done = await checker.until_type("response.done")
+    assert done["response"]["status"] == "completed", done["response"]
+    audio = b"".join(base64.b64decode(event["delta"]) for event in checker.seen(names(dialect)["audio_delta"]))
+    # "Hello from Parley." is 3 words of 100 ms from the scripted synthesizer: 300 ms at 8 kHz, one byte a sample.
+    assert abs(len(audio) - 2400) <= 80, len(audio)
+    assert max(abs(sample) for sample in struct.unpack("<%dh" % len(audio), audioop.ulaw2lin(audio, 2))) > 1000, "silent reply"
+
+
 SCENARIOS = {
     "manual_voice_turn": manual_voice_turn,
     "server_vad_turn": server_vad_turn,
@@ -363,6 +392,7 @@ SCENARIOS = {
     "limits": limits,
     "idle_timeout": idle_timeout,
     "transcription_session": transcription_session,
+    "g711_voice_turn": g711_voice_turn,
 }
 
 

@@ -82,8 +82,8 @@ import Testing
          "tool_choice":"none","max_output_tokens":"inf"}}
         """#
         let expected = RealtimeSessionSettings(
-            instructions: "Hi", voice: "voice_custom", speed: 0.5, outputModalities: [.text], inputAudioRate: 24_000,
-            outputAudioRate: 24_000, turnDetection: .serverVAD(ServerVADSettings(threshold: 0.25, silenceDurationMs: 800)),
+            instructions: "Hi", voice: "voice_custom", speed: 0.5, outputModalities: [.text], inputAudioFormat: .pcm16,
+            outputAudioFormat: .pcm16, turnDetection: .serverVAD(ServerVADSettings(threshold: 0.25, silenceDurationMs: 800)),
             inputTranscription: .enabled(model: "whisper-1", language: "de", prompt: nil),
             tools: [
                 ToolDefinition(name: "t1", description: "d", parameters: .object(["type": .string("object"), "properties": .object([:])])),
@@ -102,7 +102,7 @@ import Testing
          "temperature":0.6,"max_response_output_tokens":4096,"tool_choice":"my_tool"}}
         """#
         let expected = RealtimeSessionSettings(
-            voice: "ash", outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            voice: "ash", outputModalities: [.audio], inputAudioFormat: .pcm16, outputAudioFormat: .pcm16,
             turnDetection: .serverVAD(ServerVADSettings(prefixPaddingMs: 100, createResponse: false)),
             inputTranscription: .enabled(model: "whisper-1", language: nil, prompt: nil), toolChoice: .function("my_tool"),
             temperature: 0.6, maxOutputTokens: .limited(4096)
@@ -126,7 +126,9 @@ import Testing
         #expect(try settings(#"{"turn_detection":{"type":"server_vad"}}"#).turnDetection == .serverVAD(ServerVADSettings()))
         #expect(try settings(#"{"turn_detection":{}}"#).turnDetection == .serverVAD(ServerVADSettings()))
         #expect(try settings(#"{"turn_detection":{"type":"semantic_vad","eagerness":"low","interrupt_response":false}}"#)
-            .turnDetection == .serverVAD(ServerVADSettings(interruptResponse: false)))
+            .turnDetection == .serverVAD(ServerVADSettings(interruptResponse: false, eagerness: .low)))
+        #expect(try settings(#"{"turn_detection":{"type":"semantic_vad"}}"#).turnDetection == .serverVAD(ServerVADSettings(eagerness: .auto)))
+        #expect(throws: RealtimeProtocolError.self) { try settings(#"{"turn_detection":{"type":"semantic_vad","eagerness":"eager"}}"#) }
         // Transcription is tri-state the same way.
         #expect(try settings(#"{}"#).inputTranscription == nil)
         #expect(try settings(#"{"input_audio_transcription":null}"#).inputTranscription == .disabled)
@@ -159,7 +161,7 @@ import Testing
         let base = VoiceSessionConfiguration()
         let full = RealtimeSessionSettings(base)
         #expect(full.turnDetection == .serverVAD(base.turnDetection ?? ServerVADSettings()))
-        #expect(full.outputModalities == [.audio] && full.maxOutputTokens == .unlimited && full.inputAudioRate == 24_000)
+        #expect(full.outputModalities == [.audio] && full.maxOutputTokens == .unlimited && full.inputAudioFormat == .pcm16)
         #expect(full.applied(to: VoiceSessionConfiguration(instructions: "other", turnDetection: nil)) == base)
 
         let update = RealtimeSessionSettings(
@@ -262,10 +264,10 @@ import Testing
         MalformedCase(#"{"type":"session.update","session":{"turn_detection":{"silence_duration_ms":"long"}}}"#, "invalid_value", param: "session.turn_detection.silence_duration_ms"),
         MalformedCase(#"{"type":"session.update","session":{"turn_detection":{"create_response":"yes"}}}"#, "invalid_value", param: "session.turn_detection.create_response"),
         MalformedCase(#"{"type":"session.update","session":{"audio":{"input":{"turn_detection":{"prefix_padding_ms":-1}}}}}"#, "invalid_value", param: "session.audio.input.turn_detection.prefix_padding_ms"),
-        MalformedCase(#"{"type":"session.update","session":{"audio":{"input":{"format":{"type":"audio/pcmu"}}}}}"#, "unsupported_value", param: "session.audio.input.format.type"),
+        MalformedCase(#"{"type":"session.update","session":{"audio":{"input":{"format":{"type":"audio/opus"}}}}}"#, "unsupported_value", param: "session.audio.input.format.type"),
         MalformedCase(#"{"type":"session.update","session":{"audio":{"output":{"format":{"type":"audio/pcm","rate":16000}}}}}"#, "unsupported_value", param: "session.audio.output.format.rate"),
         MalformedCase(#"{"type":"session.update","session":{"audio":"loud"}}"#, "invalid_value", param: "session.audio"),
-        MalformedCase(#"{"type":"session.update","session":{"input_audio_format":"g711_ulaw"}}"#, "unsupported_value", param: "session.input_audio_format"),
+        MalformedCase(#"{"type":"session.update","session":{"input_audio_format":"g722"}}"#, "unsupported_value", param: "session.input_audio_format"),
         MalformedCase(#"{"type":"session.update","session":{"output_audio_format":24000}}"#, "invalid_value", param: "session.output_audio_format"),
         MalformedCase(#"{"type":"session.update","session":{"modalities":["video"]}}"#, "invalid_value", param: "session.modalities"),
         MalformedCase(#"{"type":"session.update","session":{"output_modalities":[]}}"#, "invalid_value", param: "session.output_modalities"),
@@ -368,7 +370,7 @@ import Testing
 
     @Test func encodesTheDialectsSessionShape() throws {
         let update = RealtimeClientEvent.sessionUpdate(RealtimeSessionSettings(
-            voice: "alloy", outputModalities: [.audio], inputAudioRate: 24_000, turnDetection: .manual, temperature: 0.7
+            voice: "alloy", outputModalities: [.audio], inputAudioFormat: .pcm16, turnDetection: .manual, temperature: 0.7
         ))
         #expect(update.encode(dialect: .ga)
             == #"{"type":"session.update","session":{"type":"realtime","output_modalities":["audio"],"audio":{"input":{"format":{"type":"audio/pcm","rate":24000},"turn_detection":null},"output":{"voice":"alloy"}}}}"#)
@@ -391,7 +393,7 @@ extension RealtimeSamples {
     static func clientEvents(dialect: RealtimeDialect) -> [RealtimeClientEvent] {
         let full = RealtimeSessionSettings(
             instructions: "Say \"hi\".\n", voice: "alloy", speed: 1.2,
-            outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            outputModalities: [.audio], inputAudioFormat: .pcm16, outputAudioFormat: .pcm16,
             turnDetection: .serverVAD(ServerVADSettings(threshold: 0.7, idleTimeoutMs: dialect == .ga ? 9000 : nil)),
             inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: "names"),
             tools: [weatherTool], toolChoice: .function("get_weather"), temperature: dialect == .ga ? nil : 0.9,

@@ -71,7 +71,7 @@ import Testing
         )
         let full = RealtimeSessionSettings(
             instructions: "Be brief.", voice: dialect == .ga ? "marin" : "verse", speed: 1.1,
-            outputModalities: [.audio], inputAudioRate: 24_000, outputAudioRate: 24_000,
+            outputModalities: [.audio], inputAudioFormat: .pcm16, outputAudioFormat: .pcm16,
             turnDetection: .serverVAD(vad), inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: "Parley"),
             tools: tools, toolChoice: .required, temperature: dialect == .ga ? nil : 0.7, maxOutputTokens: .limited(512)
         )
@@ -81,7 +81,7 @@ import Testing
         ))
         #expect(decoded["evt_session_update_semantic"] == .sessionUpdate(
             RealtimeSessionSettings(
-                outputModalities: [.text], turnDetection: .serverVAD(ServerVADSettings(createResponse: true)),
+                outputModalities: [.text], turnDetection: .serverVAD(ServerVADSettings(createResponse: true, eagerness: .high)),
                 toolChoice: .function("get_weather"), maxOutputTokens: .unlimited
             ),
             eventID: "evt_session_update_semantic"
@@ -141,14 +141,14 @@ enum RealtimeSamples {
 
     static let fullSettings = RealtimeSessionSettings(
         instructions: "Be brief \"and\" kind.\nAlways.", voice: "alloy", speed: 1.0, outputModalities: [.audio],
-        inputAudioRate: 24_000, outputAudioRate: 24_000, turnDetection: .serverVAD(ServerVADSettings(idleTimeoutMs: 5000)),
+        inputAudioFormat: .pcm16, outputAudioFormat: .pcm16, turnDetection: .serverVAD(ServerVADSettings(idleTimeoutMs: 5000)),
         inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: nil), tools: [weatherTool],
         toolChoice: .auto, temperature: 0.8, maxOutputTokens: .unlimited
     )
 
     static let textOnlySettings = RealtimeSessionSettings(
-        instructions: "", voice: "verse", speed: 1.25, outputModalities: [.text], inputAudioRate: 24_000,
-        outputAudioRate: 24_000, turnDetection: .manual, inputTranscription: .disabled, tools: [],
+        instructions: "", voice: "verse", speed: 1.25, outputModalities: [.text], inputAudioFormat: .pcm16,
+        outputAudioFormat: .pcm16, turnDetection: .manual, inputTranscription: .disabled, tools: [],
         toolChoice: ToolChoice.none, temperature: nil, maxOutputTokens: .limited(300)
     )
 
@@ -198,6 +198,7 @@ enum RealtimeSamples {
             .sessionCreated(session(fullSettings)),
             .sessionCreated(session(RealtimeSessionSettings())),
             .sessionUpdated(session(textOnlySettings)),
+            .sessionUpdated(session(RealtimeSessionSettings(turnDetection: .serverVAD(ServerVADSettings(interruptResponse: false, eagerness: .low))))),
             .sessionUpdated(session(fullSettings.merging(RealtimeSessionSettings(toolChoice: .function("get_weather"))))),
             .conversationCreated(id: "conv_1"),
             .inputAudioBufferSpeechStarted(itemID: "item_1", audioStartMs: 120),

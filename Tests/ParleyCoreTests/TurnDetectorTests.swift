@@ -26,6 +26,7 @@ private func runTurns(
                 log.append("\(index): commit \(utterance.audioStartMs)..<\(utterance.audioEndMs)"
                     + (utterance.reachedMaximumLength ? " forced" : "") + (contiguous ? "" : " GARBLED"))
             case .idleTimeout(let startMs, let endMs): log.append("\(index): idle \(startMs)..<\(endMs)")
+            case .judgeCompletion(_, let atMs): log.append("\(index): judge@\(atMs)")
             }
         }
     }

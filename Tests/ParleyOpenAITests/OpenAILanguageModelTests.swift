@@ -133,6 +133,26 @@ func text(of events: [LanguageModelEvent]) -> String {
             #expect(body["tool_choice"] == "auto")
             #expect(body["temperature"] == 0.3)
             #expect(body["max_tokens"] == 64)
+            guard case .object(let fields) = body else { throw OpenAITestDeadlineExceeded() }
+            #expect(Set(fields.keys) == ["model", "messages", "stream", "stream_options", "tools", "tool_choice", "temperature", "max_tokens"])
+        }
+    }
+
+    @Test func extraBodyFieldsAreAddedWithoutReplacingStandardOnes() async throws {
+        try await withFakeOpenAIServer { server in
+            server.enqueueChat(.text(["ok"]))
+            let model = OpenAILanguageModel(
+                configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "fake-model"),
+                extraBodyFields: ["id_slot": 1, "cache_prompt": true, "model": "other", "stream": false]
+            )
+            _ = try await openAITestDeadline {
+                for try await _ in model.stream(ChatRequest(messages: [.user("hi")])) {}
+            }
+            let body = try #require(server.requests.first?.json)
+            #expect(body["id_slot"] == 1)
+            #expect(body["cache_prompt"] == true)
+            #expect(body["model"] == "fake-model")
+            #expect(body["stream"] == true)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyTesting
 import Testing
 @testable import ParleyOpenAI
 
@@ -36,11 +37,15 @@ final class WebhookRequestBox: @unchecked Sendable {  // `lock` guards `request`
     }
 
     static func tool(_ server: HTTPServer, path: String, timeout: Double = 5) -> WebhookTool {
+        tool(port: server.port, path: path, timeout: timeout)
+    }
+
+    static func tool(port: Int, path: String, timeout: Double = 5) -> WebhookTool {
         WebhookTool(configuration: WebhookToolConfiguration(
             name: "get_weather",
             description: "Weather for a city.",
             parameters: schema,
-            url: URL(string: "http://127.0.0.1:\(server.port)\(path)")!,
+            url: URL(string: "http://127.0.0.1:\(port)\(path)")!,
             headers: ["X-Webhook-Secret": "s3cret"],
             timeoutSeconds: timeout
         ))
@@ -78,9 +83,10 @@ final class WebhookRequestBox: @unchecked Sendable {  // `lock` guards `request`
     }
 
     @Test func anUnreachableEndpointIsAToolError() async throws {
-        let server = try Self.startServer(WebhookRequestBox())
-        let tool = Self.tool(server, path: "/hooks/weather")
-        await server.shutdown()
+        // A port held bound but not listening: a stopped server's port could be handed to
+        // another test's server meanwhile.
+        let closed = try ClosedPort()
+        let tool = Self.tool(port: closed.port, path: "/hooks/weather")
         await #expect(throws: ToolError("the webhook at 127.0.0.1 could not be reached (connectionFailed)")) {
             _ = try await tool.call(arguments: ["city": "Lyon"])
         }

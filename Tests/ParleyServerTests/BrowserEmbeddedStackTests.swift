@@ -26,6 +26,7 @@ extension BrowserTests {
         "test_talking_over_the_agent_interrupts_it",
         "test_microphone_denied_explains_and_typing_still_works",
         "test_reconnects_after_the_server_restarts",
+        "test_page_names_the_engines",
     ].map { "test_web_client.WebClientTests.\($0)" }
 
     @Test("against parley serve on the embedded stack: spoken, typed and hands-free turns, talking over the agent, denied microphone, restart")
@@ -50,6 +51,7 @@ extension BrowserTests {
                     "PARLEY_SPEECH_TEXT": Self.spokenQuestion,
                     "PARLEY_ARTIFACTS_DIR": tools.packageRoot.appendingPathComponent(".cache/browser").path,
                     "PARLEY_SCREENSHOT_PREFIX": "embedded-",
+                    "PARLEY_EXPECT_ENGINES": "whisper.cpp tiny.en,SmolLM2-135M-Instruct,flite cmu_us_slt",
                 ],
                 within: .seconds(600),
                 stopServer: {

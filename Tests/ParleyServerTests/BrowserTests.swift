@@ -35,6 +35,7 @@ struct BrowserTests {
                 "PARLEY_SPEECH_WAV": microphoneSound.path,
                 "PARLEY_SPEECH_TEXT": String(PitchRecognizer.toneHertz),
                 "PARLEY_ARTIFACTS_DIR": tools.packageRoot.appendingPathComponent(".cache/browser-tests").path,
+                "PARLEY_EXPECT_ENGINES": "pitch recognizer,keyword model,scripted voice",
             ],
             within: .seconds(1200),
             stopServer: { await server.stop() },
@@ -44,10 +45,17 @@ struct BrowserTests {
         run.expectPassed()
     }
 
-    /// The deterministic server providers with a recognizer that hears pitch.
+    /// The deterministic server providers with a recognizer that hears pitch, named as the
+    /// page shows them.
     static func providers() -> ProviderSet {
         var providers = TestServer.testProviders()
         providers.recognizer = PitchRecognizer()
+        providers.components = [
+            ProviderComponent(role: "speech-to-text", name: "pitch recognizer"),
+            ProviderComponent(role: "language model", name: "keyword model"),
+            ProviderComponent(role: "text-to-speech", name: "scripted voice"),
+        ]
+        providers.notice = "The keyword model is a tiny demo model."
         return providers
     }
 }

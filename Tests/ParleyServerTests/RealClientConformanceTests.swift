@@ -80,7 +80,9 @@ private struct Stack {
             languageModel: model,
             synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
             makeVoiceActivityDetector: { EnergyVAD() },
-            makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
+            makeResampler: { from, to in try! LinearResampler(from: from, to: to) },
+            // openai-agents and LiveKit ask for semantic_vad by default: the server has Smart Turn, as setup installs it.
+            turnCompletionModel: ProviderFactory.turnCompletionModel(ServerSettings()).model
         ))
     }
 

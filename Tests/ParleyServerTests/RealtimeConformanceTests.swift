@@ -10,7 +10,7 @@ import Testing
     static let scenarios = [
         "manual_voice_turn", "server_vad_turn", "text_turn", "function_call", "cancel", "truncate", "conversation_order",
         "response_metadata", "truncate_then_cancel", "out_of_band", "tool_choice_required", "limits", "idle_timeout",
-        "transcription_session",
+        "transcription_session", "g711_voice_turn",
     ]
 
     @Test(arguments: ["ga", "beta"])

@@ -45,6 +45,24 @@ import Testing
         await server.stop()
     }
 
+    @Test func telephoneAudioThatIsNotBase64IsRefusedAndTheSessionGoesOn() async throws {
+        let server = try TestServer.start()
+        let client = try await RealtimeTestClient.connect(server)
+        try client.send(#"{"type":"session.update","session":{"type":"realtime","audio":{"input":{"format":{"type":"audio/pcmu"},"turn_detection":null}}}}"#)
+        #expect(await client.next("session.updated") != nil)
+        try client.send(#"{"type":"input_audio_buffer.append","audio":"@@not base64@@"}"#)
+        let error = await client.next("error")
+        #expect(error?["error"]?["code"]?.stringValue == "invalid_value")
+        #expect(error?["error"]?["message"]?.stringValue?.contains("G.711") == true, "\(error?.jsonText ?? "no error")")
+        // An odd number of bytes is fine in G.711: one byte per sample.
+        let chunk = Base64Codec.encode([UInt8](repeating: 0x2A, count: 1_601))
+        try client.send(#"{"type":"input_audio_buffer.append","audio":"\#(chunk)"}"#)
+        try client.send(#"{"type":"input_audio_buffer.commit"}"#)
+        #expect(await client.next("input_audio_buffer.committed") != nil)
+        try await expectTextTurnWorks(client)
+        await server.stop()
+    }
+
     @Test func binaryFramesAreRefusedWithAnError() async throws {
         let server = try TestServer.start()
         let client = try await RealtimeTestClient.connect(server)

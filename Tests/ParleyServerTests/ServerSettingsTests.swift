@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct ServerSettingsTests {
     @Test func preemptiveTranscriptionIsOnByDefaultAndCanBeTunedOrTurnedOff() {
-        #expect(ServerSettings.load(environment: [:]).0.preemptiveTranscriptionAfterMs == 100)
+        #expect(ServerSettings.load(environment: [:]).0.preemptiveTranscriptionAfterMs == 30)
         #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "150"]).0.preemptiveTranscriptionAfterMs == 150)
         #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "0"]).0.preemptiveTranscriptionAfterMs == nil)
     }
@@ -20,7 +20,7 @@ import Testing
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "soon", "PARLEY_MAX_SESSIONS": "-1"])
         #expect(problems.contains("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS: \"soon\" is not a whole number from 0 to 10000"))
         #expect(problems.contains("PARLEY_MAX_SESSIONS: \"-1\" is not a whole number from 1 to 100000"))
-        #expect(settings.preemptiveTranscriptionAfterMs == 100)
+        #expect(settings.preemptiveTranscriptionAfterMs == 30)
     }
 }
 

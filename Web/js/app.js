@@ -3,6 +3,7 @@
 
 import { resumeAudio } from "./audio-context.js";
 import { Conversation } from "./conversation.js";
+import { EnginesLine } from "./engines.js";
 import { Microphone } from "./microphone.js";
 import { Banner, MicrophoneHelp, StatusLine } from "./notices.js";
 import { Orb } from "./orb.js";
@@ -276,3 +277,4 @@ render();
 speaker.prepare().catch((error) => thread.addNotice(`Audio playback is unavailable: ${error.message}`, "error"));
 microphone.open();
 connection.start();
+new EnginesLine(document.getElementById("engines")).load();

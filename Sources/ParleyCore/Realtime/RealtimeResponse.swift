@@ -93,14 +93,18 @@ public struct RealtimeResponse: Sendable, Hashable {
     public var maxOutputTokens: RealtimeTokenLimit?
     /// The client's metadata from `response.create`.
     public var metadata: [String: String]?
+    /// The format of its audio on the wire.
+    public var outputAudioFormat: RealtimeAudioFormat
 
     /// Creates a response object.
     public init(
         id: String, status: RealtimeResponseStatus, statusDetails: RealtimeResponseStatusDetails? = nil,
         output: [RealtimeItem] = [], usage: RealtimeUsage? = nil, conversationID: String? = nil,
         outputModalities: [RealtimeModality] = [.audio], voice: String? = nil,
-        maxOutputTokens: RealtimeTokenLimit? = nil, metadata: [String: String]? = nil
+        maxOutputTokens: RealtimeTokenLimit? = nil, metadata: [String: String]? = nil,
+        outputAudioFormat: RealtimeAudioFormat = .pcm16
     ) {
+        self.outputAudioFormat = outputAudioFormat
         self.id = id
         self.status = status
         self.statusDetails = statusDetails
@@ -149,14 +153,14 @@ extension RealtimeResponse {
             writer.field("output_modalities", modalities)
             writer.object("audio") { audio in
                 audio.object("output") { output in
-                    output.object("format") { RealtimeSessionSettings.writeGAFormat(rate: RealtimeSessionSettings.supportedAudioRate, to: &$0) }
+                    output.object("format") { RealtimeSessionSettings.writeGAFormat(outputAudioFormat, to: &$0) }
                     output.field("voice", ifPresent: voice)
                 }
             }
         case .beta:
             writer.field("modalities", modalities)
             writer.field("voice", ifPresent: voice)
-            writer.field("output_audio_format", "pcm16")
+            writer.field("output_audio_format", outputAudioFormat.betaName)
         }
         if let maxOutputTokens {
             RealtimeSessionSettings.writeTokenLimit(maxOutputTokens, key: "max_output_tokens", to: &writer)

@@ -47,7 +47,7 @@ extension RealtimeSessionSettings {
         settings.outputModalities = try decodeModalities(session, key: "output_modalities")
         settings.maxOutputTokens = try decodeTokenLimit(session, key: "max_output_tokens")
         if let input {
-            settings.inputAudioRate = try decodeGAFormat(input)
+            settings.inputAudioFormat = try decodeGAFormat(input)
             if let transcription = input.member("transcription") {
                 settings.inputTranscription = try decodeTranscription(transcription, path: input.path(of: "transcription"))
             }
@@ -56,7 +56,7 @@ extension RealtimeSessionSettings {
             }
         }
         if let output {
-            settings.outputAudioRate = try decodeGAFormat(output)
+            settings.outputAudioFormat = try decodeGAFormat(output)
             settings.voice = try decodeVoice(output)
             settings.speed = try decodeSpeed(output)
         }
@@ -67,8 +67,8 @@ extension RealtimeSessionSettings {
         var settings = RealtimeSessionSettings()
         settings.outputModalities = try decodeModalities(session, key: "modalities")
         settings.maxOutputTokens = try decodeTokenLimit(session, key: "max_response_output_tokens")
-        settings.inputAudioRate = try decodeBetaFormat(session, key: "input_audio_format")
-        settings.outputAudioRate = try decodeBetaFormat(session, key: "output_audio_format")
+        settings.inputAudioFormat = try decodeBetaFormat(session, key: "input_audio_format")
+        settings.outputAudioFormat = try decodeBetaFormat(session, key: "output_audio_format")
         if let transcription = session.member("input_audio_transcription") {
             settings.inputTranscription = try decodeTranscription(
                 transcription, path: session.path(of: "input_audio_transcription")
@@ -118,27 +118,28 @@ extension RealtimeSessionSettings {
         return temperature
     }
 
-    /// The rate of a GA `format` object: `{type: "audio/pcm", rate: 24000}`.
-    private static func decodeGAFormat(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> Int? {
+    /// The format of a GA `format` object: `{type: "audio/pcm", rate: 24000}`, `{type: "audio/pcmu"}`
+    /// or `{type: "audio/pcma"}`.
+    private static func decodeGAFormat(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> RealtimeAudioFormat? {
         guard let format = try reader.object("format") else { return nil }
         let type = try format.string("type") ?? "audio/pcm"
-        guard type == "audio/pcm" else {
-            throw .unsupported(format.path(of: "type"), "\(quotedExcerpt(type)) is not supported; use 'audio/pcm' at 24000 Hz.")
+        guard let decoded = RealtimeAudioFormat.allCases.first(where: { $0.gaName == type }) else {
+            throw .unsupported(format.path(of: "type"), "\(quotedExcerpt(type)) is not supported; use 'audio/pcm' at 24000 Hz, 'audio/pcmu' or 'audio/pcma'.")
         }
-        let rate = try format.int("rate", in: 0...Int(Int32.max)) ?? supportedAudioRate
-        guard rate == supportedAudioRate else {
-            throw .unsupported(format.path(of: "rate"), "\(rate) Hz is not supported; use 24000.")
+        let rate = try format.int("rate", in: 0...Int(Int32.max)) ?? decoded.sampleRate
+        guard rate == decoded.sampleRate else {
+            throw .unsupported(format.path(of: "rate"), "\(rate) Hz is not supported for \(type); use \(decoded.sampleRate).")
         }
-        return rate
+        return decoded
     }
 
-    /// The rate of a beta format name: only `pcm16` (24 kHz).
-    private static func decodeBetaFormat(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> Int? {
+    /// The format of a beta format name: `pcm16` (24 kHz), `g711_ulaw` or `g711_alaw`.
+    private static func decodeBetaFormat(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> RealtimeAudioFormat? {
         guard let name = try reader.string(key) else { return nil }
-        guard name == "pcm16" else {
-            throw .unsupported(reader.path(of: key), "\(quotedExcerpt(name)) is not supported; use 'pcm16' (24 kHz).")
+        guard let format = RealtimeAudioFormat.allCases.first(where: { $0.betaName == name }) else {
+            throw .unsupported(reader.path(of: key), "\(quotedExcerpt(name)) is not supported; use 'pcm16' (24 kHz), 'g711_ulaw' or 'g711_alaw'.")
         }
-        return supportedAudioRate
+        return format
     }
 
     private static func decodeVoice(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> String? {
@@ -169,7 +170,7 @@ extension RealtimeSessionSettings {
     }
 
     /// Decodes a turn detection value: `null` is manual, `server_vad` keeps its parameters,
-    /// `semantic_vad` becomes server VAD with the defaults (and its two response flags).
+    /// `semantic_vad` keeps its eagerness (default `auto`) and its two response flags.
     static func decodeTurnDetection(_ value: JSONValue, path: String) throws(RealtimeProtocolError) -> RealtimeTurnDetection {
         if value == .null { return .manual }
         let reader = try RealtimeJSONReader(value, path: path)
@@ -189,9 +190,13 @@ extension RealtimeSessionSettings {
             settings.silenceDurationMs = try reader.int("silence_duration_ms", in: 0...60_000) ?? defaults.silenceDurationMs
             settings.idleTimeoutMs = try reader.int("idle_timeout_ms", in: 0...Int(Int32.max))
         case "semantic_vad":
-            break
+            let eagerness = try reader.string("eagerness") ?? "auto"
+            guard let value = ServerVADSettings.Eagerness(rawValue: eagerness) else {
+                throw .invalidValue(reader.path(of: "eagerness"), "\(quotedExcerpt(eagerness)) is not an eagerness; use 'low', 'medium', 'high' or 'auto'.")
+            }
+            settings.eagerness = value
         case let other:
-            throw .invalidValue(reader.path(of: "type"), "\(quotedExcerpt(other)) is not a turn detection type; use 'server_vad' or null.")
+            throw .invalidValue(reader.path(of: "type"), "\(quotedExcerpt(other)) is not a turn detection type; use 'server_vad', 'semantic_vad' or null.")
         }
         return .serverVAD(settings)
     }
@@ -261,20 +266,20 @@ extension RealtimeSessionSettings {
     private func writeGA(to writer: inout RealtimeJSONWriter) {
         if let outputModalities { writer.field("output_modalities", Self.modalityNames(outputModalities, dialect: .ga)) }
         writer.field("instructions", ifPresent: instructions)
-        let mentionsInput = inputAudioRate != nil || inputTranscription != nil || turnDetection != nil
-        let mentionsOutput = outputAudioRate != nil || voice != nil || speed != nil
+        let mentionsInput = inputAudioFormat != nil || inputTranscription != nil || turnDetection != nil
+        let mentionsOutput = outputAudioFormat != nil || voice != nil || speed != nil
         if mentionsInput || mentionsOutput {
             writer.object("audio") { audio in
                 if mentionsInput {
                     audio.object("input") { input in
-                        if let inputAudioRate { input.object("format") { Self.writeGAFormat(rate: inputAudioRate, to: &$0) } }
+                        if let inputAudioFormat { input.object("format") { Self.writeGAFormat(inputAudioFormat, to: &$0) } }
                         if let inputTranscription { Self.writeTranscription(inputTranscription, key: "transcription", to: &input) }
                         if let turnDetection { Self.writeTurnDetection(turnDetection, dialect: .ga, to: &input) }
                     }
                 }
                 if mentionsOutput {
                     audio.object("output") { output in
-                        if let outputAudioRate { output.object("format") { Self.writeGAFormat(rate: outputAudioRate, to: &$0) } }
+                        if let outputAudioFormat { output.object("format") { Self.writeGAFormat(outputAudioFormat, to: &$0) } }
                         output.field("voice", ifPresent: voice)
                         output.field("speed", ifPresent: speed)
                     }
@@ -290,8 +295,8 @@ extension RealtimeSessionSettings {
         writer.field("instructions", ifPresent: instructions)
         writer.field("voice", ifPresent: voice)
         writer.field("speed", ifPresent: speed)
-        if inputAudioRate != nil { writer.field("input_audio_format", "pcm16") }
-        if outputAudioRate != nil { writer.field("output_audio_format", "pcm16") }
+        writer.field("input_audio_format", ifPresent: inputAudioFormat?.betaName)
+        writer.field("output_audio_format", ifPresent: outputAudioFormat?.betaName)
         if let inputTranscription { Self.writeTranscription(inputTranscription, key: "input_audio_transcription", to: &writer) }
         if let turnDetection { Self.writeTurnDetection(turnDetection, dialect: .beta, to: &writer) }
         writeCommon(to: &writer, dialect: .beta)
@@ -314,9 +319,9 @@ extension RealtimeSessionSettings {
         }
     }
 
-    static func writeGAFormat(rate: Int, to writer: inout RealtimeJSONWriter) {
-        writer.field("type", "audio/pcm")
-        writer.field("rate", rate)
+    static func writeGAFormat(_ format: RealtimeAudioFormat, to writer: inout RealtimeJSONWriter) {
+        writer.field("type", format.gaName)
+        if format == .pcm16 { writer.field("rate", format.sampleRate) }
     }
 
     private static func writeTranscription(_ transcription: RealtimeInputTranscription, key: String, to writer: inout RealtimeJSONWriter) {
@@ -336,6 +341,13 @@ extension RealtimeSessionSettings {
         switch turnDetection {
         case .manual:
             writer.nullField("turn_detection")
+        case .serverVAD(let vad) where vad.eagerness != nil:
+            writer.object("turn_detection") { object in
+                object.field("type", "semantic_vad")
+                object.field("eagerness", vad.eagerness?.rawValue ?? "auto")
+                object.field("create_response", vad.createResponse)
+                object.field("interrupt_response", vad.interruptResponse)
+            }
         case .serverVAD(let vad):
             writer.object("turn_detection") { object in
                 object.field("type", "server_vad")
@@ -411,7 +423,7 @@ extension RealtimeSessionInfo {
         input.instructions = nil
         input.voice = nil
         input.speed = nil
-        input.outputAudioRate = nil
+        input.outputAudioFormat = nil
         input.outputModalities = nil
         input.tools = nil
         input.toolChoice = nil

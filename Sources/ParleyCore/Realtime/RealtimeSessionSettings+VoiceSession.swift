@@ -6,17 +6,20 @@ extension RealtimeSessionSettings {
     /// - Parameters:
     ///   - configuration: The session's configuration.
     ///   - inputTranscription: How the input is transcribed (the configuration does not say).
+    ///   - inputAudioFormat: The format of the input audio on the wire.
+    ///   - outputAudioFormat: The format of the output audio on the wire.
     public init(
         _ configuration: VoiceSessionConfiguration,
-        inputTranscription: RealtimeInputTranscription = .enabled(model: nil, language: nil, prompt: nil)
+        inputTranscription: RealtimeInputTranscription = .enabled(model: nil, language: nil, prompt: nil),
+        inputAudioFormat: RealtimeAudioFormat = .pcm16, outputAudioFormat: RealtimeAudioFormat = .pcm16
     ) {
         self.init(
             instructions: configuration.instructions,
             voice: configuration.speech.voice,
             speed: configuration.speech.speed,
             outputModalities: configuration.speaksResponses ? [.audio] : [.text],
-            inputAudioRate: Self.supportedAudioRate,
-            outputAudioRate: Self.supportedAudioRate,
+            inputAudioFormat: inputAudioFormat,
+            outputAudioFormat: outputAudioFormat,
             turnDetection: configuration.turnDetection.map { .serverVAD($0) } ?? .manual,
             inputTranscription: inputTranscription,
             tools: configuration.clientTools,
@@ -27,7 +30,7 @@ extension RealtimeSessionSettings {
     }
 
     /// `configuration` with every setting these settings mention applied to it (the audio
-    /// rates and transcription have no place there and are left to the caller).
+    /// formats and transcription have no place there and are left to the caller).
     public func applied(to configuration: VoiceSessionConfiguration) -> VoiceSessionConfiguration {
         var configuration = configuration
         if let instructions { configuration.instructions = instructions }

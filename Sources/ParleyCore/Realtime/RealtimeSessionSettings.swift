@@ -16,12 +16,52 @@ public enum RealtimeTokenLimit: Sendable, Hashable {
     case unlimited
 }
 
+/// An audio format of the realtime protocol, the same for every chunk in one direction.
+public enum RealtimeAudioFormat: String, Sendable, Hashable, CaseIterable {
+    /// 16-bit little-endian PCM at 24 kHz (GA `audio/pcm`, beta `pcm16`).
+    case pcm16
+    /// G.711 μ-law at 8 kHz (GA `audio/pcmu`, beta `g711_ulaw`).
+    case pcmu
+    /// G.711 A-law at 8 kHz (GA `audio/pcma`, beta `g711_alaw`).
+    case pcma
+
+    /// Samples per second.
+    public var sampleRate: Int { self == .pcm16 ? RealtimeSessionSettings.supportedAudioRate : G711.sampleRate }
+
+    /// The G.711 law, for the telephone formats.
+    public var law: G711.Law? {
+        switch self {
+        case .pcm16: nil
+        case .pcmu: .muLaw
+        case .pcma: .aLaw
+        }
+    }
+
+    /// The GA `format.type`.
+    public var gaName: String {
+        switch self {
+        case .pcm16: "audio/pcm"
+        case .pcmu: "audio/pcmu"
+        case .pcma: "audio/pcma"
+        }
+    }
+
+    /// The beta format name.
+    public var betaName: String {
+        switch self {
+        case .pcm16: "pcm16"
+        case .pcmu: "g711_ulaw"
+        case .pcma: "g711_alaw"
+        }
+    }
+}
+
 /// How turns end.
 public enum RealtimeTurnDetection: Sendable, Hashable {
     /// No turn detection (`turn_detection: null`): the client commits the audio buffer itself.
     case manual
-    /// Server voice activity detection ends turns after silence. `semantic_vad` requests map
-    /// here too, with the server VAD defaults.
+    /// Server voice activity detection ends turns after silence, or, with an eagerness
+    /// (`semantic_vad`), when a turn-completion model judges a pause to end the turn.
     case serverVAD(ServerVADSettings)
 }
 
@@ -56,10 +96,10 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     /// Whether responses are spoken (`[.audio]`, with transcripts) or text only (`[.text]`).
     /// Decoding normalises to one of these two; beta's `["text", "audio"]` is `[.audio]`.
     public var outputModalities: [RealtimeModality]?
-    /// The input audio sample rate; only 24000 (pcm16) is supported.
-    public var inputAudioRate: Int?
-    /// The output audio sample rate; only 24000 (pcm16) is supported.
-    public var outputAudioRate: Int?
+    /// The format of the input audio.
+    public var inputAudioFormat: RealtimeAudioFormat?
+    /// The format of the output audio.
+    public var outputAudioFormat: RealtimeAudioFormat?
     /// Server VAD turns, or manual commits.
     public var turnDetection: RealtimeTurnDetection?
     /// Transcription of the user's audio.
@@ -76,13 +116,13 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     /// events (live transcript replacements, tool progress, turn metrics). Never written back.
     public var parleyEvents: Bool?
 
-    /// The only audio sample rate the protocol carries here: pcm16 at 24 kHz.
+    /// The sample rate of pcm16 audio in the protocol: 24 kHz.
     public static let supportedAudioRate = 24_000
 
     /// Creates settings; every field left out is "not mentioned".
     public init(
         instructions: String? = nil, voice: String? = nil, speed: Double? = nil,
-        outputModalities: [RealtimeModality]? = nil, inputAudioRate: Int? = nil, outputAudioRate: Int? = nil,
+        outputModalities: [RealtimeModality]? = nil, inputAudioFormat: RealtimeAudioFormat? = nil, outputAudioFormat: RealtimeAudioFormat? = nil,
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
         maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil
@@ -92,8 +132,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         self.voice = voice
         self.speed = speed
         self.outputModalities = outputModalities
-        self.inputAudioRate = inputAudioRate
-        self.outputAudioRate = outputAudioRate
+        self.inputAudioFormat = inputAudioFormat
+        self.outputAudioFormat = outputAudioFormat
         self.turnDetection = turnDetection
         self.inputTranscription = inputTranscription
         self.tools = tools
@@ -110,8 +150,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             voice: update.voice ?? voice,
             speed: update.speed ?? speed,
             outputModalities: update.outputModalities ?? outputModalities,
-            inputAudioRate: update.inputAudioRate ?? inputAudioRate,
-            outputAudioRate: update.outputAudioRate ?? outputAudioRate,
+            inputAudioFormat: update.inputAudioFormat ?? inputAudioFormat,
+            outputAudioFormat: update.outputAudioFormat ?? outputAudioFormat,
             turnDetection: update.turnDetection ?? turnDetection,
             inputTranscription: update.inputTranscription ?? inputTranscription,
             tools: update.tools ?? tools,

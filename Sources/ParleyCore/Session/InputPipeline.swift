@@ -57,6 +57,7 @@ struct InputPipeline {
         turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs
         turnDetector.configuration.silenceDurationMs = vad.silenceDurationMs
         turnDetector.configuration.idleTimeoutMs = vad.idleTimeoutMs
+        turnDetector.configuration.completionCheck = vad.eagerness?.completionCheck
         turnDetector.configuration.maximumUtteranceMs = configuration.maximumUtteranceMs
         bargeInPolicy.configuration.threshold = Float(vad.threshold)
     }
@@ -124,6 +125,11 @@ struct InputPipeline {
         // keeps rate switches (each drops a resampler's held-back samples) from adding up.
         let heardThrough = min(heardThroughMs, receivedMs + 5)
         return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs, heardThroughMs: heardThrough)
+    }
+
+    /// Hands the turn detector the verdict on the pause it asked about at `atMs`.
+    mutating func completionJudged(probability: Float, atMs: Int) -> [TurnDetector.Action] {
+        turnDetector.completionJudged(probability: probability, atMs: atMs)
     }
 
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).

@@ -31,8 +31,14 @@ public actor VoiceSession {
 
     private let providers: VoiceSessionProviders
     private let clock: MonotonicClock
+    /// Makes the resamplers that convert the session's output to other rates (band-limited).
+    public nonisolated var makeOutputResampler: @Sendable (Int, Int) -> any Resampler { providers.makeResampler }
+
     /// The tools the agent runs itself (the client's tools come with the configuration).
     public nonisolated var serverTools: [ToolDefinition] { providers.tools.definitions }
+
+    /// Whether the session can run `semantic_vad` (its providers include a turn-completion model).
+    public nonisolated var judgesTurnCompletion: Bool { providers.turnCompletionModel != nil }
 
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
@@ -409,11 +415,35 @@ public actor VoiceSession {
                 )
             case .idleTimeout(let startMs, let endMs):
                 idleTimeoutTriggered(audioStartMs: startMs, audioEndMs: endMs)
+            case .judgeCompletion(let samples, let atMs):
+                judgeCompletion(of: samples, atMs: atMs)
             }
         }
         if let itemID = speechItemID {
             refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: nowMs)
         }
+    }
+
+    /// Asks the turn-completion model about the pause at `atMs`, off the session's executor
+    /// (a call takes tens of milliseconds); audio goes on being handled meanwhile. Without a
+    /// model the pause waits for the check's maximum silence (a session is refused
+    /// `semantic_vad` before it gets here).
+    private func judgeCompletion(of samples: [Float], atMs: Int) {
+        guard let model = providers.turnCompletionModel else { return }
+        let rate = input.rate
+        let makeResampler = providers.makeInputResampler
+        Task.detached(priority: .userInitiated) { [weak self] in
+            var resampler = makeResampler(rate, model.sampleRate)
+            let audio = model.sampleRate == rate ? samples : resampler.process(samples)
+            let probability = model.completionProbability(of: audio)
+            await self?.completionJudged(probability: probability, atMs: atMs)
+        }
+    }
+
+    private func completionJudged(probability: Float, atMs: Int) {
+        guard !isClosed else { return }
+        let actions = input.completionJudged(probability: probability, atMs: atMs)
+        if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 
     private func agentActivity(atInputMs inputMs: Int) -> BargeInPolicy.AgentActivity {

@@ -1,7 +1,25 @@
 import Foundation
 
-/// Server-side turn detection, with the OpenAI `server_vad` parameters.
+/// Server-side turn detection, with the OpenAI `server_vad` parameters, or `semantic_vad` when
+/// `eagerness` is set.
 public struct ServerVADSettings: Sendable, Hashable, Codable {
+    /// How readily `semantic_vad` ends a turn (OpenAI's `eagerness`).
+    public enum Eagerness: String, Sendable, Hashable, Codable, CaseIterable {
+        case low, medium, high, auto
+
+        /// How the turn detector judges pauses at this eagerness: the model is asked after
+        /// 200 ms of silence; a turn it finds complete ends there, an incomplete one waits for
+        /// speech up to 8 s (low), 4 s (medium, auto) or 2 s (high) of silence. Low needs more
+        /// confidence that the turn is complete, high less.
+        public var completionCheck: TurnDetector.CompletionCheck {
+            switch self {
+            case .low: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.7, maximumSilenceMs: 8_000)
+            case .medium, .auto: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.5, maximumSilenceMs: 4_000)
+            case .high: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.3, maximumSilenceMs: 2_000)
+            }
+        }
+    }
+
     /// Speech probability above which a frame counts as speech (0…1).
     public var threshold: Double
     /// Audio kept from before speech started, in milliseconds.
@@ -14,12 +32,16 @@ public struct ServerVADSettings: Sendable, Hashable, Codable {
     public var createResponse: Bool
     /// Whether the user talking over the agent interrupts it.
     public var interruptResponse: Bool
+    /// `semantic_vad` with this eagerness: a `TurnCompletionModel` judges each pause instead
+    /// of `silenceDurationMs` ending the turn; `nil` is plain `server_vad`.
+    public var eagerness: Eagerness?
 
     /// Creates server VAD settings (OpenAI's defaults, with a 300 ms silence window).
     public init(
         threshold: Double = 0.5, prefixPaddingMs: Int = 300, silenceDurationMs: Int = 300,
-        idleTimeoutMs: Int? = nil, createResponse: Bool = true, interruptResponse: Bool = true
+        idleTimeoutMs: Int? = nil, createResponse: Bool = true, interruptResponse: Bool = true, eagerness: Eagerness? = nil
     ) {
+        self.eagerness = eagerness
         self.threshold = threshold
         self.prefixPaddingMs = prefixPaddingMs
         self.silenceDurationMs = silenceDurationMs
@@ -76,7 +98,7 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         partialTranscriptIntervalMs: Int = 500,
         maximumUtteranceMs: Int = 30_000,
         maximumInputBufferMs: Int = 120_000,
-        preemptiveTranscriptionAfterMs: Int? = 100,
+        preemptiveTranscriptionAfterMs: Int? = 30,
         preemptiveGeneration: Bool = true
     ) {
         self.instructions = instructions

@@ -20,6 +20,9 @@ public struct VoiceSessionProviders: Sendable {
     /// by default a `SincResampler`, which holds back under a millisecond, because whatever
     /// the input resampler holds back delays the end of every turn.
     public var makeInputResampler: @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler
+    /// Judges whether a pause ends the turn, for `semantic_vad`; `nil` when the server has no
+    /// such model (a session then cannot use `semantic_vad`).
+    public var turnCompletionModel: (any TurnCompletionModel)?
 
     /// Creates a provider set.
     public init(
@@ -30,8 +33,10 @@ public struct VoiceSessionProviders: Sendable {
         agentOptions: AgentOptions = AgentOptions(),
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
-        makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler
+        makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler,
+        turnCompletionModel: (any TurnCompletionModel)? = nil
     ) {
+        self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.model = model
         self.synthesizer = synthesizer

@@ -46,6 +46,9 @@ public struct TurnDetector: Sendable {
         /// How far (in dB) audio may fall below the turn's loudest speech before it counts as
         /// silence whatever the VAD says; `nil` leaves the decision to the VAD alone.
         public var quietBelowPeakDB: Float?
+        /// Semantic turn detection: pauses are judged by a turn-completion model instead of
+        /// ended by `silenceDurationMs`; `nil` ends turns on silence alone.
+        public var completionCheck: CompletionCheck?
 
         /// Creates a configuration; the defaults are OpenAI's `server_vad` defaults.
         public init(
@@ -56,8 +59,10 @@ public struct TurnDetector: Sendable {
             minimumSpeechMs: Int = 100,
             maximumStartGapMs: Int = 250,
             maximumUtteranceMs: Int? = 30_000,
-            quietBelowPeakDB: Float? = 40
+            quietBelowPeakDB: Float? = 40,
+            completionCheck: CompletionCheck? = nil
         ) {
+            self.completionCheck = completionCheck
             self.threshold = threshold
             self.prefixPaddingMs = prefixPaddingMs
             self.silenceDurationMs = silenceDurationMs
@@ -66,6 +71,23 @@ public struct TurnDetector: Sendable {
             self.maximumStartGapMs = maximumStartGapMs
             self.maximumUtteranceMs = maximumUtteranceMs
             self.quietBelowPeakDB = quietBelowPeakDB
+        }
+    }
+
+    /// When a pause is judged and what the verdict does (`semantic_vad`).
+    public struct CompletionCheck: Sendable, Hashable, Codable {
+        /// Silence after which the turn so far is judged.
+        public var afterSilenceMs: Int
+        /// Completion probability at or above which the turn ends where it was judged.
+        public var threshold: Float
+        /// Silence that ends the turn whatever the verdict (or while it is awaited).
+        public var maximumSilenceMs: Int
+
+        /// Creates a check.
+        public init(afterSilenceMs: Int, threshold: Float, maximumSilenceMs: Int) {
+            self.afterSilenceMs = afterSilenceMs
+            self.threshold = threshold
+            self.maximumSilenceMs = maximumSilenceMs
         }
     }
 
@@ -103,6 +125,9 @@ public struct TurnDetector: Sendable {
         case commit(Utterance)
         /// Nobody spoke for `idleTimeoutMs` after the timer was armed.
         case idleTimeout(audioStartMs: Int, audioEndMs: Int)
+        /// With a completion check: judge whether the turn in `samples` (through audio time
+        /// `atMs`) is complete, and report with `completionJudged(probability:atMs:)`.
+        case judgeCompletion(samples: [Float], atMs: Int)
     }
 
     /// The tuning in use.
@@ -126,6 +151,8 @@ public struct TurnDetector: Sendable {
     private var idleArmedAtMs: Int?
     /// RMS of the loudest 5 ms block of speech in the current turn.
     private var turnPeakLevel: Float = 0
+    /// Audio time at which the current pause was sent to be judged; nil before that.
+    private var judgedAtMs: Int?
 
     /// Creates a detector for mono frames at `sampleRate`.
     public init(sampleRate: Int = 16_000, configuration: Configuration = Configuration()) {
@@ -169,11 +196,17 @@ public struct TurnDetector: Sendable {
             if let voiceEndMs = isSpeech ? voiceEnd(in: frame, at: startMs) : nil {
                 state = voiceEndMs < endMs ? .stopping : .speaking
                 silenceStartMs = voiceEndMs
+                judgedAtMs = nil
             } else if state == .speaking {
                 state = .stopping
                 silenceStartMs = startMs
             }
-            if state == .stopping, endMs - silenceStartMs >= configuration.silenceDurationMs {
+            let silenceMs = endMs - silenceStartMs
+            if state == .stopping, let check = configuration.completionCheck, judgedAtMs == nil, silenceMs >= check.afterSilenceMs {
+                judgedAtMs = endMs
+                actions.append(.judgeCompletion(samples: utterance, atMs: endMs))
+            }
+            if state == .stopping, silenceMs >= configuration.completionCheck?.maximumSilenceMs ?? configuration.silenceDurationMs {
                 finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
                 return actions
             }
@@ -190,10 +223,24 @@ public struct TurnDetector: Sendable {
     /// - Returns: `speechStopped` and `commit` when the turn ended; otherwise nothing.
     public mutating func processPartialFrame(_ samples: [Float], at startMs: Int, heardThroughMs: Int? = nil) -> [Action] {
         let endMs = max(startMs + samples.count * 1000 / sampleRate, heardThroughMs ?? 0)
-        guard state == .stopping, endMs > startMs, endMs - silenceStartMs >= configuration.silenceDurationMs,
+        guard state == .stopping, configuration.completionCheck == nil, endMs > startMs, endMs - silenceStartMs >= configuration.silenceDurationMs,
               configuration.quietBelowPeakDB != nil, voiceEnd(in: samples, at: startMs) == nil else { return [] }
         var actions: [Action] = []
         finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
+        return actions
+    }
+
+    /// Takes the verdict on the pause judged at `atMs`: a complete turn (at or above the
+    /// check's threshold) ends there, the audio after it dropped; an incomplete one waits on,
+    /// up to the check's maximum silence. A verdict on a pause the person has since spoken
+    /// after, or on an ended turn, changes nothing.
+    /// - Returns: `speechStopped` and `commit` when the turn ended; otherwise nothing.
+    public mutating func completionJudged(probability: Float, atMs: Int) -> [Action] {
+        guard state == .stopping, judgedAtMs == atMs, let check = configuration.completionCheck,
+              probability >= check.threshold else { return [] }
+        utterance.removeLast(max(0, utterance.count - (atMs - utteranceStartMs) * sampleRate / 1000))
+        var actions: [Action] = []
+        finish(endMs: atMs, reachedMaximumLength: false, actions: &actions)
         return actions
     }
 
@@ -218,6 +265,7 @@ public struct TurnDetector: Sendable {
         voicedMs = 0
         idleArmedAtMs = nil
         turnPeakLevel = 0
+        judgedAtMs = nil
     }
 
     /// Samples of prefix padding to keep.
@@ -310,5 +358,6 @@ public struct TurnDetector: Sendable {
         )))
         utterance = []
         state = .quiet
+        judgedAtMs = nil
     }
 }

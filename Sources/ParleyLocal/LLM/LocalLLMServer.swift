@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import ParleyCore
+import ParleyOpenAI
 
 /// A supervised llama.cpp `llama-server` child process speaking the OpenAI API on a free
 /// loopback port: the local language model of the embedded stack.
@@ -13,12 +14,13 @@ import ParleyCore
 /// connection error. The child never outlives Parley: it is stopped by `stop()` and on
 /// deinit, and on Linux it carries a parent-death signal, so even SIGKILL or a crash of Parley
 /// takes it down (see `ChildProcess`). One server serves all sessions (`parallelSlots`
-/// requests decode at once).
+/// requests decode at once); each conversation asks for its own model with
+/// `conversationModel(configuration:)`, so that its history stays cached in a slot.
 ///
 /// ```swift
 /// let server = try LocalLLMServer(configuration: .smolLM2())
 /// try await server.start()
-/// let model = OpenAILanguageModel(baseURL: server.baseURL, ...)
+/// let model = server.conversationModel(configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2"))
 /// ```
 public final class LocalLLMServer: Sendable {
     /// How to run `llama-server`.
@@ -91,6 +93,7 @@ public final class LocalLLMServer: Sendable {
 
     private let supervisor: LLMProcessSupervisor
     private let healthSession: URLSession
+    private let slots: LocalLLMSlots
 
     /// Checks the files and picks a port; the process starts with `start()`.
     /// - Throws: `LocalModelError.missingFile` when the model or the executable is missing,
@@ -108,6 +111,7 @@ public final class LocalLLMServer: Sendable {
             throw ProviderError(.server, provider: "llama-server", message: "no free loopback port: \(error)")
         }
         self.configuration = configuration
+        slots = LocalLLMSlots(count: max(1, configuration.parallelSlots))
         logPath = configuration.logPath
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("parley-llama-server-\(port).log").path
         let arguments = [
@@ -140,6 +144,14 @@ public final class LocalLLMServer: Sendable {
 
     /// The health endpoint, `http://127.0.0.1:PORT/health`.
     public var healthURL: URL { URL(string: "http://127.0.0.1:\(port)/health")! }
+
+    /// A language model for one conversation: its requests go to a slot of their own while
+    /// one is free, with the prompt cached there between turns, so a continuing conversation
+    /// reads only its new messages. The slot is free again once every copy of the model is gone.
+    /// - Parameter configuration: how to reach this server (`baseURL`) and the model name.
+    public func conversationModel(configuration: OpenAIConfiguration) -> LocalConversationModel {
+        LocalConversationModel(configuration: configuration, lease: slots.lease())
+    }
 
     /// The pid of the running `llama-server`, or `nil` between restarts and after `stop()`.
     public var processID: Int32? { supervisor.snapshot.processID }

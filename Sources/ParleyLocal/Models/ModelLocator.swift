@@ -29,6 +29,8 @@ public struct ModelLocator: Sendable, Hashable {
         public static let whisperTinyEnglish = Model(fileName: "ggml-tiny.en.bin", purpose: "Whisper speech-to-text")
         /// Silero VAD v6.2 in ggml format (voice activity detection).
         public static let sileroVAD = Model(fileName: "ggml-silero-v6.2.0.bin", purpose: "Silero voice activity detection")
+        /// Smart Turn v3.2, converted from pipecat's int8 ONNX file (end-of-turn detection).
+        public static let smartTurn = Model(fileName: "smart-turn-v3.2.bin", purpose: "Smart Turn end-of-turn detection")
         /// SmolLM2-135M-Instruct, Q4_1 GGUF (the default local language model).
         public static let smolLM2 = Model(fileName: "SmolLM2-135M-Instruct.Q4_1.gguf", purpose: "the local language model")
     }

@@ -37,7 +37,9 @@ public struct ServerSettings: Sendable {
     public var maxOutputTokens: Int?
     /// Silence after which a server-VAD turn is transcribed while its window still runs
     /// (`VoiceSessionConfiguration.preemptiveTranscriptionAfterMs`); nil transcribes only at the turn's end.
-    public var preemptiveTranscriptionAfterMs: Int? = 100
+    /// The default, 30 ms, starts as soon as the VAD hears silence: Whisper takes longer than the
+    /// 300 ms window, so every millisecond waited here is one the user waits after the window.
+    public var preemptiveTranscriptionAfterMs: Int? = 30
     /// Whether a server-VAD turn's response starts on that early transcript, held back until
     /// the turn ends (`VoiceSessionConfiguration.preemptiveGeneration`; agents without tools).
     public var preemptiveGeneration = true

@@ -15,7 +15,11 @@ public enum ProviderFactory {
     /// A language model and what stops it (the supervised llama-server, when embedded).
     public struct StartedLanguageModel: Sendable {
         public var model: any LanguageModel
-        public var summary: String
+        /// Makes the model of one conversation (the embedded server keeps its history cached).
+        public var makeConversationModel: @Sendable () -> any LanguageModel
+        public var summary: ProviderComponent
+        /// What the web page should say about it, if anything.
+        public var notice: String?
         public var restartCount: @Sendable () -> Int
         public var stop: @Sendable () async -> Void
     }
@@ -27,38 +31,42 @@ public enum ProviderFactory {
         let synthesizer = try self.synthesizer(settings)
         let languageModel = try await self.languageModel(settings)
         let detector = voiceActivityDetector(settings)
+        let turnCompletion = turnCompletionModel(settings)
         return ProviderSet(
             recognizer: recognizer.recognizer, languageModel: languageModel.model, synthesizer: synthesizer.synthesizer,
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
-            summary: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary],
+            conversationLanguageModelFactory: languageModel.makeConversationModel,
+            components: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary, turnCompletion.summary],
+            notice: languageModel.notice,
             restartCount: languageModel.restartCount,
-            shutdown: languageModel.stop
+            shutdown: languageModel.stop,
+            turnCompletionModel: turnCompletion.model
         )
     }
 
     /// The speech recognizer the settings choose.
-    public static func recognizer(_ settings: ServerSettings) throws -> (recognizer: any SpeechRecognizer, summary: String) {
+    public static func recognizer(_ settings: ServerSettings) throws -> (recognizer: any SpeechRecognizer, summary: ProviderComponent) {
         switch settings.speechRecognition {
         case .embedded:
             do {
                 let path = try locator(settings).path(of: .whisperTinyEnglish)
-                return (try WhisperSpeechRecognizer(modelPath: path), "speech-to-text: whisper.cpp tiny.en (in process)")
+                return (try WhisperSpeechRecognizer(modelPath: path), ProviderComponent(role: "speech-to-text", name: "whisper.cpp tiny.en", detail: "(in process)"))
             } catch {
                 throw StartupError(description: "speech-to-text (whisper.cpp): \(error)")
             }
         case .remote(let baseURL, let apiKey, let model):
             let configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
-            return (OpenAISpeechRecognizer(configuration: configuration), "speech-to-text: \(model) at \(baseURL.absoluteString)")
+            return (OpenAISpeechRecognizer(configuration: configuration), ProviderComponent(role: "speech-to-text", name: model, detail: "at \(baseURL.absoluteString)"))
         }
     }
 
     /// The speech synthesizer the settings choose.
-    public static func synthesizer(_ settings: ServerSettings) throws -> (synthesizer: any SpeechSynthesizer, summary: String) {
+    public static func synthesizer(_ settings: ServerSettings) throws -> (synthesizer: any SpeechSynthesizer, summary: ProviderComponent) {
         switch settings.speechSynthesis {
         case .embedded:
             do {
-                return (try FliteSpeechSynthesizer(), "text-to-speech: flite cmu_us_slt (in process)")
+                return (try FliteSpeechSynthesizer(), ProviderComponent(role: "text-to-speech", name: "flite cmu_us_slt", detail: "(in process)"))
             } catch {
                 throw StartupError(description: "text-to-speech (flite): \(error)")
             }
@@ -66,7 +74,7 @@ public enum ProviderFactory {
             let configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
             return (
                 OpenAISpeechSynthesizer(configuration: configuration, defaultVoice: settings.voice ?? "alloy"),
-                "text-to-speech: \(model) at \(baseURL.absoluteString)"
+                ProviderComponent(role: "text-to-speech", name: model, detail: "at \(baseURL.absoluteString)")
             )
         }
     }
@@ -81,7 +89,9 @@ public enum ProviderFactory {
                 let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2-135m-instruct")
                 return StartedLanguageModel(
                     model: OpenAILanguageModel(configuration: configuration),
-                    summary: "language model: SmolLM2-135M-Instruct on llama-server (supervised child process)",
+                    makeConversationModel: { server.conversationModel(configuration: configuration) },
+                    summary: ProviderComponent(role: "language model", name: "SmolLM2-135M-Instruct", detail: "on llama-server (supervised child process)"),
+                    notice: "SmolLM2-135M is a tiny demo model: set PARLEY_LLM_URL to an OpenAI-compatible server for real answers.",
                     restartCount: { server.restartCount },
                     stop: { await server.stop() }
                 )
@@ -89,21 +99,32 @@ public enum ProviderFactory {
                 throw StartupError(description: "language model (llama-server): \(error)")
             }
         case .remote(let baseURL, let apiKey, let model):
+            let remote = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model))
             return StartedLanguageModel(
-                model: OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)),
-                summary: "language model: \(model) at \(baseURL.absoluteString)",
+                model: remote,
+                makeConversationModel: { remote },
+                summary: ProviderComponent(role: "language model", name: model, detail: "at \(baseURL.absoluteString)"),
                 restartCount: { 0 }, stop: {}
             )
         }
     }
 
     /// The voice activity detector each session gets: Silero when its model loads, else energy.
-    public static func voiceActivityDetector(_ settings: ServerSettings) -> (make: @Sendable () -> any VoiceActivityDetector, summary: String) {
+    /// The model behind `semantic_vad`: Smart Turn v3.2 when setup installed it; without it,
+    /// sessions asking for `semantic_vad` are refused with an error naming the field.
+    public static func turnCompletionModel(_ settings: ServerSettings) -> (model: (any TurnCompletionModel)?, summary: ProviderComponent) {
+        guard let path = try? locator(settings).path(of: .smartTurn), let model = try? SmartTurnModel(modelPath: path) else {
+            return (nil, ProviderComponent(role: "semantic_vad", name: "unavailable", detail: "(no Smart Turn model; run scripts/setup)"))
+        }
+        return (model, ProviderComponent(role: "semantic_vad", name: "Smart Turn v3.2", detail: "(native, one shared network)"))
+    }
+
+    public static func voiceActivityDetector(_ settings: ServerSettings) -> (make: @Sendable () -> any VoiceActivityDetector, summary: ProviderComponent) {
         if settings.voiceActivityDetector == "silero", let path = try? locator(settings).path(of: .sileroVAD),
            let network = try? SileroNetwork.shared(modelPath: path) {
-            return ({ SileroVAD(network: network) }, "voice activity: Silero VAD v6.2, one shared network")
+            return ({ SileroVAD(network: network) }, ProviderComponent(role: "voice activity", name: "Silero VAD v6.2", detail: "(one shared network)"))
         }
-        return ({ EnergyVAD() }, "voice activity: energy VAD with adaptive noise floor")
+        return ({ EnergyVAD() }, ProviderComponent(role: "voice activity", name: "energy VAD", detail: "(adaptive noise floor)"))
     }
 
     /// A high-quality streaming resampler (libsoxr), or linear interpolation if soxr refuses.

@@ -13,8 +13,16 @@ public struct ProviderSet: Sendable {
     public var makeVoiceActivityDetector: @Sendable () -> any VoiceActivityDetector
     /// Makes streaming resamplers.
     public var makeResampler: @Sendable (Int, Int) -> any Resampler
-    /// One line per provider, for the start-up banner.
-    public var summary: [String]
+    /// Makes the default language model for one conversation (the embedded llama-server gives
+    /// each conversation a slot that keeps its history cached); `nil` shares `languageModel`.
+    public var conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)?
+    /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
+    public var turnCompletionModel: (any TurnCompletionModel)?
+    /// The engines in use, for the start-up banner and `GET /v1/status`.
+    public var components: [ProviderComponent]
+    /// One line the web page shows about the engines, when there is something to say (the
+    /// embedded language model is a tiny demo model).
+    public var notice: String?
     /// How many times supervised provider processes were restarted.
     public var restartCount: @Sendable () -> Int
     /// Stops what the providers started (child processes).
@@ -25,16 +33,31 @@ public struct ProviderSet: Sendable {
         recognizer: any SpeechRecognizer, languageModel: any LanguageModel, synthesizer: any SpeechSynthesizer,
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (Int, Int) -> any Resampler,
-        summary: [String] = [], restartCount: @escaping @Sendable () -> Int = { 0 },
-        shutdown: @escaping @Sendable () async -> Void = {}
+        conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)? = nil,
+        components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
+        shutdown: @escaping @Sendable () async -> Void = {},
+        turnCompletionModel: (any TurnCompletionModel)? = nil
     ) {
+        self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.languageModel = languageModel
         self.synthesizer = synthesizer
         self.makeVoiceActivityDetector = makeVoiceActivityDetector
         self.makeResampler = makeResampler
-        self.summary = summary
+        self.conversationLanguageModelFactory = conversationLanguageModelFactory
+        self.components = components
+        self.notice = notice
         self.restartCount = restartCount
         self.shutdown = shutdown
     }
+}
+
+extension ProviderSet {
+    /// The default language model of one new conversation.
+    public func makeConversationLanguageModel() -> any LanguageModel {
+        conversationLanguageModelFactory?() ?? languageModel
+    }
+
+    /// One line per engine, for the start-up banner.
+    public var summary: [String] { components.map(\.summary) }
 }

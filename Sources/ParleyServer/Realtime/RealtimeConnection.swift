@@ -20,6 +20,8 @@ actor RealtimeConnection {
     private var sendsParleyEvents: Bool
     /// How the client asked for its audio to be transcribed, reported back in the session.
     private var inputTranscription = RealtimeInputTranscription.enabled(model: RealtimeConnection.transcriptionModel, language: nil, prompt: nil)
+    /// The format of the client's input audio.
+    private var inputAudioFormat = RealtimeAudioFormat.pcm16
     /// Whether the client made this a transcription session: audio in, transcripts out, no responses.
     private var isTranscriptionSession = false
     /// The most recent responses that ended cancelled: cancelling one again is a no-op.
@@ -53,7 +55,7 @@ actor RealtimeConnection {
     ) {
         self.socket = socket
         self.sendsParleyEvents = sendsParleyEvents
-        translator = RealtimeEventTranslator(conversationID: conversationID)
+        translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
         self.dialect = dialect
         self.context = context
         self.session = session
@@ -82,7 +84,10 @@ actor RealtimeConnection {
     }
 
     private var sessionInfo: RealtimeSessionInfo {
-        var settings = RealtimeSessionSettings(configuration, inputTranscription: inputTranscription)
+        var settings = RealtimeSessionSettings(
+            configuration, inputTranscription: inputTranscription, inputAudioFormat: inputAudioFormat,
+            outputAudioFormat: translator.outputAudio.format
+        )
         settings.sessionType = isTranscriptionSession ? .transcription : nil
         return RealtimeSessionInfo(
             id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
@@ -126,25 +131,36 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }
+            if case .serverVAD(let vad)? = update.turnDetection, vad.eagerness != nil, !session.judgesTurnCompletion {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value",
+                    message: "semantic_vad needs the Smart Turn model, which this server has not loaded (run scripts/setup); use server_vad. The session is unchanged.",
+                    param: "session.turn_detection.type", eventID: eventID
+                ))
+                return
+            }
             configuration = update.applied(to: configuration)
             // Every session.update is of one kind or the other; only a transcription one says so.
             isTranscriptionSession = update.sessionType == .transcription
             if isTranscriptionSession { configuration.turnDetection?.createResponse = false }
             if let transcription = update.inputTranscription { inputTranscription = transcription }
+            if let format = update.inputAudioFormat { inputAudioFormat = format }
+            if let format = update.outputAudioFormat { translator.outputAudio.use(format) }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)
             send(.sessionUpdated(sessionInfo))
         case .inputAudioBufferAppend(let audio, let eventID):
-            let buffer: PCM16Buffer
+            let samples: [Int16]
             do {
-                buffer = try PCM16Buffer(format: .realtime, base64: audio)
+                samples = try inputAudioFormat.samples(base64: audio)
             } catch {
-                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be base64 pcm16 (16-bit little-endian samples): \(error)", param: "audio", eventID: eventID))
+                let expected = inputAudioFormat == .pcm16 ? "base64 pcm16 (16-bit little-endian samples)" : "base64 G.711 (\(inputAudioFormat.betaName))"
+                reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be \(expected): \(error)", param: "audio", eventID: eventID))
                 return
             }
             do {
-                try await session.appendAudio(buffer.samples, sampleRate: RealtimeSessionSettings.supportedAudioRate)
+                try await session.appendAudio(samples, sampleRate: inputAudioFormat.sampleRate)
             } catch {
                 reportError(RealtimeProtocolError(error, eventID: eventID))
             }

@@ -144,12 +144,13 @@ struct SessionSetup {
         }
         let providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
-            model: agentModel ?? engines.languageModel,
+            model: agentModel ?? engines.makeConversationLanguageModel(),
             synthesizer: engines.synthesizer,
             tools: AgentTools.registry(for: agent),
             agentOptions: options,
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
-            makeResampler: engines.makeResampler
+            makeResampler: engines.makeResampler,
+            turnCompletionModel: engines.turnCompletionModel
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,

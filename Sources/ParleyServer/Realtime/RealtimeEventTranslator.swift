@@ -13,17 +13,19 @@ struct RealtimeEventTranslator {
         var request: ResponseRequest
 
         /// The response object with what is known so far.
-        func object(id: String, status: RealtimeResponseStatus, conversationID: String) -> RealtimeResponse {
+        func object(id: String, status: RealtimeResponseStatus, conversationID: String, audioFormat: RealtimeAudioFormat) -> RealtimeResponse {
             RealtimeResponse(
                 id: id, status: status, output: output, conversationID: request.isOutOfBand ? nil : conversationID,
                 outputModalities: speaks ? [.audio] : [.text], voice: request.voice, maxOutputTokens: request.maxOutputTokens,
-                metadata: request.metadata
+                metadata: request.metadata, outputAudioFormat: audioFormat
             )
         }
     }
 
     /// Whether responses are spoken (audio + transcript) or written (text), unless a response asks otherwise.
     var speaksResponses = true
+    /// The client's output audio format and the conversion to it.
+    var outputAudio: OutputAudioEncoder
     /// The conversation the session's responses belong to.
     let conversationID: String
     private var responses: [String: ResponseState] = [:]
@@ -34,9 +36,11 @@ struct RealtimeEventTranslator {
     /// which comes after the connection has stored them: "done" never precedes the save.
     private var addedItems: [String: (item: RealtimeItem, previousItemID: String?)] = [:]
 
-    /// Creates a translator for a session in `conversationID`.
-    init(conversationID: String) {
+    /// Creates a translator for a session in `conversationID`; `makeResampler` converts audio
+    /// for telephone output formats.
+    init(conversationID: String, makeResampler: @escaping @Sendable (Int, Int) -> any Resampler) {
         self.conversationID = conversationID
+        outputAudio = OutputAudioEncoder(makeResampler: makeResampler)
     }
 
     /// The protocol events for one session event.
@@ -94,7 +98,7 @@ struct RealtimeEventTranslator {
         case .responseStarted(let responseID, let request):
             let state = ResponseState(speaks: request.speaks ?? speaksResponses, request: request)
             responses[responseID] = state
-            return [.responseCreated(state.object(id: responseID, status: .inProgress, conversationID: conversationID))]
+            return [.responseCreated(state.object(id: responseID, status: .inProgress, conversationID: conversationID, audioFormat: outputAudio.format))]
         case .outputItemStarted(let responseID, let itemID, _, let previousItemID):
             guard var state = responses[responseID] else { return [] }
             let outputIndex = state.output.count
@@ -115,7 +119,8 @@ struct RealtimeEventTranslator {
             let position = self.position(responseID, itemID)
             return [speaks(responseID) ? .responseOutputAudioTranscriptDelta(position, delta: delta) : .responseOutputTextDelta(position, delta: delta)]
         case .agentAudio(let responseID, let itemID, let samples):
-            return [.responseOutputAudioDelta(position(responseID, itemID), delta: PCM16Buffer(samples: samples).base64EncodedString())]
+            let delta = outputAudio.delta(samples, responseID: responseID)
+            return delta.isEmpty ? [] : [.responseOutputAudioDelta(position(responseID, itemID), delta: delta)]
         case .outputItemDone(let responseID, let itemID, let message):
             guard var state = responses[responseID] else { return [] }
             let position = self.position(responseID, itemID)
@@ -126,6 +131,9 @@ struct RealtimeEventTranslator {
             responses[responseID] = state
             var events: [RealtimeServerEvent] = []
             if state.speaks {
+                if let rest = outputAudio.finish(responseID: responseID) {
+                    events.append(.responseOutputAudioDelta(position, delta: rest))
+                }
                 events.append(.responseOutputAudioDone(position))
                 events.append(.responseOutputAudioTranscriptDone(position, transcript: text))
             } else {
@@ -171,7 +179,9 @@ struct RealtimeEventTranslator {
             case .failed: RealtimeResponseStatusDetails(error: error.map { RealtimeProtocolError($0) })
             case .incomplete: RealtimeResponseStatusDetails(reason: .maxOutputTokens)
             }
-            var response = state.object(id: responseID, status: RealtimeResponseStatus(status), conversationID: conversationID)
+            var response = state.object(
+                id: responseID, status: RealtimeResponseStatus(status), conversationID: conversationID, audioFormat: outputAudio.format
+            )
             response.statusDetails = details
             response.usage = usage.map(RealtimeUsage.init)
             return [.responseDone(response)]

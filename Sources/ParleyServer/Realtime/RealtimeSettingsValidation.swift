@@ -29,12 +29,6 @@ enum RealtimeSettingsValidation {
 
     /// Checks an update a client sent; `tools` are the session's tools after the update.
     static func problem(in update: RealtimeSessionSettings, tools: [ToolDefinition]) -> Problem? {
-        if let rate = update.inputAudioRate, rate != RealtimeSessionSettings.supportedAudioRate {
-            return Problem(message: "Only pcm16 audio at 24000 Hz is supported for input (got \(rate) Hz).", param: "session.audio.input.format")
-        }
-        if let rate = update.outputAudioRate, rate != RealtimeSessionSettings.supportedAudioRate {
-            return Problem(message: "Only pcm16 audio at 24000 Hz is supported for output (got \(rate) Hz).", param: "session.audio.output.format")
-        }
         if let speed = update.speed, !(0.25...4).contains(speed) {
             return Problem(message: "speed must be between 0.25 and 4.", param: "session.audio.output.speed")
         }

@@ -1,0 +1,206 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyServer
+
+/// The conversation benchmark (issue 23): voice-to-voice latency as a client hears it, on the
+/// embedded stack with the settings a user gets (Silero VAD, server VAD with a 300 ms silence
+/// window, preemptive transcription and generation on).
+///
+/// One realtime WebSocket session to a real `ParleyApp` asks ten different questions, spoken
+/// by two flite voices, in one conversation (each reply stays in the history). The audio goes
+/// out as 20 ms `input_audio_buffer.append` chunks paced in real time, silence between the
+/// questions, as a microphone would send it; after each reply has finished
+/// (`response.done`) the client waits half a second before asking the next question. Per
+/// turn: from sending the question's last voiced sample to receiving the first
+/// `response.output_audio.delta`, with the stages the server reports in `parley.turn_metrics`.
+/// Then the same with preemptive transcription and generation off. The server reads its
+/// settings from the environment as `parley serve` does (scripts/bench sets none).
+func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let questions = try ConversationQuestion.script(turns: quick ? 4 : 10)
+    for question in questions {
+        log(String(format: "question \"%@\" (%@): %.2f s", question.text, question.voice, question.duration))
+    }
+    let warmUp = try ConversationQuestion(text: "Hello, can you hear me?", voice: "slt")
+    var results: [BenchmarkResult] = []
+    for preemption in [true, false] {
+        // The settings `parley serve` would read from this environment: the defaults, unless a
+        // PARLEY_* variable says otherwise (to compare a setting, run with it set).
+        var settings = ServerSettings.load(environment: ProcessInfo.processInfo.environment).0
+        settings.port = 0
+        settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-conversation-\(getpid())")
+        if !preemption {
+            settings.preemptiveTranscriptionAfterMs = nil
+            settings.preemptiveGeneration = false
+        }
+        defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
+        let (figures, otherLoad) = try await measureConversation(questions, warmUp: warmUp, settings: settings)
+        results += conversationResults(figures, otherLoad: otherLoad, preemption: preemption)
+    }
+    return results
+}
+
+/// Runs the conversation against a fresh server (and llama-server) with `settings`, after
+/// one warm-up turn in a session of its own. Also returns how much of one core other
+/// programs used meanwhile (on a shared machine, what the figures had to compete with).
+private func measureConversation(
+    _ questions: [ConversationQuestion], warmUp: ConversationQuestion, settings: ServerSettings
+) async throws -> ([ConversationTurnFigures], otherLoad: Double) {
+    let providers = try await ProviderFactory.make(settings)
+    let secret = "parley-benchmark-secret-0123456789"
+    let app: ParleyApp
+    do {
+        app = try ParleyApp(settings: settings, secret: secret, providers: providers)
+        try app.start()
+    } catch {
+        await providers.shutdown()
+        throw error
+    }
+    do {
+        guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime?parley_events=true") else {
+            throw ConversationBenchmarkFailure("no URL for port \(app.port)")
+        }
+        _ = try await converse([warmUp], url: url, secret: secret, label: "warm-up")
+        let label = settings.preemptiveGeneration ? "defaults" : "no preemption"
+        let load = OtherProgramsLoad()
+        let figures = try await converse(questions, url: url, secret: secret, label: label)
+        let otherLoad = load.shareOfOneCore()
+        log(String(format: "%@: other programs used %.0f %% of one core", label, otherLoad * 100))
+        // Closes the sessions and stops the providers it was given.
+        await app.shutdown()
+        return (figures, otherLoad)
+    } catch {
+        await app.shutdown()
+        throw error
+    }
+}
+
+/// Asks `questions` one after the other in one realtime session; returns each turn's figures.
+private func converse(
+    _ questions: [ConversationQuestion], url: URL, secret: String, label: String
+) async throws -> [ConversationTurnFigures] {
+    let connection = try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(secret)"])
+    let recorder = ConversationRecorder()
+    let listener = Task {
+        for await message in connection.messages {
+            if case .text(let text) = message { recorder.record(serverEvent: text) }
+        }
+    }
+    defer {
+        connection.close()
+        listener.cancel()
+    }
+    let microphone = PacedMicrophone(connection: connection)
+    try await microphone.sendSilence(for: .milliseconds(500))
+    var figures: [ConversationTurnFigures] = []
+    for (index, question) in questions.enumerated() {
+        recorder.beginTurn()
+        for (chunkIndex, chunk) in question.chunks.enumerated() {
+            try await microphone.send(chunk)
+            if chunkIndex == question.chunks.count - 1 { recorder.lastVoicedSampleSent() }
+        }
+        try await microphone.sendSilence(until: { recorder.isAnswered }, deadline: .seconds(30))
+        let turn = try recorder.figures(for: question)
+        log(String(format: "%@ turn %d (%@): %.0f ms = %@; prompt %@ tokens; heard \"%@\" replied \"%@\"",
+                   label, index + 1, question.voice, turn.voiceToVoiceMs, turn.split,
+                   turn.inputTokens.map(String.init) ?? "?", turn.transcript, turn.reply))
+        figures.append(turn)
+        // A person listens to the end of the reply, then takes a breath.
+        try await microphone.sendSilence(for: .milliseconds(500))
+    }
+    return figures
+}
+
+/// Sends 20 ms chunks of 24 kHz audio as `input_audio_buffer.append` events, each when a
+/// microphone would have delivered it.
+private final class PacedMicrophone {
+    private let connection: WebSocketConnection
+    private var next = ContinuousClock.now
+    private let silence = [Int16](repeating: 0, count: ConversationQuestion.chunkLength)
+
+    init(connection: WebSocketConnection) { self.connection = connection }
+
+    /// Sends `chunk` at its moment.
+    func send(_ chunk: [Int16]) async throws {
+        next += .milliseconds(20)
+        try await Task.sleep(until: next, clock: .continuous)
+        let audio = PCM16Buffer(samples: chunk).base64EncodedString()
+        try connection.send(.text(#"{"type":"input_audio_buffer.append","audio":"\#(audio)"}"#))
+    }
+
+    /// Sends silence for `duration`.
+    func sendSilence(for duration: Duration) async throws {
+        for _ in 0..<Int(duration.milliseconds / 20) { try await send(silence) }
+    }
+
+    /// Sends silence until `isDone`.
+    /// - Throws: `ConversationBenchmarkFailure` when that takes longer than `deadline`.
+    func sendSilence(until isDone: () -> Bool, deadline: Duration) async throws {
+        let end = ContinuousClock.now + deadline
+        while !isDone() {
+            guard ContinuousClock.now < end else { throw ConversationBenchmarkFailure("no reply within \(deadline)") }
+            try await send(silence)
+        }
+    }
+}
+
+/// p50 and p90 (against the targets with preemption on, as a user gets it), max, each stage's
+/// p50, and every turn's figure with its stages.
+private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad: Double, preemption: Bool) -> [BenchmarkResult] {
+    let conditions = "\(figures.count) turns in one session (history kept), different questions, 2 flite voices (slt, rms), "
+        + "Silero VAD, 300 ms silence, " + (preemption ? "preemptive transcription and generation on (defaults)" : "preemptive transcription and generation off")
+    let name = "conversation: last voiced sample (\(ConversationQuestion.voicedLevelLabel)) sent -> first response.output_audio.delta received, \(conditions)"
+    let latencies = figures.map(\.voiceToVoiceMs)
+    let p50 = percentile(latencies, 50)
+    let p90 = percentile(latencies, 90)
+    func result(_ name: String, _ value: Double, target: Double? = nil) -> BenchmarkResult {
+        BenchmarkResult(area: "conversation", name: name, value: value, unit: "ms",
+                        target: target.map { String(format: "<= %.0f ms", $0) } ?? "", meetsTarget: target.map { value <= $0 })
+    }
+    var results = [
+        result("\(name), p50", p50, target: preemption ? 700 : nil),
+        result("\(name), p90", p90, target: preemption ? 900 : nil),
+        result("\(name), max", latencies.max() ?? .nan),
+    ]
+    let setting = preemption ? "defaults" : "preemption off"
+    results.append(BenchmarkResult(
+        area: "conversation", name: "  CPU other programs used during the conversation (machine busy time less Parley's and llama-server's), \(setting)",
+        value: otherLoad * 100, unit: "% of one core", target: "", meetsTarget: nil
+    ))
+    for (stage, values) in ConversationTurnFigures.stages(of: figures) {
+        results.append(result("  stage \(stage), \(setting), p50", percentile(values, 50)))
+    }
+    for (index, turn) in figures.enumerated() {
+        results.append(result("  turn \(index + 1), \(turn.question.voice), \"\(turn.question.text)\", \(setting): \(turn.split)", turn.voiceToVoiceMs))
+    }
+    return results
+}
+
+/// CPU time other programs take from the start: the machine's busy time less that of this
+/// process and its llama-server.
+private struct OtherProgramsLoad {
+    private let start = ContinuousClock.now
+    private let llamaServers = ProcessFigures.childProcessIDs(named: "llama-server")
+    private let busyAtStart: Double
+    private let ownAtStart: Double
+
+    init() {
+        busyAtStart = ProcessFigures.machineBusyCPUSeconds() ?? 0
+        ownAtStart = Self.ownSeconds(llamaServers)
+    }
+
+    /// Other programs' CPU time since the start, as a share of one core over the elapsed time.
+    func shareOfOneCore() -> Double {
+        let busy = (ProcessFigures.machineBusyCPUSeconds() ?? 0) - busyAtStart
+        let own = Self.ownSeconds(llamaServers) - ownAtStart
+        return max(0, busy - own) / (ContinuousClock.now - start).timeInterval
+    }
+
+    private static func ownSeconds(_ llamaServers: [Int32]) -> Double {
+        ProcessFigures.ownCPUSeconds() + llamaServers.reduce(0) { $0 + (ProcessFigures.cpuSeconds(pid: $1) ?? 0) }
+    }
+}
+
+private func log(_ line: String) {
+    FileHandle.standardError.write(Data("conversation: \(line)\n".utf8))
+}
