@@ -4,7 +4,8 @@ import ParleyCore
 /// The store on a PostgreSQL server, for cluster mode: several Parley nodes share one
 /// database. Same schema and semantics as `SQLiteStore`; every call runs on a small pool of
 /// connections owned by the store (`PostgresConnectionPool`), and a call that meets a lost
-/// connection (the server restarting) reconnects and runs again.
+/// connection (the server restarting) reconnects and runs again. Each call is documented
+/// on `ParleyStore`.
 ///
 /// ```swift
 /// let store = try PostgresStore(url: "postgresql://parley@db.internal/parley")
