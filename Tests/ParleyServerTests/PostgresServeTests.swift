@@ -66,4 +66,44 @@ struct PostgresServeTests {
             #expect(await second.terminate() == 0)
         }
     }
+
+    @Test("PostgreSQL restarted mid-conversation: the session keeps talking and every completed item is stored")
+    func databaseRestartMidConversation() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let settings = ["PARLEY_DATABASE_URL": try await postgres.createDatabase()]
+            let upstreams = try FaultyUpstreams()
+            defer { upstreams.stop() }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-pg-serve-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams, settings: settings)
+            let agent = try await ReliabilityCrashRecoveryTests.rest(server, "POST", "/v1/agents", #"{"name":"Steady"}"#)
+            let instance = try await ReliabilityCrashRecoveryTests.rest(server, "POST", "/v1/agents/\(agent["id"]?.stringValue ?? "")/instances", #"{"user":"ada"}"#)
+            let instanceID = try #require(instance["id"]?.stringValue)
+            let conversationID = try #require(instance["conversation_id"]?.stringValue)
+            let client = try await ProcessRealtimeClient.connect(port: server.port, query: "?instance=\(instanceID)")
+
+            // A first turn, then turns back to back while the database restarts under them.
+            let turns = 8
+            #expect(try await client.turn("turn 0").status == "completed")
+            let talking = Task {
+                var statuses: [String] = []
+                for turn in 1..<turns { statuses.append((try? await client.turn("turn \(turn)"))?.status ?? "failed") }
+                return statuses
+            }
+            try await postgres.restart()
+            let doneWhenBack = await client.events.filter { $0["type"]?.stringValue == "response.done" }.count
+            #expect(doneWhenBack < turns, "every turn ended before the database was back: nothing overlapped the restart")
+            #expect(await talking.value == Array(repeating: "completed", count: turns - 1))
+
+            let events = await client.events
+            let completed = events.filter { $0["type"]?.stringValue == "response.done" }
+                .flatMap { $0["response"]?["output"]?.arrayElements ?? [] }.compactMap { $0["id"]?.stringValue }
+            client.close()
+            let stored = try await ReliabilityCrashRecoveryTests.rest(server, "GET", "/v1/conversations/\(conversationID)/items")["data"]?.arrayElements ?? []
+            #expect(stored.compactMap { $0["role"]?.stringValue == "user" ? $0["text"]?.stringValue : nil } == (0..<turns).map { "turn \($0)" })
+            let storedIDs = Set(stored.compactMap { $0["id"]?.stringValue })
+            #expect(completed.count == turns && completed.allSatisfy(storedIDs.contains), "assistant items lost: \(completed.filter { !storedIDs.contains($0) })")
+            #expect(await server.terminate() == 0)
+        }
+    }
 }
