@@ -9,8 +9,9 @@ import Foundation
 /// idempotent, which the store's are (upserts, deletes, reads). Later, cluster mode adds one
 /// dedicated connection for LISTEN beside the pool.
 ///
-/// `@unchecked Sendable`: `jobs`, `isClosing`, `runningWorkers` and `closeWaiters` are only
-/// touched while holding `condition`; each connection only on its worker's thread.
+/// `@unchecked Sendable`: `jobs`, `isClosing`, `runningWorkers`, `closeWaiters` and
+/// `outageStart` are only touched while holding `condition`; each connection only on its
+/// worker's thread.
 final class PostgresConnectionPool: @unchecked Sendable {
     /// A call queued for the next free connection.
     private typealias Job = (PostgresConnection) -> Void
@@ -20,6 +21,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private var isClosing = false
     private var runningWorkers = 0
     private var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// When reconnecting to a lost server first failed; `nil` while it answers.
+    private var outageStart: ContinuousClock.Instant?
     private let reconnectTimeout: Duration
 
     /// Opens `size` connections to `url` and starts their threads.
@@ -105,22 +108,40 @@ final class PostgresConnectionPool: @unchecked Sendable {
         return jobs.isEmpty ? nil : jobs.removeFirst()
     }
 
-    /// Runs `body`, reconnecting and running it again while the connection is lost, waiting
-    /// 20 ms, then twice as long each time up to 500 ms, for up to `reconnectTimeout`.
+    /// Runs `body`, reconnecting and running it again while the connection is lost: at once
+    /// when a connection that looked up fails, then after 20 ms, and twice as long each time
+    /// up to 500 ms. It gives up once the server has been out of reach for `reconnectTimeout`
+    /// (counted from the pool's first failed reconnection, so the calls queued behind do not
+    /// wait as long again), or at once when the pool is closing.
     private func runReconnecting<T>(_ body: (PostgresConnection) throws -> T, on connection: PostgresConnection) throws -> T {
-        let deadline = ContinuousClock.now + reconnectTimeout
         var delay = Duration.milliseconds(20)
         var mustReconnect = !connection.isConnected
         while true {
             do {
-                if mustReconnect { try connection.reconnect() }
+                if mustReconnect {
+                    try connection.reconnect()
+                    condition.withLock { outageStart = nil }
+                }
                 return try body(connection)
-            } catch let error as PostgresError where error.isConnectionLost && ContinuousClock.now + delay < deadline {
+            } catch let error as PostgresError where error.isConnectionLost && (!mustReconnect || mayRetry(after: delay)) {
+                if mustReconnect {
+                    usleep(useconds_t(delay / .microseconds(1)))
+                    delay = min(delay * 2, .milliseconds(500))
+                }
                 mustReconnect = true
-                usleep(useconds_t(delay / .microseconds(1)))
-                delay = min(delay * 2, .milliseconds(500))
             }
         }
+    }
+
+    /// Whether a call that lost its connection may wait `delay` and try again; notes when
+    /// the server went out of reach.
+    private func mayRetry(after delay: Duration) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = ContinuousClock.now
+        let start = outageStart ?? now
+        outageStart = start
+        return !isClosing && now + delay < start + reconnectTimeout
     }
 }
 

@@ -70,6 +70,27 @@ import Testing
         }
     }
 
+    @Test func aServerGoneForGoodFailsCallsAfterTheTimeoutOnceNotOncePerCall() async throws {
+        let server = try await ThrowawayPostgres.start()
+        let store = try PostgresStore(url: try await server.createDatabase(), connections: 2, reconnectTimeout: .seconds(1))
+        try await store.ensureConversation(id: "conv_1", agentID: nil)
+        await server.stop()
+        let started = ContinuousClock.now
+        let failures = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    (try? await store.appendItem(ItemRecord(id: "item_\(index)", conversationID: "conv_1", message: .user("lost"), createdAt: Date()))) == nil
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(failures == 12)
+        // One timeout for the whole outage; a timeout per call would take 6 s on 2 connections.
+        #expect(elapsed < .seconds(4), "\(elapsed)")
+        await store.close()
+    }
+
     @Test func nodesStartingTogetherMigrateOnce() async throws {
         let location = try await StoreEngine.postgres.freshLocation()
         let stores = try await withThrowingTaskGroup(of: (any ParleyStore).self) { group in
