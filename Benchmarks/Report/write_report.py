@@ -11,13 +11,14 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "conversation", "session", "server", "store"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "turns", "conversation", "session", "server", "store"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
     "realtime": "Realtime protocol codec",
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
+    "turns": "Turn-taking judges",
     "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
     "server": "Server under load",

@@ -23,9 +23,10 @@ class WebClientTests(unittest.TestCase):
         cls.scratch = tempfile.TemporaryDirectory()
         cls.talk_microphone = make_fake_microphone(cls.settings.speech_wav, 2.5, cls.scratch.name)
         cls.hands_free_microphone = make_fake_microphone(cls.settings.speech_wav, 8, cls.scratch.name)
-        # Pauses shorter than the page's 500 ms end-of-turn silence: the talker who interrupts
-        # keeps talking, so no new answer plays while a test checks the interrupted one is silent.
-        cls.barge_in_microphone = make_fake_microphone(cls.settings.speech_wav, 0.2, cls.scratch.name)
+        # Pauses shorter than any end of turn (server_vad's 500 ms silence, the 200 ms after which
+        # semantic_vad judges a pause): the talker who interrupts keeps talking, so no new answer
+        # plays while a test checks the interrupted one is silent.
+        cls.barge_in_microphone = make_fake_microphone(cls.settings.speech_wav, 0.1, cls.scratch.name)
 
     @classmethod
     def tearDownClass(cls):
@@ -148,6 +149,11 @@ class WebClientTests(unittest.TestCase):
         page.by_test_id("handsfree").click()
         self.assertEqual("true", page.by_test_id("handsfree").get_attribute("aria-checked"))
         self.assertEqual("hands-free", page.debug()["mode"])
+        # semantic_vad when the server has a turn model, else server_vad (the server refuses
+        # semantic_vad and the page falls back without an error notice).
+        expected = os.environ.get("PARLEY_HANDS_FREE_TURN_DETECTION")
+        if expected:
+            wait_until(lambda: page.debug()["turnDetection"] == expected, 10, f"the server to confirm {expected}")
 
         user = self.wait_for_user_message(page, 0)
         self.assert_heard_the_speech(user.text)

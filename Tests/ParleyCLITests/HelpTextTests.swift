@@ -67,7 +67,8 @@ directory. Settings come from the environment and a .env file; the flags below
 override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
-       [--env-file <path>] [--web-root <path>] [--database-url <url>]
+       [--env-file <path>] [--web-root <path>] [--llm-model <path>]
+       [--database-url <url>]
 
 Options:
       --host <address>      The address to listen on (default 127.0.0.1).
@@ -79,6 +80,8 @@ Options:
                             when present).
       --web-root <path>     The folder of the web client served at / (default
                             ./Web).
+      --llm-model <path>    A GGUF model of your own for the embedded
+                            llama-server, instead of SmolLM2.
       --database-url <url>  A postgresql:// URL: keep the store in PostgreSQL
                             instead of SQLite (cluster mode).
   -h, --help                Show this help.
@@ -89,6 +92,8 @@ Environment:
   PARLEY_SYSTEM_PROMPT      The default agent's instructions.
   PARLEY_LLM_URL            An OpenAI-compatible chat API instead of the
                             embedded model.
+  PARLEY_LLM_MODEL_PATH     A GGUF model for the embedded llama-server when
+                            --llm-model is not given.
   PARLEY_ASR_URL            An OpenAI-compatible transcription API instead of
                             whisper.cpp.
   PARLEY_TTS_URL            An OpenAI-compatible speech API instead of flite.
@@ -98,6 +103,7 @@ Environment:
 Examples:
   parley serve
   parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley
+  parley serve --llm-model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
 
 """#,
         "chat": #"""

@@ -295,7 +295,7 @@ final class GatedTool: Tool, @unchecked Sendable {
 
 /// The kind of a session event, for order checks.
 enum EventKind: Equatable {
-    case speechStarted, speechStopped, inputCommitted, inputCleared, idleTimeout, userTranscriptPartial, userTranscriptFinal
+    case speechStarted, speechStopped, turnJudged, inputCommitted, inputCleared, idleTimeout, userTranscriptPartial, userTranscriptFinal
     case userTranscriptFailed, itemAdded, itemCompleted, itemDeleted, itemTruncated, responseStarted, outputItemStarted
     case agentTextDelta, agentAudio, outputItemDone, toolCallStarted, toolCallFinished, functionCallRequested
     case responseDone, error, turnMetrics
@@ -304,6 +304,7 @@ enum EventKind: Equatable {
         self = switch event {
         case .speechStarted: .speechStarted
         case .speechStopped: .speechStopped
+        case .turnJudged: .turnJudged
         case .inputCommitted: .inputCommitted
         case .inputCleared: .inputCleared
         case .idleTimeout: .idleTimeout

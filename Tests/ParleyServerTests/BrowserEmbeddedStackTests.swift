@@ -51,6 +51,8 @@ extension BrowserTests {
                     "PARLEY_SPEECH_TEXT": Self.spokenQuestion,
                     "PARLEY_ARTIFACTS_DIR": tools.packageRoot.appendingPathComponent(".cache/browser").path,
                     "PARLEY_SCREENSHOT_PREFIX": "embedded-",
+                    // The embedded stack has the Smart Turn model: hands-free judges pauses.
+                    "PARLEY_HANDS_FREE_TURN_DETECTION": "semantic_vad",
                     "PARLEY_EXPECT_ENGINES": "whisper.cpp tiny.en,SmolLM2-135M-Instruct,flite cmu_us_slt",
                 ],
                 within: .seconds(600),

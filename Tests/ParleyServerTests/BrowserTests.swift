@@ -35,6 +35,9 @@ struct BrowserTests {
                 "PARLEY_SPEECH_WAV": microphoneSound.path,
                 "PARLEY_SPEECH_TEXT": String(PitchRecognizer.toneHertz),
                 "PARLEY_ARTIFACTS_DIR": tools.packageRoot.appendingPathComponent(".cache/browser-tests").path,
+                // No turn model in the test providers: the page asks for semantic_vad, is
+                // refused, and ends hands-free turns on silence without troubling the person.
+                "PARLEY_HANDS_FREE_TURN_DETECTION": "server_vad",
                 "PARLEY_EXPECT_ENGINES": "pitch recognizer,keyword model,scripted voice",
             ],
             within: .seconds(1200),

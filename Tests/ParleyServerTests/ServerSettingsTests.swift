@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ParleyServer
 
@@ -21,6 +22,32 @@ import Testing
         #expect(problems.contains("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS: \"soon\" is not a whole number from 0 to 10000"))
         #expect(problems.contains("PARLEY_MAX_SESSIONS: \"-1\" is not a whole number from 1 to 100000"))
         #expect(settings.preemptiveTranscriptionAfterMs == 30)
+    }
+
+    @Test func aLocalModelPathMustBeAGGUFFileAndExcludesARemoteModel() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The smallest GGUF file: magic, version 3, no tensors, no metadata.
+        var header = Data("GGUF".utf8)
+        for field in [UInt32(3).littleEndian] { withUnsafeBytes(of: field) { header.append(contentsOf: $0) } }
+        for field in [UInt64(0).littleEndian, UInt64(0).littleEndian] { withUnsafeBytes(of: field) { header.append(contentsOf: $0) } }
+        let model = folder.appendingPathComponent("mine.gguf")
+        try header.write(to: model)
+        let notAModel = folder.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: notAModel)
+
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_LLM_MODEL_PATH": model.path])
+        #expect(problems.isEmpty && settings.localLanguageModelPath == model.path && settings.languageModel == .embedded)
+
+        let missing = ServerSettings.load(environment: ["PARLEY_LLM_MODEL_PATH": folder.appendingPathComponent("none.gguf").path])
+        #expect(missing.problems.count == 1 && missing.problems[0].hasPrefix("PARLEY_LLM_MODEL_PATH (--llm-model): "), "\(missing.problems)")
+        let text = ServerSettings.load(environment: ["PARLEY_LLM_MODEL_PATH": notAModel.path])
+        #expect(text.problems == ["PARLEY_LLM_MODEL_PATH (--llm-model): \(notAModel.path) is not a GGUF model (no GGUF magic)"])
+        let both = ServerSettings.load(environment: [
+            "PARLEY_LLM_MODEL_PATH": model.path, "PARLEY_LLM_URL": "http://127.0.0.1:11434/v1", "PARLEY_LLM_MODEL": "llama3.2",
+        ])
+        #expect(both.problems == ["PARLEY_LLM_MODEL_PATH: a local model and PARLEY_LLM_URL exclude each other; set one"])
     }
 }
 

@@ -245,6 +245,7 @@ const parleyDebug = Object.freeze({
   get connection() { return connection.state; },
   get sessionId() { return conversation.sessionId; },
   get mode() { return conversation.handsFree ? "hands-free" : "hold-to-talk"; },
+  get turnDetection() { return conversation.turnDetection; },
   get microphone() { return microphone.state; },
   get microphoneProblem() { return microphone.problem; },
   get holding() { return conversation.hold !== null; },

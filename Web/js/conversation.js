@@ -16,6 +16,10 @@ export class Conversation {
   constructor({ connection, microphone, speaker, thread, orb, view }) {
     Object.assign(this, { connection, microphone, speaker, thread, orb, view });
     this.handsFree = false;
+    // Whether hands-free asks for semantic_vad: until the server says it has no turn model.
+    this.semanticTurns = true;
+    // The turn detection the server last confirmed (`session.updated`): its type, or null.
+    this.turnDetection = null;
     this.hold = null;
     this.holdTranscript = "";
     this.streamCaptureId = null;
@@ -126,7 +130,7 @@ export class Conversation {
 
   // MARK: - Hands-free
 
-  /** Switches between hold-to-talk and hands-free (server VAD with barge-in). */
+  /** Switches between hold-to-talk and hands-free (turns detected by the server, with barge-in). */
   async setHandsFree(on) {
     if (on === this.handsFree) return;
     if (on && this.microphone.state !== "open") {
@@ -136,7 +140,7 @@ export class Conversation {
     if (this.hold) await this.abandonTalk();
     this.handsFree = on;
     this.view.handsFreeChanged(on);
-    this.connection.send(client.sessionUpdate({ handsFree: on }));
+    this.sendSessionUpdate();
     if (on) {
       this.startStreaming();
     } else {
@@ -158,6 +162,10 @@ export class Conversation {
     if (captureId === null) return;
     this.streamCaptureId = captureId;
     this.sendableCaptures.add(captureId);
+  }
+
+  sendSessionUpdate() {
+    this.connection.send(client.sessionUpdate({ handsFree: this.handsFree, semantic: this.semanticTurns }));
   }
 
   /** The microphone stopped working: hands-free cannot go on. */
@@ -250,7 +258,7 @@ export class Conversation {
   /** A realtime session opened (first or after a reconnect). */
   sessionOpened() {
     this.resetSessionState();
-    this.connection.send(client.sessionUpdate({ handsFree: this.handsFree }));
+    this.sendSessionUpdate();
     this.view.render();
   }
 
@@ -300,6 +308,10 @@ export class Conversation {
 
   sessionCreated(event) {
     this.sessionId = event.session?.id ?? null;
+  }
+
+  sessionUpdated(event) {
+    this.turnDetection = event.session?.audio?.input?.turn_detection?.type ?? null;
   }
 
   speechStarted(event) {
@@ -510,6 +522,12 @@ export class Conversation {
     const error = event.error ?? {};
     const about = this.connection.sentEventType(error.event_id);
     if (about === "response.cancel" && !this.activeResponseId) return;
+    if (about === "session.update" && error.param === "session.turn_detection.type" && this.semanticTurns) {
+      // The server has no turn model: hands-free ends turns on silence instead.
+      this.semanticTurns = false;
+      this.sendSessionUpdate();
+      return;
+    }
     if (about === "input_audio_buffer.commit" || about === "response.create") this.awaitingResponse = false;
     if (about === "input_audio_buffer.commit" && this.pendingVoiceKeys.length > 0) {
       this.thread.finishUser(this.pendingVoiceKeys.pop(), "", "(not sent)");
@@ -536,6 +554,7 @@ export class Conversation {
 
 const SERVER_EVENT_HANDLERS = Object.freeze({
   "session.created": Conversation.prototype.sessionCreated,
+  "session.updated": Conversation.prototype.sessionUpdated,
   "input_audio_buffer.speech_started": Conversation.prototype.speechStarted,
   "input_audio_buffer.speech_stopped": Conversation.prototype.speechStopped,
   "input_audio_buffer.committed": Conversation.prototype.inputCommitted,

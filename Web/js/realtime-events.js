@@ -4,7 +4,18 @@ import { WIRE_SAMPLE_RATE, pcm16ToBase64 } from "./pcm.js";
 
 const PCM_FORMAT = Object.freeze({ type: "audio/pcm", rate: WIRE_SAMPLE_RATE });
 
-/** Server VAD settings for hands-free turns; the server answers and lets the person barge in. */
+/**
+ * Hands-free turns: the server's turn model judges each pause, so a pause mid-sentence is not
+ * taken for the end; the server answers and lets the person barge in.
+ */
+export const SEMANTIC_TURN_DETECTION = Object.freeze({
+  type: "semantic_vad",
+  eagerness: "auto",
+  create_response: true,
+  interrupt_response: true,
+});
+
+/** Hands-free turns on a server without a turn model: a silence window ends the turn. */
 export const HANDS_FREE_TURN_DETECTION = Object.freeze({
   type: "server_vad",
   threshold: 0.5,
@@ -14,14 +25,18 @@ export const HANDS_FREE_TURN_DETECTION = Object.freeze({
   interrupt_response: true,
 });
 
-/** Configures pcm16 24 kHz both ways and the turn detection of the current mode. */
-export function sessionUpdate({ handsFree }) {
+/**
+ * Configures pcm16 24 kHz both ways and the turn detection of the current mode: none for
+ * hold-to-talk; hands-free with `semantic_vad` unless `semantic` is false.
+ */
+export function sessionUpdate({ handsFree, semantic = true }) {
+  const handsFreeTurns = semantic ? SEMANTIC_TURN_DETECTION : HANDS_FREE_TURN_DETECTION;
   return {
     type: "session.update",
     session: {
       type: "realtime",
       audio: {
-        input: { format: PCM_FORMAT, turn_detection: handsFree ? HANDS_FREE_TURN_DETECTION : null },
+        input: { format: PCM_FORMAT, turn_detection: handsFree ? handsFreeTurns : null },
         output: { format: PCM_FORMAT },
       },
     },

@@ -31,4 +31,37 @@ void parley_layer_norm(float *values, long rows, long columns, const float *weig
 /// Softmax of each of `rows` rows of `columns` floats, in place.
 void parley_softmax_rows(float *values, long rows, long columns);
 
+/// values[i] += other[i] for each of `count` values, in place.
+void parley_add(float *values, const float *other, long count);
+
+/// Adds `row` (`columns` floats) to each of `rows` rows of `columns` floats, in place.
+void parley_add_to_rows(float *values, long rows, long columns, const float *row);
+
+/// Multiplies each of `count` values by `factor`, in place.
+void parley_scale(float *values, long count, float factor);
+
+/// tanh of each of `count` values, in place.
+void parley_tanh(float *values, long count);
+
+/// Writes the transpose of the row-major `rows` × `columns` matrix `input` to `output`
+/// (`columns` × `rows`).
+void parley_transpose(const float *input, long rows, long columns, float *output);
+
+/// The inputs of a kernel-3, padding-1 convolution over time: for each of `steps` output steps
+/// (input frame step·stride − 1 … + 1, zeros outside the `frames` rows of `channels` floats),
+/// `channels` × 3 floats, channel-major (`columns[(step · channels + channel) · 3 + tap]`).
+void parley_convolution_columns(const float *input, long frames, long channels, long stride,
+                                long steps, float *columns);
+
+/// Zero mean and unit variance (1e-7 added to the variance, sums in double), in place.
+void parley_normalise(float *values, long count);
+
+/// |X|² of each of `bins` bins per frame, from `frames` rows of `columns` floats holding the
+/// real parts (first `bins`) then the imaginary parts (next `bins`); `power` is `frames` × `bins`.
+void parley_power_spectrum(const float *spectrum, long frames, long columns, long bins, float *power);
+
+/// Whisper's log-mel scaling, in place: log10 (of at least 1e-10), floored 8 below the largest
+/// value, then (x + 4) / 4.
+void parley_whisper_log_scale(float *values, long count);
+
 #endif

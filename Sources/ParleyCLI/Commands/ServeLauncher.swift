@@ -14,6 +14,7 @@ struct ServeLauncher: ParleyCommand {
             .option("data-dir", value: "path", help: "Where the database and a generated secret are kept (default ./.parley)."),
             .option("env-file", value: "path", help: "A .env file with PARLEY_* settings (default ./.env when present)."),
             .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
+            .option("llm-model", value: "path", help: "A GGUF model of your own for the embedded llama-server, instead of SmolLM2."),
             .option("database-url", value: "url", help: "A postgresql:// URL: keep the store in PostgreSQL instead of SQLite (cluster mode)."),
         ],
         environment: [
@@ -21,11 +22,15 @@ struct ServeLauncher: ParleyCommand {
             EnvironmentSpec("PARLEY_DATABASE_URL", "A postgresql:// URL, as --database-url."),
             EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
+            EnvironmentSpec("PARLEY_LLM_MODEL_PATH", "A GGUF model for the embedded llama-server when --llm-model is not given."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
             EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of flite."),
             EnvironmentSpec("PARLEY_MAX_OUTPUT_TOKENS", "The longest reply in tokens (default 150 with the embedded model, none with PARLEY_LLM_URL)."),
         ],
-        examples: ["parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley"],
+        examples: [
+            "parley serve", "parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley",
+            "parley serve --llm-model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf",
+        ],
         command: ServeLauncher.self
     )
 
@@ -42,6 +47,8 @@ struct ServeLauncher: ParleyCommand {
     var envFile: String?
     /// The web client's folder.
     var webRoot: String?
+    /// A GGUF model for the embedded llama-server.
+    var llmModel: String?
     /// The PostgreSQL database.
     var databaseURL: String?
 
@@ -51,13 +58,14 @@ struct ServeLauncher: ParleyCommand {
         dataDirectory = try arguments.value("data-dir", .nonEmpty)
         envFile = try arguments.value("env-file", .nonEmpty)
         webRoot = try arguments.value("web-root", .nonEmpty)
+        llmModel = try arguments.value("llm-model", .nonEmpty)
         databaseURL = try arguments.value("database-url", .nonEmpty)
     }
 
     func run(_ context: CommandContext) async throws {
-        let options = ServeOptions(
-            host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot, databaseURL: databaseURL
-        )
+        var options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
+        options.llmModel = llmModel
+        options.databaseURL = databaseURL
         guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
             throw CommandFailure.alreadyReported
         }

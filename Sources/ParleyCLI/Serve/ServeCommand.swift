@@ -9,20 +9,19 @@ public struct ServeOptions: Sendable {
     public var dataDirectory: String?
     public var envFile: String?
     public var webRoot: String?
-    /// A `postgresql://` URL: the store in PostgreSQL (cluster mode) instead of SQLite.
+    /// A GGUF model for the embedded llama-server (`--llm-model`, over `PARLEY_LLM_MODEL_PATH`).
+    public var llmModel: String?
+    /// A `postgresql://` URL: the store in PostgreSQL (cluster mode) instead of SQLite
+    /// (`--database-url`, over `PARLEY_DATABASE_URL`).
     public var databaseURL: String?
 
     /// Creates options; `nil` leaves a setting to the environment.
-    public init(
-        host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil,
-        databaseURL: String? = nil
-    ) {
+    public init(host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil) {
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory
         self.envFile = envFile
         self.webRoot = webRoot
-        self.databaseURL = databaseURL
     }
 }
 
@@ -42,6 +41,7 @@ public enum ServeCommand {
             return fail(["\(envPath): cannot read the file"])
         }
         merged.merge(environment) { _, fromEnvironment in fromEnvironment }
+        if let model = options.llmModel { merged["PARLEY_LLM_MODEL_PATH"] = model }
 
         var (settings, problems) = ServerSettings.load(environment: merged)
         if let host = options.host { settings.host = host }
@@ -102,6 +102,7 @@ public enum ServeCommand {
         }
         app.providersReady(providers)
         for line in providers.summary { info("  \(line)") }
+        if settings.languageModel == .embedded, let ollama = await LocalModelServers.ollama() { info(ollama.suggestion) }
         FileHandle.standardOutput.write(Data("Parley is ready: open \(url)\n".utf8))
         await ShutdownSignal.wait()
         info("Shutting down…")

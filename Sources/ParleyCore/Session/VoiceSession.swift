@@ -416,7 +416,7 @@ public actor VoiceSession {
             case .idleTimeout(let startMs, let endMs):
                 idleTimeoutTriggered(audioStartMs: startMs, audioEndMs: endMs)
             case .judgeCompletion(let samples, let atMs):
-                judgeCompletion(of: samples, atMs: atMs)
+                judgeCompletion(of: samples, atMs: atMs, itemID: speechItemID ?? IdentifierGenerator.make("item"))
             }
         }
         if let itemID = speechItemID {
@@ -428,7 +428,7 @@ public actor VoiceSession {
     /// (a call takes tens of milliseconds); audio goes on being handled meanwhile. Without a
     /// model the pause waits for the check's maximum silence (a session is refused
     /// `semantic_vad` before it gets here).
-    private func judgeCompletion(of samples: [Float], atMs: Int) {
+    private func judgeCompletion(of samples: [Float], atMs: Int, itemID: String) {
         guard let model = providers.turnCompletionModel else { return }
         let rate = input.rate
         let makeResampler = providers.makeInputResampler
@@ -436,13 +436,14 @@ public actor VoiceSession {
             var resampler = makeResampler(rate, model.sampleRate)
             let audio = model.sampleRate == rate ? samples : resampler.process(samples)
             let probability = model.completionProbability(of: audio)
-            await self?.completionJudged(probability: probability, atMs: atMs)
+            await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID)
         }
     }
 
-    private func completionJudged(probability: Float, atMs: Int) {
+    private func completionJudged(probability: Float, atMs: Int, itemID: String) {
         guard !isClosed else { return }
         let actions = input.completionJudged(probability: probability, atMs: atMs)
+        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty))
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 

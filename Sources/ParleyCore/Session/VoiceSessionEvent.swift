@@ -49,6 +49,10 @@ public enum VoiceSessionEvent: Sendable {
     case speechStarted(itemID: String, audioStartMs: Int)
     /// The turn detector heard speech stop.
     case speechStopped(itemID: String, audioEndMs: Int)
+    /// `semantic_vad` judged the pause at `audioMs` in the turn `itemID`: the probability
+    /// that the turn is complete, and whether that ended the turn there (a verdict on a pause
+    /// the person has since spoken after ends nothing).
+    case turnJudged(itemID: String, audioMs: Int, probability: Float, endsTurn: Bool)
     /// The input audio was committed as a user item.
     case inputCommitted(itemID: String, previousItemID: String?)
     /// The input audio buffer was cleared.

@@ -3,7 +3,7 @@ import Foundation
 /// Judges from the audio whether a person has finished what they meant to say: the model
 /// behind `semantic_vad`, asked each time the voice pauses.
 ///
-/// Calls take tens of milliseconds of CPU; a session makes them off its own executor.
+/// A call takes about a tenth of a second of CPU; a session makes them off its own executor.
 public protocol TurnCompletionModel: Sendable {
     /// The sample rate of the audio the model takes.
     var sampleRate: Int { get }

@@ -82,6 +82,20 @@ public final class LocalLLMServer: Sendable {
         public static func smolLM2(locator: ModelLocator = ModelLocator()) throws -> Configuration {
             Configuration(modelPath: try locator.path(of: .smolLM2), executablePath: try locator.llamaServerPath())
         }
+
+        /// A configuration for any GGUF model, with defaults from its metadata: each slot gets
+        /// the context the model was trained for up to 4,096 tokens (a spoken conversation's
+        /// window is smaller), and a model without a chat template of its own talks ChatML.
+        /// - Throws: `GGUFMetadata.ReadError` for a file that is not a GGUF model,
+        ///   `LocalModelError` when llama-server is missing.
+        public static func gguf(path: String, locator: ModelLocator = ModelLocator()) throws -> Configuration {
+            let metadata = try GGUFMetadata(path: path)
+            var configuration = Configuration(modelPath: path, executablePath: try locator.llamaServerPath())
+            let perSlot = max(256, min(metadata.contextLength ?? 2_048, 4_096))
+            configuration.contextSize = perSlot * configuration.parallelSlots
+            if !metadata.hasChatTemplate { configuration.extraArguments = ["--chat-template", "chatml"] }
+            return configuration
+        }
     }
 
     /// The configuration the server runs with.

@@ -25,18 +25,17 @@ struct AttentionPooling {
         var activations = hidden.product(encoded)
         activations.round(hiddenRounding)
         activations.addRowwise(hidden.bias)
-        for index in activations.values.indices { activations.values[index] = tanhf(activations.values[index]) }
+        activations.tanh()
         activations.round(hiddenActivationRounding)
         var scores = score.product(activations)
         scores.round(scoreRounding)
         scores.addRowwise(score.bias)
         scores.values.withUnsafeMutableBufferPointer { parley_softmax_rows($0.baseAddress!, 1, $0.count) }
 
-        let width = encoded.columns
-        var pooled = Activations(rows: 1, columns: width, values: [Float](repeating: 0, count: width))
-        for frame in 0..<encoded.rows {
-            for channel in 0..<width { pooled.values[channel] += scores.values[frame] * encoded.values[frame * width + channel] }
-        }
+        var pooled = Activations(
+            rows: 1, columns: encoded.columns,
+            values: matrixProduct(scores.values, rowStride: encoded.rows, encoded.values, rows: 1, inner: encoded.rows, columns: encoded.columns)
+        )
         pooled.round(outputRounding)
         return pooled
     }

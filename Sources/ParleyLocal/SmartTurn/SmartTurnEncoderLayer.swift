@@ -66,7 +66,7 @@ struct EncoderLayer {
         var normed = x
         attentionNorm.apply(to: &normed)
         normed.round(attentionNormRounding)
-        add(attention(normed), to: &x)
+        x.add(attention(normed).values)
 
         normed = x
         mlpNorm.apply(to: &normed)
@@ -74,24 +74,22 @@ struct EncoderLayer {
         var hidden = expand.apply(to: normed)
         hidden.gelu()
         hidden.round(expandActivationRounding)
-        add(contract.apply(to: hidden), to: &x)
+        x.add(contract.apply(to: hidden).values)
     }
 
     private func attention(_ normed: Activations) -> Activations {
         var queries = query.apply(to: normed), keys = key.apply(to: normed), values = value.apply(to: normed)
-        for index in queries.values.indices {
-            queries.values[index] *= scale
-            keys.values[index] *= scale
-        }
+        queries.scale(by: scale)
+        keys.scale(by: scale)
         queries.round(query.headRounding!)
         keys.round(key.headRounding!)
         values.round(value.headRounding!)
 
         let frames = normed.rows, width = SmartTurnNetwork.width, headWidth = SmartTurnNetwork.headWidth
         // Keys transposed, [384][frames], so each head's keys are the rows of B.
-        var transposedKeys = [Float](repeating: 0, count: width * frames)
-        for frame in 0..<frames {
-            for channel in 0..<width { transposedKeys[channel * frames + frame] = keys.values[frame * width + channel] }
+        let transposedKeys = [Float](unsafeUninitializedCapacity: width * frames) { transposed, initialized in
+            parley_transpose(keys.values, frames, width, transposed.baseAddress!)
+            initialized = width * frames
         }
         var mixed = Activations(rows: frames, columns: width, values: [Float](repeating: 0, count: frames * width))
         var scores = [Float](repeating: 0, count: frames * frames)
@@ -117,9 +115,5 @@ struct EncoderLayer {
         }
         mixed.round(mixedRounding)
         return output.apply(to: mixed)
-    }
-
-    private func add(_ residual: Activations, to x: inout Activations) {
-        for index in x.values.indices { x.values[index] += residual.values[index] }
     }
 }

@@ -38,47 +38,31 @@ struct SmartTurnFeatures {
         filters = Self.melFilters()
     }
 
-    /// The features of `audio` (16 kHz), [800 frames][80 mels].
+    /// The features of `audio` (16 kHz, finite), [800 frames][80 mels].
     func features(of audio: [Float]) -> [Float] {
-        var samples = Array(audio.suffix(Self.sampleCount))
-        samples.insert(contentsOf: repeatElement(0, count: Self.sampleCount - samples.count), at: 0)
-        normalise(&samples)
-
-        let pad = Self.fourierLength / 2
-        var padded = [Float](repeating: 0, count: samples.count + 2 * pad)
-        for index in 0..<pad {
-            padded[pad - 1 - index] = samples[index + 1]
-            padded[pad + samples.count + index] = samples[samples.count - 2 - index]
+        // The last 8 s (zeros in front when shorter), with room either side for the reflection.
+        let pad = Self.fourierLength / 2, count = Self.sampleCount
+        var padded = [Float](repeating: 0, count: count + 2 * pad)
+        let kept = audio.suffix(count)
+        padded.replaceSubrange(pad + count - kept.count..<pad + count, with: kept)
+        padded.withUnsafeMutableBufferPointer { padded in
+            parley_normalise(padded.baseAddress! + pad, count)
+            for index in 0..<pad {
+                padded[pad - 1 - index] = padded[pad + index + 1]
+                padded[pad + count + index] = padded[pad + count - 2 - index]
+            }
         }
-        padded.replaceSubrange(pad..<pad + samples.count, with: samples)
 
         // Frame t is padded[160t ..< 160t + 400]: rows 160 floats apart, overlapping.
         let frames = Self.frameCount, columns = Self.basisColumns, bins = Self.binCount
         let spectrum = matrixProduct(padded, rowStride: Self.hop, basis, rows: frames, inner: Self.fourierLength, columns: columns)
-        var power = [Float](repeating: 0, count: frames * bins)
-        for frame in 0..<frames {
-            for bin in 0..<bins {
-                let real = spectrum[frame * columns + bin], imaginary = spectrum[frame * columns + bins + bin]
-                power[frame * bins + bin] = real * real + imaginary * imaginary
-            }
+        let power = [Float](unsafeUninitializedCapacity: frames * bins) { power, initialized in
+            parley_power_spectrum(spectrum, frames, columns, bins, power.baseAddress!)
+            initialized = frames * bins
         }
         var logMel = matrixProduct(power, rowStride: bins, filters, rows: frames, inner: bins, columns: Self.melCount)
-        var largest = -Float.infinity
-        for index in logMel.indices {
-            logMel[index] = log10(max(logMel[index], 1e-10))
-            largest = max(largest, logMel[index])
-        }
-        for index in logMel.indices { logMel[index] = (max(logMel[index], largest - 8) + 4) / 4 }
+        logMel.withUnsafeMutableBufferPointer { parley_whisper_log_scale($0.baseAddress!, $0.count) }
         return logMel
-    }
-
-    /// Zero mean, unit variance (with Whisper's 1e-7 in the variance).
-    private func normalise(_ samples: inout [Float]) {
-        let count = Double(samples.count)
-        let mean = samples.reduce(0.0) { $0 + Double($1) } / count
-        let variance = samples.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / count
-        let scale = 1 / (variance + 1e-7).squareRoot()
-        for index in samples.indices { samples[index] = Float((Double(samples[index]) - mean) * scale) }
     }
 
     /// Triangular filters evenly spaced on the Slaney mel scale from 0 to 8 kHz, each scaled

@@ -7,9 +7,11 @@ import Synchronization
 /// mid-sentence ("I'd like to book a flight to …") is told from the end of a question.
 ///
 /// The network runs natively (no ONNX runtime), from the weights `scripts/setup` converts; a
-/// call is about 7 GFLOP of matrix products (C, ~100 GFLOPS on one core) plus element-wise
-/// work in Swift, measured at 0.33 s on one core in a debug build. The weights (8.6 MB) are
-/// loaded once per process and shared by every session.
+/// call is about 7 GFLOP of matrix products plus element-wise work, all in C kernels compiled
+/// optimised even in debug builds. Measured on one core of the 2-core development machine
+/// (`ParleyBenchmarks --only turns`, release): 105 ms a call, of which the matrix products take
+/// about 80 ms; 0.15 s in a debug build. The weights (8.6 MB) are loaded once per process and
+/// shared by every session.
 ///
 /// ```swift
 /// let model = try SmartTurnModel(modelPath: ModelLocator().path(of: .smartTurn))
@@ -50,7 +52,7 @@ public struct SmartTurnModel: TurnCompletionModel {
     /// The probability (0…1) that the speech in `samples` (16 kHz; only the last 8 s count) is
     /// a finished turn. Non-finite samples count as silence.
     public func completionProbability(of samples: [Float]) -> Float {
-        let probability = network.completionProbability(of: samples.map { $0.isFinite ? $0 : 0 })
+        let probability = network.completionProbability(of: samples.suffix(SmartTurnFeatures.sampleCount).map { $0.isFinite ? $0 : 0 })
         return probability.isFinite ? probability : 0
     }
 }

@@ -1,7 +1,7 @@
 import CParleyKernels
 import Foundation
 
-/// The Smart Turn v3.2 network, computed in Swift (inner loops in C) from the weights of
+/// The Smart Turn v3.2 network, computed in Swift (every loop over activations in C) from the weights of
 /// pipecat's int8 ONNX model: a Whisper-tiny encoder (two convolutions, four transformer layers
 /// of 384 with 6 heads) over 8 s of log-mel features, attention pooling over the 400 frames and
 /// a small classifier, ending in the probability that the speaker has finished their turn.
@@ -48,7 +48,7 @@ final class SmartTurnNetwork: Sendable {
         var input = Activations(rows: SmartTurnFeatures.frameCount, columns: SmartTurnFeatures.melCount, values: features.features(of: audio))
         input.round(inputRounding)
         var x = convolution2.apply(to: convolution1.apply(to: input))
-        for index in x.values.indices { x.values[index] += positions[index] }
+        x.add(positions)
         for layer in layers { layer.apply(to: &x) }
         finalNorm.apply(to: &x)
         x.round(finalRounding)
@@ -75,10 +75,23 @@ struct Activations {
         }
     }
 
+    /// Adds `bias` (one value per column) to every row.
     mutating func addRowwise(_ bias: [Float]) {
-        for row in 0..<rows {
-            for column in 0..<columns { values[row * columns + column] += bias[column] }
-        }
+        values.withUnsafeMutableBufferPointer { parley_add_to_rows($0.baseAddress!, rows, columns, bias) }
+    }
+
+    /// Adds `other`, element by element (the same shape).
+    mutating func add(_ other: [Float]) {
+        precondition(other.count == values.count)
+        values.withUnsafeMutableBufferPointer { parley_add($0.baseAddress!, other, $0.count) }
+    }
+
+    mutating func scale(by factor: Float) {
+        values.withUnsafeMutableBufferPointer { parley_scale($0.baseAddress!, $0.count, factor) }
+    }
+
+    mutating func tanh() {
+        values.withUnsafeMutableBufferPointer { parley_tanh($0.baseAddress!, $0.count) }
     }
 
     mutating func gelu() {
@@ -143,15 +156,9 @@ struct TimeConvolution {
     func apply(to input: Activations) -> Activations {
         let channels = input.columns, length = (input.rows - 1) / stride + 1
         // Each output step sees three input frames; channel-major, like the weights.
-        var columns = [Float](repeating: 0, count: length * channels * 3)
-        for step in 0..<length {
-            for tap in 0..<3 {
-                let frame = step * stride + tap - 1
-                guard (0..<input.rows).contains(frame) else { continue }
-                for channel in 0..<channels {
-                    columns[(step * channels + channel) * 3 + tap] = input.values[frame * channels + channel]
-                }
-            }
+        let columns = [Float](unsafeUninitializedCapacity: length * channels * 3) { columns, initialized in
+            parley_convolution_columns(input.values, input.rows, channels, stride, length, columns.baseAddress!)
+            initialized = length * channels * 3
         }
         var output = linear.product(Activations(rows: length, columns: channels * 3, values: columns))
         output.addRowwise(linear.bias)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLocal
 import ParleyStore
 
 /// Where one provider comes from.
@@ -24,6 +25,9 @@ public struct ServerSettings: Sendable {
     public var speechRecognition: ProviderChoice = .embedded
     public var speechSynthesis: ProviderChoice = .embedded
     public var languageModel: ProviderChoice = .embedded
+    /// A GGUF model of the user's for the embedded llama-server (`PARLEY_LLM_MODEL_PATH`,
+    /// `--llm-model`); `nil` runs the bundled SmolLM2.
+    public var localLanguageModelPath: String?
     /// The voice for remote speech synthesis.
     public var voice: String?
     /// `silero` (default when its model is present) or `energy`.
@@ -135,6 +139,19 @@ public struct ServerSettings: Sendable {
         if let choice = provider("ASR", embeddedName: "whisper", defaultModel: "whisper-1") { settings.speechRecognition = choice }
         if let choice = provider("TTS", embeddedName: "flite", defaultModel: "tts-1") { settings.speechSynthesis = choice }
         if let choice = provider("LLM", embeddedName: "llama", defaultModel: nil) { settings.languageModel = choice }
+        if let path = value("PARLEY_LLM_MODEL_PATH") {
+            let expanded = (path as NSString).expandingTildeInPath
+            if settings.languageModel != .embedded {
+                problems.append("PARLEY_LLM_MODEL_PATH: a local model and PARLEY_LLM_URL exclude each other; set one")
+            } else {
+                do {
+                    _ = try GGUFMetadata(path: expanded)
+                    settings.localLanguageModelPath = expanded
+                } catch {
+                    problems.append("PARLEY_LLM_MODEL_PATH (--llm-model): \(error)")
+                }
+            }
+        }
         settings.voice = value("PARLEY_TTS_VOICE")
         if let vad = value("PARLEY_VAD")?.lowercased() {
             if ["silero", "energy"].contains(vad) {

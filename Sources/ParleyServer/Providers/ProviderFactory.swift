@@ -84,14 +84,22 @@ public enum ProviderFactory {
         switch settings.languageModel {
         case .embedded:
             do {
-                let server = try LocalLLMServer(configuration: .smolLM2(locator: locator(settings)))
+                // The user's own GGUF (--llm-model), else the bundled SmolLM2, a tiny demo model.
+                let ownModel = settings.localLanguageModelPath
+                let server = try LocalLLMServer(
+                    configuration: try ownModel.map { try .gguf(path: $0, locator: locator(settings)) } ?? .smolLM2(locator: locator(settings))
+                )
                 try await server.start()
-                let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "smollm2-135m-instruct")
+                let name = try ownModel.map { (try GGUFMetadata(path: $0)).name ?? URL(fileURLWithPath: $0).lastPathComponent }
+                    ?? "SmolLM2-135M-Instruct"
+                let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: ownModel == nil ? "smollm2-135m-instruct" : name)
                 return StartedLanguageModel(
                     model: OpenAILanguageModel(configuration: configuration),
                     makeConversationModel: { server.conversationModel(configuration: configuration) },
-                    summary: ProviderComponent(role: "language model", name: "SmolLM2-135M-Instruct", detail: "on llama-server (supervised child process)"),
-                    notice: "SmolLM2-135M is a tiny demo model: set PARLEY_LLM_URL to an OpenAI-compatible server for real answers.",
+                    summary: ProviderComponent(role: "language model", name: name, detail: "on llama-server (supervised child process)"),
+                    notice: ownModel == nil
+                        ? "SmolLM2-135M is a tiny demo model: run parley serve --llm-model PATH.gguf or set PARLEY_LLM_URL for real answers."
+                        : nil,
                     restartCount: { server.restartCount },
                     stop: { await server.stop() }
                 )

@@ -52,6 +52,11 @@ struct RealtimeEventTranslator {
             return [.inputAudioBufferSpeechStarted(itemID: itemID, audioStartMs: audioStartMs)]
         case .speechStopped(let itemID, let audioEndMs):
             return [.inputAudioBufferSpeechStopped(itemID: itemID, audioEndMs: audioEndMs)]
+        case .turnJudged(let itemID, let audioMs, let probability, let endsTurn):
+            return [.parley(type: "parley.turn_judged", payload: .object([
+                "item_id": .string(itemID), "audio_ms": .number(Double(audioMs)),
+                "probability": .number(Double(probability)), "ends_turn": .bool(endsTurn),
+            ]))]
         case .inputCommitted(let itemID, let previousItemID):
             committedPredecessors[itemID] = .some(previousItemID)
             if committedPredecessors.count > 64 { committedPredecessors.removeAll() }
