@@ -33,6 +33,8 @@ let package = Package(
         cLibrary("CLibEV", apt: ["libev-dev"], brew: ["libev"]),
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"], brew: ["openssl@3"]),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"], brew: ["sqlite"]),
+        // The PostgreSQL client library, for the store's PostgreSQL engine.
+        cLibrary("CLibPQ", pkgConfig: "libpq", apt: ["libpq-dev"], brew: ["libpq"]),
         cLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"], brew: ["libsoxr"]),
         cLibrary("CFlite", apt: ["flite1-dev"], brew: ["flite"]),
         // Built from the whisper.cpp source in the pywhispercpp sdist by scripts/setup.
@@ -48,7 +50,7 @@ let package = Package(
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
         .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
-        .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite"]),
+        .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         .target(
             name: "ParleyServer",
             dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "COpenSSL"]
@@ -81,7 +83,7 @@ let package = Package(
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyOpenAITests", dependencies: ["ParleyOpenAI", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
-        .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore"]),
+        .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),

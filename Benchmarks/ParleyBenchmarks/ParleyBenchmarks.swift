@@ -16,6 +16,7 @@ struct ParleyBenchmarks {
         ("embedded", runEmbeddedBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
+        ("store", runStoreBenchmarks),
     ]
 
     static func main() async {

@@ -11,7 +11,7 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "turns", "conversation", "session", "server"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "turns", "conversation", "session", "server", "store"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
@@ -22,8 +22,15 @@ AREA_TITLES = {
     "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
     "server": "Server under load",
+    "store": "Store engines: SQLite and PostgreSQL",
 }
 AREA_NOTES = {
+    "store": (
+        "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "
+        "`synchronous=NORMAL`, so no fsync per commit); PostgreSQL a throwaway local server from `scripts/postgres` with "
+        "its defaults (fsync at every commit), over loopback TCP through the store's pool of 4 connections. One "
+        "conversation writes item after item (a session's pace), then 16 conversations write at once."
+    ),
     "network": (
         "ParleyNet (in the benchmark process) and a raw libwebsockets server in C (`Benchmarks/RawLWS/raw_lws_server.c`, "
         "the same Debian lws, run on a libev loop like ParleyNet, so the two differ only in what sits on top of lws) "

@@ -4,7 +4,7 @@ import ParleyNet
 import ParleyStore
 
 /// A running Parley server: the realtime endpoint, the REST API, the web client and metrics on
-/// one port, with its SQLite store.
+/// one port, with its store (SQLite, or PostgreSQL in cluster mode).
 ///
 /// ```swift
 /// let app = try ParleyApp(settings: settings, secret: secret)
@@ -16,11 +16,15 @@ public final class ParleyApp: Sendable {
     public let context: ServerContext
     private let server: HTTPServer
 
-    /// Opens the store and prepares the routes; nothing listens until `start()`.
+    /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
+    /// - Parameters:
+    ///   - store: the store to use; by default the one `settings` name (`ServerSettings.openStore()`).
     /// - Throws: when the data directory or the database cannot be opened.
-    public init(settings: ServerSettings, secret: String, providers: ProviderSet? = nil, log: EventLog = EventLog()) throws {
+    public init(
+        settings: ServerSettings, secret: String, store: (any ParleyStore)? = nil, providers: ProviderSet? = nil, log: EventLog = EventLog()
+    ) throws {
         try FileManager.default.createDirectory(at: settings.dataDirectory, withIntermediateDirectories: true)
-        let store = try ParleyStore(path: settings.dataDirectory.appendingPathComponent("parley.sqlite").path)
+        let store = try store ?? settings.openStore()
         context = ServerContext(
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
@@ -59,10 +63,11 @@ public final class ParleyApp: Sendable {
     /// Makes the providers available; `/healthz` answers 200 from now on.
     public func providersReady(_ providers: ProviderSet) { context.providers.set(providers) }
 
-    /// Finishes in-flight requests, closes every socket and stops the providers.
+    /// Finishes in-flight requests, closes every socket, stops the providers and closes the store.
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         await context.providers.current?.shutdown()
+        await context.store.close()
     }
 }

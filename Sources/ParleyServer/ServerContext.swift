@@ -5,7 +5,8 @@ import ParleyStore
 /// What every route and session of a running server shares.
 public struct ServerContext: Sendable {
     public var settings: ServerSettings
-    public var store: ParleyStore
+    /// Agents, instances, conversations and items: SQLite, or PostgreSQL in cluster mode.
+    public var store: any ParleyStore
     public var authentication: RequestAuthentication
     public var metrics: Metrics
     public var log: EventLog

@@ -1,153 +1,57 @@
 import Foundation
 import ParleyCore
 
-/// Parley's persistence: agents, instances, conversations and their items in one SQLite file
-/// (WAL). Every write is its own transaction, so a crash never loses a completed item.
-public final class ParleyStore: Sendable {
-    /// The underlying connection.
-    public let database: SQLiteDatabase
-
-    /// Opens or creates the store at `path` and brings its schema up to date.
-    /// - Throws: `SQLiteError` when the file cannot be opened or migrated.
-    public init(path: String) throws {
-        database = try SQLiteDatabase(path: path)
-        try StoreMigrations.apply(to: database)
-    }
-
-    /// Checkpoints the WAL into the database file and closes it; later calls throw.
-    /// Releasing the last reference to the store does the same.
-    public func close() { database.close() }
-
+/// Where Parley keeps agents, instances, conversations and their items: `SQLiteStore` (one
+/// file, the embedded default) or `PostgresStore` (a shared PostgreSQL, for cluster mode).
+///
+/// Both engines have the same schema, versioned the same way, and the same semantics: every
+/// write is its own transaction, so a write that returned is never lost. Calls are `async`
+/// and never block the caller's executor on the database: PostgreSQL runs them on
+/// connections owned by the store; SQLite's are short enough to run in place.
+///
+/// ```swift
+/// let store: any ParleyStore = try SQLiteStore(path: ".parley/parley.sqlite")
+/// try await store.appendItem(ItemRecord(id: "item_1", conversationID: "conv_1", message: .user("Hi"), createdAt: Date()))
+/// let items = try await store.items(conversationID: "conv_1")
+/// ```
+public protocol ParleyStore: AnyObject, Sendable {
     // MARK: Agents
 
-    /// Inserts or replaces an agent.
-    public func saveAgent(_ agent: AgentRecord) throws {
-        try database.query(
-            "INSERT INTO agents(id, document, created_at, updated_at) VALUES(?, ?, ?, ?) "
-                + "ON CONFLICT(id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at",
-            [.text(agent.id), .text(agent.document.jsonText), .real(agent.createdAt.timeIntervalSince1970),
-             .real(agent.updatedAt.timeIntervalSince1970)]
-        )
-    }
-
+    /// Inserts or replaces an agent (its creation time stays the first one).
+    func saveAgent(_ agent: AgentRecord) async throws
     /// The agent with `id`, or `nil`.
-    public func agent(id: String) throws -> AgentRecord? {
-        try database.query("SELECT id, document, created_at, updated_at FROM agents WHERE id = ?", [.text(id)])
-            .first.map(Self.agentRecord)
-    }
-
+    func agent(id: String) async throws -> AgentRecord?
     /// Every agent, oldest first.
-    public func agents() throws -> [AgentRecord] {
-        try database.query("SELECT id, document, created_at, updated_at FROM agents ORDER BY created_at, id")
-            .map(Self.agentRecord)
-    }
-
+    func agents() async throws -> [AgentRecord]
     /// Deletes an agent; returns whether it existed.
     @discardableResult
-    public func deleteAgent(id: String) throws -> Bool {
-        try database.transaction { transaction in
-            try transaction.query("DELETE FROM agents WHERE id = ?", [.text(id)])
-            return try transaction.query("SELECT changes()").first?.first?.integer == 1
-        }
-    }
+    func deleteAgent(id: String) async throws -> Bool
 
     // MARK: Instances
 
-    /// Inserts or replaces an instance.
-    public func saveInstance(_ instance: InstanceRecord) throws {
-        try database.query(
-            "INSERT INTO instances(id, agent_id, user_id, conversation_id, status, created_at) VALUES(?, ?, ?, ?, ?, ?) "
-                + "ON CONFLICT(id) DO UPDATE SET status = excluded.status",
-            [.text(instance.id), .text(instance.agentID), .text(instance.userID), .text(instance.conversationID),
-             .text(instance.status), .real(instance.createdAt.timeIntervalSince1970)]
-        )
-    }
-
+    /// Inserts an instance, or updates the status of the one with its id.
+    func saveInstance(_ instance: InstanceRecord) async throws
     /// The instance with `id`, or `nil`.
-    public func instance(id: String) throws -> InstanceRecord? {
-        try database.query(
-            "SELECT id, agent_id, user_id, conversation_id, status, created_at FROM instances WHERE id = ?", [.text(id)]
-        ).first.map { row in
-            InstanceRecord(
-                id: row[0].text ?? "", agentID: row[1].text ?? "", userID: row[2].text ?? "",
-                conversationID: row[3].text ?? "", status: row[4].text ?? "ended",
-                createdAt: Date(timeIntervalSince1970: row[5].real ?? 0)
-            )
-        }
-    }
-
+    func instance(id: String) async throws -> InstanceRecord?
     /// Sets an instance's status.
-    public func setInstanceStatus(id: String, status: String) throws {
-        try database.query("UPDATE instances SET status = ? WHERE id = ?", [.text(status), .text(id)])
-    }
+    func setInstanceStatus(id: String, status: String) async throws
 
     // MARK: Conversations and items
 
     /// Creates a conversation if it does not exist yet.
-    public func ensureConversation(id: String, agentID: String?) throws {
-        try database.query(
-            "INSERT OR IGNORE INTO conversations(id, agent_id, created_at) VALUES(?, ?, ?)",
-            [.text(id), agentID.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970)]
-        )
-    }
-
+    func ensureConversation(id: String, agentID: String?) async throws
     /// Whether a conversation exists.
-    public func conversationExists(id: String) throws -> Bool {
-        try !database.query("SELECT 1 FROM conversations WHERE id = ?", [.text(id)]).isEmpty
-    }
-
-    /// Appends a completed item to its conversation (creating the conversation if needed).
-    /// Writing an item id a second time replaces its content but keeps its position.
-    public func appendItem(_ item: ItemRecord) throws {
-        let payload = try String(decoding: JSONEncoder().encode(item.message), as: UTF8.self)
-        try database.transaction { transaction in
-            try transaction.query(
-                "INSERT OR IGNORE INTO conversations(id, agent_id, created_at) VALUES(?, NULL, ?)",
-                [.text(item.conversationID), .real(item.createdAt.timeIntervalSince1970)]
-            )
-            try transaction.query(
-                "INSERT INTO items(id, conversation_id, message, created_at) VALUES(?, ?, ?, ?) "
-                    + "ON CONFLICT(id) DO UPDATE SET message = excluded.message",
-                [.text(item.id), .text(item.conversationID), .text(payload), .real(item.createdAt.timeIntervalSince1970)]
-            )
-        }
-    }
-
+    func conversationExists(id: String) async throws -> Bool
+    /// Appends a completed item to its conversation (creating the conversation if needed), in
+    /// its own transaction. Writing an item id a second time replaces its content but keeps
+    /// its position, so a write may be retried safely.
+    func appendItem(_ item: ItemRecord) async throws
     /// Removes an item; returns whether it existed.
     @discardableResult
-    public func deleteItem(id: String) throws -> Bool {
-        try database.transaction { transaction in
-            try transaction.query("DELETE FROM items WHERE id = ?", [.text(id)])
-            return try transaction.query("SELECT changes()").first?.first?.integer == 1
-        }
-    }
+    func deleteItem(id: String) async throws -> Bool
+    /// The items of a conversation in the order they were first written.
+    func items(conversationID: String) async throws -> [ItemRecord]
 
-    /// The items of a conversation in the order they completed.
-    public func items(conversationID: String) throws -> [ItemRecord] {
-        let decoder = JSONDecoder()
-        return try database.query(
-            "SELECT id, conversation_id, message, created_at FROM items WHERE conversation_id = ? ORDER BY position",
-            [.text(conversationID)]
-        ).map { row in
-            ItemRecord(
-                id: row[0].text ?? "", conversationID: row[1].text ?? "",
-                message: try decoder.decode(ChatMessage.self, from: Data((row[2].text ?? "").utf8)),
-                createdAt: Date(timeIntervalSince1970: row[3].real ?? 0)
-            )
-        }
-    }
-
-    /// Runs SQLite's integrity check; returns `true` when it reports `ok`.
-    public func integrityCheck() throws -> Bool {
-        try database.query("PRAGMA integrity_check").first?.first?.text == "ok"
-    }
-
-    private static func agentRecord(_ row: [SQLiteValue]) throws -> AgentRecord {
-        AgentRecord(
-            id: row[0].text ?? "",
-            document: try JSONValue(parsing: row[1].text ?? "null"),
-            createdAt: Date(timeIntervalSince1970: row[2].real ?? 0),
-            updatedAt: Date(timeIntervalSince1970: row[3].real ?? 0)
-        )
-    }
+    /// Finishes the writes under way and closes the store; later calls throw.
+    func close() async
 }

@@ -1,48 +1,110 @@
 import Foundation
 
-/// The store's schema, as an ordered list of migrations tracked in `PRAGMA user_version`.
+/// The store's schema as an ordered list of migrations, each written for both engines.
+/// Migration `n` brings the schema from version `n` to `n + 1`; SQLite keeps the version in
+/// `PRAGMA user_version`, PostgreSQL in the one-row table `parley_schema`.
 enum StoreMigrations {
-    /// Migration `n` brings the schema from version `n` to `n + 1`.
-    static let steps: [String] = [
-        """
-        CREATE TABLE agents(
-            id TEXT PRIMARY KEY,
-            document TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE conversations(
-            id TEXT PRIMARY KEY,
-            agent_id TEXT,
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE instances(
-            id TEXT PRIMARY KEY,
-            agent_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            conversation_id TEXT NOT NULL REFERENCES conversations(id),
-            status TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE items(
-            position INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-            message TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX items_by_conversation ON items(conversation_id, position);
-        """,
+    /// One schema change, in each engine's dialect. Timestamps are seconds since 1970 in both
+    /// (`REAL`, `double precision`); documents and messages are JSON text.
+    struct Step {
+        var sqlite: String
+        var postgres: String
+    }
+
+    static let steps: [Step] = [
+        Step(
+            sqlite: """
+                CREATE TABLE agents(
+                    id TEXT PRIMARY KEY,
+                    document TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                CREATE TABLE conversations(
+                    id TEXT PRIMARY KEY,
+                    agent_id TEXT,
+                    created_at REAL NOT NULL
+                );
+                CREATE TABLE instances(
+                    id TEXT PRIMARY KEY,
+                    agent_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                    status TEXT NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                CREATE TABLE items(
+                    position INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                    message TEXT NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                CREATE INDEX items_by_conversation ON items(conversation_id, position);
+                """,
+            postgres: """
+                CREATE TABLE agents(
+                    id text PRIMARY KEY,
+                    document text NOT NULL,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL
+                );
+                CREATE TABLE conversations(
+                    id text PRIMARY KEY,
+                    agent_id text,
+                    created_at double precision NOT NULL
+                );
+                CREATE TABLE instances(
+                    id text PRIMARY KEY,
+                    agent_id text NOT NULL,
+                    user_id text NOT NULL,
+                    conversation_id text NOT NULL REFERENCES conversations(id),
+                    status text NOT NULL,
+                    created_at double precision NOT NULL
+                );
+                CREATE TABLE items(
+                    position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id text NOT NULL UNIQUE,
+                    conversation_id text NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                    message text NOT NULL,
+                    created_at double precision NOT NULL
+                );
+                CREATE INDEX items_by_conversation ON items(conversation_id, position);
+                """
+        ),
     ]
 
-    /// Applies every migration the database has not seen yet, each in its own transaction.
+    /// Applies every migration the SQLite database has not seen yet, each in its own transaction.
     static func apply(to database: SQLiteDatabase) throws {
         let current = Int(try database.query("PRAGMA user_version").first?.first?.integer ?? 0)
         guard current <= steps.count else {
             throw SQLiteError(code: 0, message: "database schema \(current) is newer than this Parley (\(steps.count))")
         }
         for version in current..<steps.count {
-            try database.execute("BEGIN IMMEDIATE; \(steps[version]) PRAGMA user_version = \(version + 1); COMMIT;")
+            try database.execute("BEGIN IMMEDIATE; \(steps[version].sqlite) PRAGMA user_version = \(version + 1); COMMIT;")
         }
     }
+
+    /// Applies every migration the PostgreSQL database has not seen yet, in one transaction
+    /// that holds an advisory lock, so nodes starting together migrate once.
+    static func apply(to connection: PostgresConnection) throws {
+        try connection.transaction {
+            try connection.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            try connection.execute("CREATE TABLE IF NOT EXISTS parley_schema(version integer NOT NULL)")
+            let current = try connection.query("SELECT version FROM parley_schema").rows.first?.first?.flatMap { Int($0) }
+            let version = current ?? 0
+            guard version <= steps.count else {
+                throw PostgresError(message: "database schema \(version) is newer than this Parley (\(steps.count))")
+            }
+            for step in steps[version...] { try connection.execute(step.postgres) }
+            if current == nil {
+                try connection.query("INSERT INTO parley_schema(version) VALUES($1)", [String(steps.count)])
+            } else {
+                try connection.query("UPDATE parley_schema SET version = $1", [String(steps.count)])
+            }
+        }
+    }
+
+    /// The advisory lock key migrations hold (any fixed number; "parley" in ASCII).
+    static let migrationLock: Int64 = 0x70_61_72_6C_65_79
 }

@@ -68,6 +68,7 @@ override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
        [--env-file <path>] [--web-root <path>] [--llm-model <path>]
+       [--database-url <url>]
 
 Options:
       --host <address>      The address to listen on (default 127.0.0.1).
@@ -81,10 +82,13 @@ Options:
                             ./Web).
       --llm-model <path>    A GGUF model of your own for the embedded
                             llama-server, instead of SmolLM2.
+      --database-url <url>  A postgresql:// URL: keep the store in PostgreSQL
+                            instead of SQLite (cluster mode).
   -h, --help                Show this help.
 
 Environment:
   PARLEY_SERVER_SECRET      Signs client tokens and authorises the REST API.
+  PARLEY_DATABASE_URL       A postgresql:// URL, as --database-url.
   PARLEY_SYSTEM_PROMPT      The default agent's instructions.
   PARLEY_LLM_URL            An OpenAI-compatible chat API instead of the
                             embedded model.

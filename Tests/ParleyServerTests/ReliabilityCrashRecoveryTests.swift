@@ -1,25 +1,35 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyTesting
 import Testing
 
 /// `parley serve` killed with SIGKILL at random points of a scripted conversation, and
-/// restarted on the same data directory: the database passes SQLite's integrity check, every
-/// item the client saw completed is stored with its text, and the resumed conversation sends
-/// its history to the model.
+/// restarted on the same data directory (or the same PostgreSQL database): SQLite's database
+/// passes its integrity check, every item the client saw completed is stored with its text,
+/// and the resumed conversation sends its history to the model.
 ///
-/// CI runs 5 kills; `scripts/reliability` runs 100 (`PARLEY_CRASH_ITERATIONS`).
+/// CI runs 5 kills per engine; `scripts/reliability` runs 100 (`PARLEY_CRASH_ITERATIONS`).
 @Suite("Reliability: crash recovery")
 struct ReliabilityCrashRecoveryTests {
     static var iterations: Int { ProcessInfo.processInfo.environment["PARLEY_CRASH_ITERATIONS"].flatMap(Int.init) ?? 5 }
 
-    @Test("kill -9 mid-conversation loses no completed item, and the conversation resumes with its history")
-    func killAndRestart() async throws {
+    @Test("kill -9 mid-conversation loses no completed item, and the conversation resumes with its history", arguments: ["sqlite", "postgresql"])
+    func killAndRestart(engine: String) async throws {
+        guard engine == "postgresql" else { return try await killAndRestart(settings: [:]) }
+        try await ThrowawayPostgres.with { postgres in
+            try await killAndRestart(settings: ["PARLEY_DATABASE_URL": try await postgres.createDatabase()])
+        }
+    }
+
+    /// The test on the store `settings` name (none: SQLite in the data directory).
+    private func killAndRestart(settings: [String: String]) async throws {
+        let usesSQLite = settings["PARLEY_DATABASE_URL"] == nil
         let upstreams = try FaultyUpstreams()
         defer { upstreams.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var server = try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams)
+        var server = try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams, settings: settings)
         let agent = try await Self.rest(server, "POST", "/v1/agents", #"{"name":"Durable"}"#)
         let instance = try await Self.rest(server, "POST", "/v1/agents/\(agent["id"]?.stringValue ?? "")/instances", #"{"user":"ada"}"#)
         let instanceID = try #require(instance["id"]?.stringValue)
@@ -87,8 +97,10 @@ struct ReliabilityCrashRecoveryTests {
                 killsMidResponse += 1
             }
 
-            #expect(try await Self.integrityCheck(directory.appendingPathComponent("parley.sqlite")) == "ok", "iteration \(iteration)")
-            server = try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams)
+            if usesSQLite {
+                #expect(try await Self.integrityCheck(directory.appendingPathComponent("parley.sqlite")) == "ok", "iteration \(iteration)")
+            }
+            server = try await ServerProcess.start(dataDirectory: directory, upstreams: upstreams, settings: settings)
             let stored = try await Self.rest(server, "GET", "/v1/conversations/\(conversationID)/items")["data"]?.arrayElements ?? []
             let storedTexts = Dictionary(stored.compactMap { item in item["id"]?.stringValue.map { ($0, item["text"]?.stringValue ?? "") } }) { first, _ in first }
             for (id, text) in expected {
@@ -99,8 +111,8 @@ struct ReliabilityCrashRecoveryTests {
         }
         #expect(expected.count >= Self.iterations, "too few items completed to show anything: \(expected.count)")
         #expect(await server.terminate() == 0, "parley serve did not stop cleanly on SIGTERM")
-        print("crash-recovery\t\(Self.iterations) kills (\(killsMidResponse) mid-response)\t\(expected.count) completed items\t0 lost"
-            + "\tintegrity_check ok ×\(Self.iterations)\t\(announcedButLost) items announced done but not yet stored at the kill")
+        print("crash-recovery\t\(usesSQLite ? "sqlite" : "postgresql")\t\(Self.iterations) kills (\(killsMidResponse) mid-response)\t\(expected.count) completed items\t0 lost"
+            + (usesSQLite ? "\tintegrity_check ok ×\(Self.iterations)" : "") + "\t\(announcedButLost) items announced done but not yet stored at the kill")
     }
 
     /// A JSON request with the server secret.

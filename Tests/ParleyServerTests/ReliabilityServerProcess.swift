@@ -87,10 +87,10 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts a server on a free loopback port and waits until it is ready.
-    static func start(dataDirectory: URL, upstreams: FaultyUpstreams) async throws -> ServerProcess {
+    static func start(dataDirectory: URL, upstreams: FaultyUpstreams, settings: [String: String] = [:]) async throws -> ServerProcess {
         let server = try ServerProcess(
             arguments: ["--host", "127.0.0.1", "--port", "0", "--data-dir", dataDirectory.path],
-            environment: environment(upstreams: upstreams), dataDirectory: dataDirectory
+            environment: environment(upstreams: upstreams).merging(settings) { $1 }, dataDirectory: dataDirectory
         )
         try await server.waitUntilReady()
         return server

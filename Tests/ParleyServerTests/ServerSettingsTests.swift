@@ -50,3 +50,14 @@ import Testing
         #expect(both.problems == ["PARLEY_LLM_MODEL_PATH: a local model and PARLEY_LLM_URL exclude each other; set one"])
     }
 }
+
+extension ServerSettingsTests {
+    @Test func aDatabaseURLSelectsPostgreSQLAndABadOneIsOneProblem() {
+        #expect(ServerSettings.load(environment: [:]).0.databaseURL == nil)
+        let url = "postgresql://parley:secret@db.internal:5432/parley?sslmode=require"
+        #expect(ServerSettings.load(environment: ["PARLEY_DATABASE_URL": url]).0.databaseURL == url)
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_DATABASE_URL": "sqlite:///tmp/x"])
+        #expect(problems == [#"PARLEY_DATABASE_URL: "sqlite:///tmp/x" is not a postgresql:// URL"#])
+        #expect(settings.databaseURL == nil)
+    }
+}

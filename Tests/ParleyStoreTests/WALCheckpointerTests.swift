@@ -35,10 +35,10 @@ import Testing
     }
 
     @Test func checkpointsPastTheThresholdAndTheWALStartsOver() async throws {
-        let store = try ParleyStore(path: path)
+        let store = try SQLiteStore(path: path)
         var written = 0
         while (store.database.checkpointActivity?.checkpointsStarted ?? 0) == 0 && written < 5_000 {
-            try store.appendItem(Self.item(written))
+            try await store.appendItem(Self.item(written))
             written += 1
         }
         #expect(store.database.checkpointActivity?.checkpointsStarted ?? 0 >= 1, "no checkpoint after \(written) items")
@@ -51,53 +51,53 @@ import Testing
         }
         #expect(settled, "\(String(describing: store.database.checkpointActivity))")
         // …so the next commit starts the WAL over from its first frame.
-        try store.appendItem(Self.item(written))
+        try await store.appendItem(Self.item(written))
         #expect(try #require(store.database.checkpointActivity).latestWALFrames < WALCheckpointer.framesBeforeCheckpoint)
-        #expect(try store.items(conversationID: "conv_1").count == written + 1)
+        #expect(try await store.items(conversationID: "conv_1").count == written + 1)
         #expect(try store.integrityCheck())
     }
 
     @Test func aRunawayWALStartsOverOnceNoReaderHoldsIt() async throws {
-        let store = try ParleyStore(path: path)
+        let store = try SQLiteStore(path: path)
         // A reader holding a snapshot keeps the checkpointer from copying past it.
         let reader = try SQLiteDatabase(path: path)
         try reader.execute("BEGIN")
         #expect(try reader.query("SELECT count(*) FROM items").first?.first?.integer == 0)
         var written = 0
         while (store.database.checkpointActivity?.latestWALFrames ?? 0) < WALCheckpointer.framesBeforeRestart && written < 10_000 {
-            try store.appendItem(Self.item(written))
+            try await store.appendItem(Self.item(written))
             written += 1
         }
         #expect(store.database.checkpointActivity?.restarts == 0)
 
         try reader.execute("COMMIT")
-        try store.appendItem(Self.item(written))
+        try await store.appendItem(Self.item(written))
         written += 1
         let restarted = await Self.eventually { (store.database.checkpointActivity?.restarts ?? 0) >= 1 }
         #expect(restarted, "\(String(describing: store.database.checkpointActivity))")
         let grownSize = walSize
         #expect(grownSize > Int(WALCheckpointer.framesBeforeRestart) * 4_096)
         // The next commit writes the WAL from its first frame: the file stops growing.
-        try store.appendItem(Self.item(written))
+        try await store.appendItem(Self.item(written))
         written += 1
         #expect(try #require(store.database.checkpointActivity).latestWALFrames < WALCheckpointer.framesBeforeCheckpoint)
         for _ in 0..<500 {
-            try store.appendItem(Self.item(written))
+            try await store.appendItem(Self.item(written))
             written += 1
         }
         #expect(walSize == grownSize)
-        #expect(try store.items(conversationID: "conv_1").count == written)
+        #expect(try await store.items(conversationID: "conv_1").count == written)
         #expect(try store.integrityCheck())
     }
 
     @Test func writesCompleteWhileACheckpointRuns() async throws {
-        let store = try ParleyStore(path: path)
+        let store = try SQLiteStore(path: path)
         var written = 0
         var writtenDuringACheckpoint = 0
         let deadline = ContinuousClock.now + .seconds(60)
         while writtenDuringACheckpoint < 3 && ContinuousClock.now < deadline {
             let before = try #require(store.database.checkpointActivity)
-            try store.appendItem(Self.item(written))
+            try await store.appendItem(Self.item(written))
             written += 1
             let after = try #require(store.database.checkpointActivity)
             if before.isCheckpointing && after.isCheckpointing && before.checkpointsStarted == after.checkpointsStarted {
@@ -106,14 +106,14 @@ import Testing
         }
         #expect(writtenDuringACheckpoint == 3, "\(written) items written, none while a checkpoint ran")
         store.close()
-        let reopened = try ParleyStore(path: path)
-        #expect(try reopened.items(conversationID: "conv_1").map(\.id) == (0..<written).map { "item_\($0)" })
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.items(conversationID: "conv_1").map(\.id) == (0..<written).map { "item_\($0)" })
         #expect(try reopened.integrityCheck())
     }
 
     @Test func closingStopsTheCheckpointerAndLeavesNoWAL() async throws {
-        let store = try ParleyStore(path: path)
-        for index in 0..<3_000 { try store.appendItem(Self.item(index)) }
+        let store = try SQLiteStore(path: path)
+        for index in 0..<3_000 { try await store.appendItem(Self.item(index)) }
         #expect(store.database.checkpointActivity?.checkpointsStarted ?? 0 >= 1)
         weak let checkpointer = store.database.currentCheckpointer
         #expect(checkpointer != nil)
@@ -122,26 +122,26 @@ import Testing
         store.close()
         #expect(store.database.checkpointActivity == nil)
         #expect(walSize == 0)
-        #expect(throws: SQLiteError.self) { try store.items(conversationID: "conv_1") }
+        await #expect(throws: SQLiteError.self) { try await store.items(conversationID: "conv_1") }
         #expect(store.database.changes == 0)
         #expect(await Self.eventually { checkpointer == nil }, "the checkpointer thread still holds its checkpointer")
 
-        let reopened = try ParleyStore(path: path)
-        #expect(try reopened.items(conversationID: "conv_1").count == 3_000)
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.items(conversationID: "conv_1").count == 3_000)
         #expect(try reopened.integrityCheck())
     }
 
     @Test func releasingTheStoreStopsTheCheckpointer() async throws {
         weak var checkpointer: WALCheckpointer?
         do {
-            let store = try ParleyStore(path: path)
-            for index in 0..<100 { try store.appendItem(Self.item(index)) }
+            let store = try SQLiteStore(path: path)
+            for index in 0..<100 { try await store.appendItem(Self.item(index)) }
             checkpointer = store.database.currentCheckpointer
             #expect(checkpointer != nil)
         }
         #expect(await Self.eventually { checkpointer == nil }, "the checkpointer thread outlived its store")
         #expect(walSize == 0)
-        #expect(try ParleyStore(path: path).items(conversationID: "conv_1").count == 100)
+        #expect(try await SQLiteStore(path: path).items(conversationID: "conv_1").count == 100)
     }
 
     @Test func anInMemoryDatabaseHasNoCheckpointer() throws {

@@ -15,9 +15,11 @@ struct ServeLauncher: ParleyCommand {
             .option("env-file", value: "path", help: "A .env file with PARLEY_* settings (default ./.env when present)."),
             .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
             .option("llm-model", value: "path", help: "A GGUF model of your own for the embedded llama-server, instead of SmolLM2."),
+            .option("database-url", value: "url", help: "A postgresql:// URL: keep the store in PostgreSQL instead of SQLite (cluster mode)."),
         ],
         environment: [
             EnvironmentSpec("PARLEY_SERVER_SECRET", "Signs client tokens and authorises the REST API."),
+            EnvironmentSpec("PARLEY_DATABASE_URL", "A postgresql:// URL, as --database-url."),
             EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
             EnvironmentSpec("PARLEY_LLM_MODEL_PATH", "A GGUF model for the embedded llama-server when --llm-model is not given."),
@@ -47,6 +49,8 @@ struct ServeLauncher: ParleyCommand {
     var webRoot: String?
     /// A GGUF model for the embedded llama-server.
     var llmModel: String?
+    /// The PostgreSQL database.
+    var databaseURL: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         host = try arguments.value("host", .nonEmpty)
@@ -55,11 +59,13 @@ struct ServeLauncher: ParleyCommand {
         envFile = try arguments.value("env-file", .nonEmpty)
         webRoot = try arguments.value("web-root", .nonEmpty)
         llmModel = try arguments.value("llm-model", .nonEmpty)
+        databaseURL = try arguments.value("database-url", .nonEmpty)
     }
 
     func run(_ context: CommandContext) async throws {
         var options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
         options.llmModel = llmModel
+        options.databaseURL = databaseURL
         guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
             throw CommandFailure.alreadyReported
         }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyServer
+import ParleyStore
 
 /// Options of `parley serve`; each overrides the matching `PARLEY_*` setting.
 public struct ServeOptions: Sendable {
@@ -10,6 +11,9 @@ public struct ServeOptions: Sendable {
     public var webRoot: String?
     /// A GGUF model for the embedded llama-server (`--llm-model`, over `PARLEY_LLM_MODEL_PATH`).
     public var llmModel: String?
+    /// A `postgresql://` URL: the store in PostgreSQL (cluster mode) instead of SQLite
+    /// (`--database-url`, over `PARLEY_DATABASE_URL`).
+    public var databaseURL: String?
 
     /// Creates options; `nil` leaves a setting to the environment.
     public init(host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil) {
@@ -44,6 +48,13 @@ public enum ServeCommand {
         if let port = options.port { settings.port = port }
         if let directory = options.dataDirectory { settings.dataDirectory = URL(fileURLWithPath: directory) }
         if let root = options.webRoot { settings.webRoot = URL(fileURLWithPath: root) }
+        if let url = options.databaseURL {
+            if let problem = PostgresStore.problem(inURL: url) {
+                problems.append("--database-url: \(problem)")
+            } else {
+                settings.databaseURL = url
+            }
+        }
         if settings.webRoot == nil { settings.webRoot = defaultWebRoot() }
         if !settings.isLoopback && settings.serverSecret == nil {
             problems.append("PARLEY_SERVER_SECRET: required when listening beyond loopback (host \(settings.host))")
@@ -65,9 +76,17 @@ public enum ServeCommand {
             }
         }
 
+        let store: any ParleyStore
+        do {
+            store = try settings.openStore()
+        } catch let error as PostgresError {
+            return fail(["\(options.databaseURL == nil ? "PARLEY_DATABASE_URL" : "--database-url"): \(error.message)"])
+        } catch {
+            return fail(["data directory \(settings.dataDirectory.path): \(error)"])
+        }
         let app: ParleyApp
         do {
-            app = try ParleyApp(settings: settings, secret: secret)
+            app = try ParleyApp(settings: settings, secret: secret, store: store)
             try app.start()
         } catch {
             return fail(["cannot start on \(settings.host):\(settings.port): \(error)"])

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLocal
+import ParleyStore
 
 /// Where one provider comes from.
 public enum ProviderChoice: Sendable, Hashable {
@@ -15,6 +16,9 @@ public struct ServerSettings: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = URL(fileURLWithPath: ".parley")
+    /// The PostgreSQL database of cluster mode (`postgresql://…`); `nil` keeps the store in
+    /// a SQLite file in the data directory.
+    public var databaseURL: String?
     /// The server secret; `nil` until one is loaded or generated.
     public var serverSecret: String?
     public var systemPrompt = "You are Parley, a friendly voice assistant. Answer in one or two short spoken sentences."
@@ -117,6 +121,13 @@ public struct ServerSettings: Sendable {
         if let host = value("PARLEY_HOST") { settings.host = host }
         if let port = integer("PARLEY_PORT", in: 0...65535) { settings.port = port }
         if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }
+        if let url = value("PARLEY_DATABASE_URL") {
+            if let problem = PostgresStore.problem(inURL: url) {
+                problems.append("PARLEY_DATABASE_URL: \(problem)")
+            } else {
+                settings.databaseURL = url
+            }
+        }
         if let secret = value("PARLEY_SERVER_SECRET") {
             if secret.utf8.count < 16 {
                 problems.append("PARLEY_SERVER_SECRET: must be at least 16 characters")

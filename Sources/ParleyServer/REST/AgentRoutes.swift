@@ -20,7 +20,7 @@ enum AgentRoutes {
                 definition.id = IdentifierGenerator.make("agent")
                 definition.createdAt = Int(now.timeIntervalSince1970)
                 definition.updatedAt = definition.createdAt
-                try save(definition, context: context, createdAt: now)
+                try await save(definition, context: context, createdAt: now)
                 context.log.log("agent.created", ["agent": .string(definition.id!)])
                 return JSONResponse.ok(definition.redacted, status: 201)
             } catch let error as BadRequest {
@@ -33,7 +33,7 @@ enum AgentRoutes {
         router.get("/v1/agents") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
-                let agents = try context.store.agents().map { try decode($0).redacted }
+                let agents = try await context.store.agents().map { try decode($0).redacted }
                 return JSONResponse.ok(AgentList(data: agents))
             } catch {
                 return storageFailure(error)
@@ -43,7 +43,7 @@ enum AgentRoutes {
         router.get("/v1/agents/{id}") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
-                guard let record = try context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
+                guard let record = try await context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
                 return JSONResponse.ok(try decode(record).redacted)
             } catch {
                 return storageFailure(error)
@@ -53,13 +53,13 @@ enum AgentRoutes {
         router.patch("/v1/agents/{id}") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
-                guard let record = try context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
+                guard let record = try await context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
                 var definition = try decode(record)
                 let patch = try request.jsonBody(AgentDefinition.self)
                 definition.merge(patch)
                 try check(definition)
                 definition.updatedAt = Int(Date().timeIntervalSince1970)
-                try save(definition, context: context, createdAt: record.createdAt)
+                try await save(definition, context: context, createdAt: record.createdAt)
                 return JSONResponse.ok(definition.redacted)
             } catch let error as BadRequest {
                 return error.response
@@ -72,7 +72,7 @@ enum AgentRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 let id = request.pathParameters["id"] ?? ""
-                guard try context.store.deleteAgent(id: id) else { return notFound(request) }
+                guard try await context.store.deleteAgent(id: id) else { return notFound(request) }
                 return JSONResponse.ok(["id": id, "object": "agent.deleted", "deleted": "true"])
             } catch {
                 return storageFailure(error)
@@ -90,9 +90,9 @@ enum AgentRoutes {
         guard problems.isEmpty else { throw BadRequest(problems.joined(separator: "; ")) }
     }
 
-    private static func save(_ definition: AgentDefinition, context: ServerContext, createdAt: Date) throws {
+    private static func save(_ definition: AgentDefinition, context: ServerContext, createdAt: Date) async throws {
         let document = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(definition))
-        try context.store.saveAgent(AgentRecord(id: definition.id!, document: document, createdAt: createdAt, updatedAt: Date()))
+        try await context.store.saveAgent(AgentRecord(id: definition.id!, document: document, createdAt: createdAt, updatedAt: Date()))
     }
 
     static func notFound(_ request: HTTPRequest) -> HTTPResponse {

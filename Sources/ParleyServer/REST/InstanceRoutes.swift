@@ -49,16 +49,16 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 let agentID = request.pathParameters["id"] ?? ""
-                guard try context.store.agent(id: agentID) != nil else { return AgentRoutes.notFound(request) }
+                guard try await context.store.agent(id: agentID) != nil else { return AgentRoutes.notFound(request) }
                 let body = try request.jsonBody(InstanceRequest.self, allowEmpty: true)
                 guard let user = body.user, !user.isEmpty, user.count <= 200 else { throw BadRequest("user: is required (1 to 200 characters)") }
                 let conversationID = body.conversationID ?? IdentifierGenerator.make("conv")
-                try context.store.ensureConversation(id: conversationID, agentID: agentID)
+                try await context.store.ensureConversation(id: conversationID, agentID: agentID)
                 let instance = InstanceRecord(
                     id: IdentifierGenerator.make("inst"), agentID: agentID, userID: user,
                     conversationID: conversationID, status: "waiting", createdAt: Date()
                 )
-                try context.store.saveInstance(instance)
+                try await context.store.saveInstance(instance)
                 let minted = context.authentication.authority.mint(
                     subject: user, agentID: agentID, instanceID: instance.id,
                     lifetime: body.ttlSeconds ?? ClientTokenAuthority.defaultLifetime
@@ -80,7 +80,7 @@ enum InstanceRoutes {
         router.get("/v1/instances/{id}") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
-                guard let instance = try context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
+                guard let instance = try await context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
                 let status = context.sessions.status(instanceID: instance.id) ?? instance.status
                 return JSONResponse.ok(InstanceResponse(
                     id: instance.id, agentID: instance.agentID, user: instance.userID,
@@ -105,12 +105,12 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 let id = request.pathParameters["id"] ?? ""
-                guard try context.store.instance(id: id) != nil else { return AgentRoutes.notFound(request) }
+                guard try await context.store.instance(id: id) != nil else { return AgentRoutes.notFound(request) }
                 if let entry = context.sessions.entry(instanceID: id) {
                     await entry.session.close()
                     entry.disconnect()
                 }
-                try context.store.setInstanceStatus(id: id, status: "ended")
+                try await context.store.setInstanceStatus(id: id, status: "ended")
                 return JSONResponse.ok(["id": id, "object": "agent.instance", "status": "ended"])
             } catch {
                 return AgentRoutes.storageFailure(error)
@@ -121,8 +121,8 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 let id = request.pathParameters["id"] ?? ""
-                guard try context.store.conversationExists(id: id) else { return AgentRoutes.notFound(request) }
-                let items = try context.store.items(conversationID: id).map(listItem)
+                guard try await context.store.conversationExists(id: id) else { return AgentRoutes.notFound(request) }
+                let items = try await context.store.items(conversationID: id).map(listItem)
                 return JSONResponse.ok(ItemList(data: items))
             } catch {
                 return AgentRoutes.storageFailure(error)

@@ -28,6 +28,19 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
+    /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
+    private var storedOutput: [StoredOutput] = []
+    /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
+    private var storedOutputDrain: Task<Void, Never>?
+
+    /// What waits in `storedOutput`. An item's events go out only once the item is stored (so
+    /// whatever a client saw completed survives a crash), and every event after them waits
+    /// its turn, so nothing overtakes them; the store's calls run off this executor meanwhile.
+    private enum StoredOutput {
+        case append(ItemRecord)
+        case delete(itemID: String)
+        case event(String)
+    }
 
     /// The transcription model reported to clients: Parley transcribes with Whisper.
     static let transcriptionModel = "whisper-1"
@@ -65,6 +78,8 @@ actor RealtimeConnection {
         // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
         // The server ends a session early (shutdown, the instance deleted) by closing its socket.
         await receiveEvents()
+        // The session's last items are stored before the connection is done.
+        while let drain = storedOutputDrain { await drain.value }
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -257,14 +272,9 @@ actor RealtimeConnection {
     private func observe(_ event: VoiceSessionEvent) {
         switch event {
         case .itemCompleted(let itemID, let message):
-            do {
-                try context.store.appendItem(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date()))
-            } catch {
-                context.log.log("store.failed", session: sessionID, ["item": .string(itemID)])
-                reportError(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
-            }
+            store(.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())))
         case .itemDeleted(let itemID):
-            _ = try? context.store.deleteItem(id: itemID)
+            store(.delete(itemID: itemID))
         case .responseStarted:
             setStatus("thinking")
         case .agentAudio:
@@ -300,14 +310,53 @@ actor RealtimeConnection {
         send(.error(error))
     }
 
+    /// Sends `event` now, or after the store writes under way.
     private func send(_ event: RealtimeServerEvent) {
         if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
+        if storedOutputDrain == nil {
+            write(text)
+        } else {
+            storedOutput.append(.event(text))
+        }
+    }
+
+    private func write(_ text: String) {
         do {
             try socket.send(.text(text))
         } catch {
             // The socket is closed or the client stopped reading (it is being closed with 1008);
             // the incoming loop ends and closes the session.
         }
+    }
+
+    /// Queues a store write; the events sent after it wait until it is done.
+    private func store(_ write: StoredOutput) {
+        storedOutput.append(write)
+        if storedOutputDrain == nil {
+            storedOutputDrain = Task { await drainStoredOutput() }
+        }
+    }
+
+    /// Carries out `storedOutput` in order, one store call at a time, until it is empty.
+    private func drainStoredOutput() async {
+        while !storedOutput.isEmpty {
+            switch storedOutput.removeFirst() {
+            case .append(let item):
+                do {
+                    try await context.store.appendItem(item)
+                } catch {
+                    context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
+                    context.metrics.errorReported(category: "invalid_request")
+                    let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
+                    failure.encode(dialect: dialect).map(write)
+                }
+            case .delete(let itemID):
+                _ = try? await context.store.deleteItem(id: itemID)
+            case .event(let text):
+                write(text)
+            }
+        }
+        storedOutputDrain = nil
     }
 }

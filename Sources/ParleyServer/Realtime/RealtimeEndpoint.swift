@@ -34,8 +34,10 @@ enum RealtimeEndpoint {
         }
         if case .client(let claims) = caller {
             let instanceID = request.query["instance"]
-            var agentID = request.query["agent"]
-            if let instanceID, agentID == nil { agentID = (try? context.store.instance(id: instanceID))?.agentID }
+            // An instance's agent is in the store, which this decision on the network thread does
+            // not wait for: an agent-scoped token joining an instance is checked against the
+            // instance's agent in `SessionSetup`, before the session starts.
+            let agentID = instanceID != nil && request.query["agent"] == nil ? claims.agentID : request.query["agent"]
             do {
                 try claims.checkScope(agentID: agentID, instanceID: instanceID)
             } catch {
@@ -55,7 +57,7 @@ enum RealtimeEndpoint {
         let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
         let setup: SessionSetup
         do {
-            setup = try SessionSetup.make(for: request, context: context)
+            setup = try await SessionSetup.make(for: request, context: context)
         } catch {
             let event = RealtimeServerEvent.error(RealtimeProtocolError(code: "session_setup_failed", message: "\(error)"))
             if let text = event.encode(dialect: dialect) { try? socket.send(.text(text)) }
@@ -98,23 +100,26 @@ struct SessionSetup {
         var description: String
     }
 
-    static func make(for request: HTTPRequest, context: ServerContext) throws -> SessionSetup {
+    static func make(for request: HTTPRequest, context: ServerContext) async throws -> SessionSetup {
         guard let engines = context.providers.current else { throw Failure(description: "The server is still starting; try again in a moment.") }
         var agent = AgentDefinition()
         var conversationID = RealtimeID.conversation()
         var instanceID: String?
         if let requested = request.query["instance"] {
-            guard let instance = try context.store.instance(id: requested) else { throw Failure(description: "No instance \(requested).") }
+            guard let instance = try await context.store.instance(id: requested) else { throw Failure(description: "No instance \(requested).") }
+            if case .client(let claims)? = try? context.authentication.caller(of: request), let agentLimit = claims.agentID, agentLimit != instance.agentID {
+                throw Failure(description: "This token does not grant access to that agent or instance.")
+            }
             guard instance.status != "ended" else { throw Failure(description: "Instance \(requested) has ended.") }
             instanceID = instance.id
             conversationID = instance.conversationID
-            if let record = try context.store.agent(id: instance.agentID) { agent = try AgentRoutes.decode(record) }
+            if let record = try await context.store.agent(id: instance.agentID) { agent = try AgentRoutes.decode(record) }
         } else if let agentID = request.query["agent"] {
-            guard let record = try context.store.agent(id: agentID) else { throw Failure(description: "No agent \(agentID).") }
+            guard let record = try await context.store.agent(id: agentID) else { throw Failure(description: "No agent \(agentID).") }
             agent = try AgentRoutes.decode(record)
         }
-        try context.store.ensureConversation(id: conversationID, agentID: agent.id)
-        let history = try context.store.items(conversationID: conversationID).map { ConversationLedger.Item(id: $0.id, message: $0.message) }
+        try await context.store.ensureConversation(id: conversationID, agentID: agent.id)
+        let history = try await context.store.items(conversationID: conversationID).map { ConversationLedger.Item(id: $0.id, message: $0.message) }
 
         // The agent's own language model, when its settings name an endpoint.
         let agentModel = agent.llm.flatMap(AgentLanguageModel.make)
