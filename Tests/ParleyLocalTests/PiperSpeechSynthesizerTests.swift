@@ -1,0 +1,98 @@
+import Foundation
+import ParleyCore
+import Testing
+@testable import ParleyLocal
+
+@Suite struct PiperSpeechSynthesizerTests {
+    @Test func speechRoundTripsThroughWhisperAtLeastAsWellAsFlite() async throws {
+        let recognizer = try TestModels.recognizer()
+        var piperPairs: [(reference: String, hypothesis: String)] = []
+        var flitePairs: [(reference: String, hypothesis: String)] = []
+        for sentence in TestModels.sentences.prefix(5) {
+            piperPairs.append((sentence, try await recognizer.transcribe(try await TestModels.piperSpeech(sentence), isFinal: true).text))
+            flitePairs.append((sentence, try await recognizer.transcribe(try await TestModels.speech(sentence), isFinal: true).text))
+        }
+        let piper = totalWordErrors(piperPairs), flite = totalWordErrors(flitePairs)
+        #expect(Double(piper.errors) / Double(piper.words) <= 0.10, "Piper: \(piperPairs.map { "\($0.reference) → \($0.hypothesis)" })")
+        #expect(piper.errors <= flite.errors, "Piper \(piperPairs.map(\.hypothesis)) vs flite \(flitePairs.map(\.hypothesis))")
+    }
+
+    @Test func eachClauseIsYieldedAsSoonAsItIsMade() async throws {
+        let voice = try TestModels.piperVoice()
+        #expect(voice.sampleRate == 22_050)
+        var chunks: [[Int16]] = []
+        for try await chunk in voice.synthesize("Sure. The train to the airport leaves at half past seven, from platform two.", options: SpeechOptions()) {
+            chunks.append(chunk)
+        }
+        // One chunk per clause: "Sure." is spoken, and handed on, on its own.
+        #expect(chunks.count == 3)
+        let seconds = chunks.map { Double($0.count) / 22_050 }
+        #expect(seconds[0] > 0.2 && seconds[0] < 1.2, "\(seconds)")
+        #expect(seconds[1] > seconds[0], "\(seconds)")
+        #expect(chunks.allSatisfy { $0.contains { abs(Int($0)) > 3_000 } })
+    }
+
+    @Test func speedScalesTheDurationAndWordlessTextYieldsNothing() async throws {
+        let voice = try TestModels.piperVoice()
+        func seconds(_ text: String, speed: Double) async throws -> Double {
+            var count = 0
+            for try await chunk in voice.synthesize(text, options: SpeechOptions(speed: speed)) { count += chunk.count }
+            return Double(count) / Double(voice.sampleRate)
+        }
+        let normal = try await seconds("Please turn off the kitchen lights.", speed: 1)
+        let fast = try await seconds("Please turn off the kitchen lights.", speed: 2)
+        #expect(fast < normal * 0.7, "normal \(normal) s, fast \(fast) s")
+        #expect(try await seconds(" ... !? \n\u{7}", speed: 1) == 0)
+    }
+
+    @Test func cancellingTheConsumerStopsSynthesis() async throws {
+        let voice = try TestModels.piperVoice()
+        let long = Array(repeating: "This sentence is one of many in a long reply, and it keeps going.", count: 20).joined(separator: " ")
+        let task = Task {
+            var chunks = 0
+            for try await _ in voice.synthesize(long, options: SpeechOptions()) {
+                chunks += 1
+                if chunks == 1 { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+            return chunks
+        }
+        let result = await task.result
+        if case .success(let chunks) = result { #expect(chunks < 40) }
+        // The voice still works for the next reply.
+        var samples = 0
+        for try await chunk in voice.synthesize("Still here.", options: SpeechOptions()) { samples += chunk.count }
+        #expect(samples > 5_000)
+    }
+
+    @Test func textIsCutIntoClausesWithTheirMarks() {
+        let clauses = PiperText.clauses(of: "Hi, it costs 3.5 dollars, e.g. today!\nReally? Yes…  ")
+        #expect(clauses == [
+            .init(words: "Hi", mark: ","), .init(words: "it costs 3.5 dollars", mark: ","), .init(words: "e.g", mark: "."),
+            .init(words: "today", mark: "!"), .init(words: "Really", mark: "?"), .init(words: "Yes", mark: "."),
+        ])
+        #expect(PiperText.clauses(of: String(repeating: "word ", count: 100)).allSatisfy { $0.words.count <= PiperText.maximumClauseLength })
+    }
+
+    @Test func phonemesMapToPiperIDsWithPaddingAndTheVoiceRejectsMissingOrCorruptFiles() throws {
+        let locator = TestModels.locator
+        let config = try PiperVoiceConfig(path: locator.path(of: .piperJoe) + ".json")
+        // ^ _ h _ ə _ $  (h = 20, ə = 59 in Piper's English map)
+        #expect(config.ids(of: "hə") == [1, 0, 20, 0, 59, 0, 2])
+        #expect(config.ids(of: "h\u{1F600}") == [1, 0, 20, 0, 2])
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("piper-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("en_US-joe-medium.onnx").path
+        let library = try locator.onnxRuntimeLibraryPath()
+        #expect(throws: LocalModelError.self) { try PiperSpeechSynthesizer(modelPath: model, onnxRuntimePath: library) }
+        try Data("not an onnx file".utf8).write(to: URL(fileURLWithPath: model))
+        try FileManager.default.copyItem(atPath: locator.path(of: .piperJoe) + ".json", toPath: model + ".json")
+        #expect(throws: LocalModelError.unloadable(kind: "Piper voice", path: model)) {
+            try PiperSpeechSynthesizer(modelPath: model, onnxRuntimePath: library)
+        }
+        #expect(throws: LocalModelError.self) {
+            try PiperSpeechSynthesizer(modelPath: locator.path(of: .piperJoe), onnxRuntimePath: folder.appendingPathComponent("libnothing.so").path)
+        }
+    }
+}
