@@ -79,6 +79,16 @@ public struct ServerSettings: Sendable {
         maxOutputTokens ?? (languageModel == .embedded ? 150 : nil)
     }
 
+    /// The sampling temperature of the server's language model when neither the agent nor the
+    /// client sets one: 0.3 for the embedded model (a small model stays on topic and short
+    /// answers stay plain), the provider's own for a remote one.
+    public var replyTemperature: Double? { languageModel == .embedded ? 0.3 : nil }
+
+    /// The repetition penalty of the server's language model unless the agent sets one: 1.15
+    /// for the embedded model (SmolLM2 otherwise loops on a phrase), none for a remote one (not
+    /// every OpenAI-compatible server knows the field).
+    public var replyRepetitionPenalty: Double? { languageModel == .embedded ? 1.15 : nil }
+
     /// Whether the local token endpoint is on.
     public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
 
