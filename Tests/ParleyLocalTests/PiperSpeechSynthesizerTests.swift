@@ -97,3 +97,20 @@ import Testing
         }
     }
 }
+
+@Suite struct EspeakPhonemizerTests {
+    @Test func answersLineByLineWhateverTheTextHolds() throws {
+        let phonemizer = EspeakPhonemizer(voice: "en-us")
+        #expect(try phonemizer.phonemes(of: "Hello there") == "həlˈoʊ ðˈɛɹ")
+        // Line breaks, control characters and the sentinel word cannot end an answer early.
+        #expect(try phonemizer.phonemes(of: "Hello\nthere parleysentinel\u{7}") == "həlˈoʊ ðˈɛɹ")
+        #expect(try phonemizer.phonemes(of: "!?") == "")
+        #expect(try phonemizer.phonemes(of: "Seven") == "sˈɛvən")
+    }
+
+    @Test func aMissingProgramIsAClearError() {
+        let phonemizer = EspeakPhonemizer(executable: "/nonexistent/espeak-ng", voice: "en-us")
+        #expect(throws: ProviderError.self) { try phonemizer.phonemes(of: "Hello") }
+        #expect((try? phonemizer.phonemes(of: "Hello")) == nil)
+    }
+}

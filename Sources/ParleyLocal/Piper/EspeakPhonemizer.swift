@@ -12,8 +12,8 @@ import Darwin
 /// Without `--stdin`, espeak-ng phonemises each line of its input as soon as the line arrives
 /// and writes one line of IPA per clause. After each request a sentinel word follows; its known
 /// phonemes mark where the answer ends. Requests are serialised (each takes about a
-/// millisecond); a process that dies or stalls is replaced at the next request.
-final class EspeakPhonemizer: @unchecked Sendable {  // `lock` guards `process` and every pipe read and write.
+/// millisecond); a program that dies or stalls is replaced.
+final class EspeakPhonemizer: @unchecked Sendable {  // `lock` guards `process` and every exchange with it.
     /// The word whose phonemes end every answer. Removed from requests.
     static let sentinel = "parleysentinel"
     /// The longest wait for espeak-ng's answer.
@@ -41,24 +41,30 @@ final class EspeakPhonemizer: @unchecked Sendable {  // `lock` guards `process` 
         let line = text.replacingOccurrences(of: Self.sentinel, with: " ", options: .caseInsensitive)
             .map { $0.isNewline || $0.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) ? " " : $0 }
         return try lock.withLock {
-            do {
-                let process = try self.process ?? EspeakProcess(executable: executable, voice: voice)
-                self.process = process
-                return try process.ask(String(line))
-            } catch {
-                process?.stop()
-                process = nil
-                throw error
+            // A second try with a new program: the old one may have died since the last request
+            // (it is killed when the thread that started it ends).
+            for attempt in 1...2 {
+                do {
+                    let process = try self.process ?? EspeakProcess(executable: executable, voice: voice)
+                    self.process = process
+                    return try process.ask(String(line))
+                } catch {
+                    process?.stop()
+                    process = nil
+                    if attempt == 2 { throw error }
+                }
             }
+            return ""
         }
     }
 }
 
-/// One running `espeak-ng` and its pipes. Used under `EspeakPhonemizer.lock`.
+/// One running `espeak-ng`, spawned with `ChildProcess` (it dies with Parley), talking over
+/// one end of a socket pair that is its stdin and stdout. Used under `EspeakPhonemizer.lock`.
 private final class EspeakProcess {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let pid: pid_t
+    /// Parley's end of the socket pair.
+    private let socket: Int32
     private var buffer: [UInt8] = []
     /// The sentinel's phonemes, as this espeak-ng writes them.
     private var sentinelPhonemes = ""
@@ -68,20 +74,27 @@ private final class EspeakProcess {
         guard let path, FileManager.default.isExecutableFile(atPath: path) else {
             throw ProviderError(.server, provider: "espeak-ng", message: "the espeak-ng program was not found (\(executable)); run scripts/setup")
         }
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-q", "-v", voice, "--ipa"]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        var ends: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw ProviderError(.server, provider: "espeak-ng", message: "no socket pair for espeak-ng (errno \(errno))")
+        }
+        defer { close(ends[1]) }
         do {
-            try process.run()
+            pid = try ChildProcess.spawn(executable: path, arguments: ["-q", "-v", voice, "--ipa"], streams: .socket(ends[1]))
         } catch {
+            close(ends[0])
             throw ProviderError(.server, provider: "espeak-ng", message: "espeak-ng could not start: \(error)")
         }
-        signal(SIGPIPE, SIG_IGN)  // A dead espeak-ng must fail a write, not end Parley.
-        try send(EspeakPhonemizer.sentinel + "\n")
-        sentinelPhonemes = try readLine()
+        socket = ends[0]
+        do {
+            try send(EspeakPhonemizer.sentinel + "\n")
+            sentinelPhonemes = try readLine()
+        } catch {
+            stop()
+            throw error
+        }
         guard !sentinelPhonemes.isEmpty else {
+            stop()
             throw ProviderError(.server, provider: "espeak-ng", message: "espeak-ng gave no phonemes for voice \(voice)")
         }
     }
@@ -97,16 +110,19 @@ private final class EspeakProcess {
         }
     }
 
+    /// Ends the program (closing its stdin ends it; a stalled one is killed) and reaps it.
     func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        close(socket)
+        kill(pid, SIGKILL)
+        _ = ChildProcess.wait(for: pid)
     }
 
     private func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a dead espeak-ng fails the write instead of raising SIGPIPE.
+            let written = bytes[offset...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
                 throw ProviderError(.server, provider: "espeak-ng", message: "espeak-ng stopped taking text (errno \(errno))")
@@ -126,7 +142,7 @@ private final class EspeakProcess {
             }
             let remaining = ContinuousClock.now.duration(to: deadline)
             let milliseconds = Int32(max(0, remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000))
-            var descriptor = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else {
