@@ -203,8 +203,8 @@ Examples:
         "say": #"""
 Speak text to a WAV file.
 
-Uses flite in process, or the OpenAI-compatible speech service PARLEY_TTS_URL
-names.
+Uses the Piper voice in process (flite with PARLEY_TTS=flite), or the
+OpenAI-compatible speech service PARLEY_TTS_URL names.
 
 Usage: parley say [<text>...] --output <file> [--voice <name>] [--speed <rate>]
 
@@ -218,7 +218,8 @@ Options:
   -h, --help           Show this help.
 
 Environment:
-  PARLEY_TTS_URL       An OpenAI-compatible speech API to use instead of flite.
+  PARLEY_TTS_URL       An OpenAI-compatible speech API to use instead of the
+                       embedded voice.
   PARLEY_TTS_VOICE     The default voice for that API.
 
 Examples:

@@ -16,6 +16,9 @@ import ParleyCore
 /// }
 /// ```
 public struct PiperSpeechSynthesizer: SpeechSynthesizer {
+    /// The voices this synthesizer has (one: en_US-joe-medium); any other `SpeechOptions.voice`
+    /// (for example an OpenAI voice name sent by a client) speaks with it too.
+    public static let voices = ["joe"]
     /// The slowest and fastest speaking rates accepted; others are clamped.
     public static let speedRange = 0.25...4.0
     /// How many syntheses run at once by default: half the cores, at least one.
