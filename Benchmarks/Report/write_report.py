@@ -11,13 +11,14 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "turns", "conversation", "session", "server", "store"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
     "realtime": "Realtime protocol codec",
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
+    "voice": "The neural voice next to flite",
     "turns": "Turn-taking judges",
     "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
@@ -25,6 +26,14 @@ AREA_TITLES = {
     "store": "Store engines: SQLite and PostgreSQL",
 }
 AREA_NOTES = {
+    "voice": (
+        "The Piper voice en_US-joe-medium (onnxruntime, one intra-op thread, phonemes from a long-lived espeak-ng) and "
+        "flite cmu_us_slt in the benchmark process. Real-time factor and Whisper tiny.en WER over the ten everyday "
+        "sentences (resampled to 16 kHz with libsoxr) while nothing else of Parley runs; time to first audio for the reply "
+        "\"Sure, the next train to the airport leaves at half past seven. It takes about forty minutes to get there.\" fed "
+        "word by word to the sentence segmenter, from the moment it releases the first clause to the first 24 kHz chunk "
+        "(after libsoxr), while SmolLM2 generates a long story on the supervised llama-server the whole time."
+    ),
     "store": (
         "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "
         "`synchronous=NORMAL`, so no fsync per commit); PostgreSQL a throwaway local server from `scripts/postgres` with "
