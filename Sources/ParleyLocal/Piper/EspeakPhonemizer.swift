@@ -8,7 +8,7 @@ import Darwin
 
 /// Text to IPA phonemes with the `espeak-ng` program, run as one long-lived child process.
 ///
-/// espeak-ng is GPL-3.0: Parley never links it, it only talks to the program through pipes.
+/// espeak-ng is GPL-3.0: Parley never links it, it only talks to the program over a socket.
 /// Without `--stdin`, espeak-ng phonemises each line of its input as soon as the line arrives
 /// and writes one line of IPA per clause. After each request a sentinel word follows; its known
 /// phonemes mark where the answer ends. Requests are serialised (each takes about a
@@ -41,20 +41,27 @@ final class EspeakPhonemizer: @unchecked Sendable {  // `lock` guards `process` 
         let line = text.replacingOccurrences(of: Self.sentinel, with: " ", options: .caseInsensitive)
             .map { $0.isNewline || $0.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) ? " " : $0 }
         return try lock.withLock {
-            // A second try with a new program: the old one may have died since the last request
-            // (it is killed when the thread that started it ends).
-            for attempt in 1...2 {
-                do {
-                    let process = try self.process ?? EspeakProcess(executable: executable, voice: voice)
-                    self.process = process
-                    return try process.ask(String(line))
-                } catch {
-                    process?.stop()
-                    process = nil
-                    if attempt == 2 { throw error }
-                }
+            do {
+                return try answer(String(line))
+            } catch {
+                // The program may have died since the last request (it is killed when the thread
+                // that started it ends): once more, with a new one.
+                return try answer(String(line))
             }
-            return ""
+        }
+    }
+
+    /// The running program's answer, starting it first if needed; a program that fails is
+    /// stopped and forgotten. Called under `lock`.
+    private func answer(_ line: String) throws -> String {
+        do {
+            let process = try self.process ?? EspeakProcess(executable: executable, voice: voice)
+            self.process = process
+            return try process.ask(line)
+        } catch {
+            process?.stop()
+            process = nil
+            throw error
         }
     }
 }
