@@ -5,17 +5,17 @@ import Testing
 @testable import ParleyLocal
 
 @Suite struct PiperSpeechSynthesizerTests {
-    @Test func speechRoundTripsThroughWhisperAtLeastAsWellAsFlite() async throws {
+    /// The voice adds random noise (as Piper does), so a sentence now and then loses a word;
+    /// over the ten sentences Whisper hears at least 92% of the words. (Whether it is heard as
+    /// well as flite is the `voice` benchmark's figure.)
+    @Test func speechRoundTripsThroughWhisper() async throws {
         let recognizer = try TestModels.recognizer()
-        var piperPairs: [(reference: String, hypothesis: String)] = []
-        var flitePairs: [(reference: String, hypothesis: String)] = []
-        for sentence in TestModels.sentences.prefix(5) {
-            piperPairs.append((sentence, try await recognizer.transcribe(try await TestModels.piperSpeech(sentence), isFinal: true).text))
-            flitePairs.append((sentence, try await recognizer.transcribe(try await TestModels.speech(sentence), isFinal: true).text))
+        var pairs: [(reference: String, hypothesis: String)] = []
+        for sentence in TestModels.sentences {
+            pairs.append((sentence, try await recognizer.transcribe(try await TestModels.piperSpeech(sentence), isFinal: true).text))
         }
-        let piper = totalWordErrors(piperPairs), flite = totalWordErrors(flitePairs)
-        #expect(Double(piper.errors) / Double(piper.words) <= 0.10, "Piper: \(piperPairs.map { "\($0.reference) → \($0.hypothesis)" })")
-        #expect(piper.errors <= flite.errors, "Piper \(piperPairs.map(\.hypothesis)) vs flite \(flitePairs.map(\.hypothesis))")
+        let (errors, words) = totalWordErrors(pairs)
+        #expect(Double(errors) / Double(words) <= 0.08, "\(pairs.map { "\($0.reference) → \($0.hypothesis)" })")
     }
 
     @Test func eachClauseIsYieldedAsSoonAsItIsMade() async throws {
@@ -74,7 +74,7 @@ import Testing
         #expect(PiperText.clauses(of: String(repeating: "word ", count: 100)).allSatisfy { $0.words.count <= PiperText.maximumClauseLength })
     }
 
-    @Test func phonemesMapToPiperIDsWithPaddingAndTheVoiceRejectsMissingOrCorruptFiles() throws {
+    @Test func phonemesMapToPiperIDsWithPaddingAndTheVoiceRejectsMissingOrCorruptFiles() async throws {
         let locator = TestModels.locator
         let config = try PiperVoiceConfig(path: locator.path(of: .piperJoe) + ".json")
         // ^ _ h _ ə _ $  (h = 20, ə = 59 in Piper's English map)
@@ -94,6 +94,26 @@ import Testing
         }
         #expect(throws: LocalModelError.self) {
             try PiperSpeechSynthesizer(modelPath: locator.path(of: .piperJoe), onnxRuntimePath: folder.appendingPathComponent("libnothing.so").path)
+        }
+
+        // A valid ONNX network that is not a Piper voice (one Identity node) is refused at load.
+        let identity = folder.appendingPathComponent("identity.onnx").path
+        let python = Subprocess()
+        python.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["PARLEY_PYTHON"]
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/parley/venv/bin/python").path)
+        python.arguments = ["-c", """
+            import onnx, sys
+            from onnx import helper, TensorProto
+            x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+            y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+            graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity", [x], [y])
+            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+            """, identity]
+        try python.run()
+        #expect(await python.exitStatus(within: .seconds(60)) == 0)
+        try FileManager.default.copyItem(atPath: locator.path(of: .piperJoe) + ".json", toPath: identity + ".json")
+        #expect(throws: LocalModelError.unloadable(kind: "Piper voice", path: identity)) {
+            try PiperSpeechSynthesizer(modelPath: identity, onnxRuntimePath: library)
         }
     }
 }

@@ -37,7 +37,17 @@ final class PiperEngine: Sendable {
         config = try PiperVoiceConfig(path: configPath)
         network = try PiperNetwork(modelPath: modelPath, runtime: OnnxRuntime.load(path: onnxRuntimePath))
         phonemizer = EspeakPhonemizer(executable: espeak, voice: config.espeakVoice)
-        _ = try phonemizer.phonemes(of: "Ready.")  // espeak-ng works before the first reply needs it.
+        // One word through espeak-ng and the network: the voice is known to work (an ONNX file
+        // that is not a Piper voice fails here, not at the first reply), and onnxruntime's
+        // first-run set-up is not paid by the first reply.
+        let phonemes = try phonemizer.phonemes(of: "Ready") + "."
+        do {
+            _ = try network.synthesize(
+                phonemeIDs: config.ids(of: phonemes), scales: (config.noiseScale, config.lengthScale, config.noiseWidth), cancellation: PiperCancellation()
+            )
+        } catch {
+            throw LocalModelError.unloadable(kind: "Piper voice", path: modelPath)
+        }
         for index in 0..<max(1, workerCount) {
             let thread = Thread { [jobs] in
                 Thread.current.name = "parley-piper\(index)"  // From inside: see ServiceLoop.start.
