@@ -32,8 +32,8 @@ public struct ModelLocator: Sendable, Hashable {
         public static let sileroVAD = Model(fileName: "ggml-silero-v6.2.0.bin", purpose: "Silero voice activity detection")
         /// Smart Turn v3.2, converted from pipecat's int8 ONNX file (end-of-turn detection).
         public static let smartTurn = Model(fileName: "smart-turn-v3.2.bin", purpose: "Smart Turn end-of-turn detection")
-        /// SmolLM2-135M-Instruct, Q4_1 GGUF (the default local language model).
-        public static let smolLM2 = Model(fileName: "SmolLM2-135M-Instruct.Q4_1.gguf", purpose: "the local language model")
+        /// SmolLM2-135M-Instruct, requantised by setup from the packaged Q4_1 GGUF to Q8_0 (the default local language model).
+        public static let smolLM2 = Model(fileName: "SmolLM2-135M-Instruct.Q8_0.gguf", purpose: "the local language model")
         /// The Piper voice en_US-joe-medium (VITS, ONNX; its config is the same name + `.json`).
         public static let piperJoe = Model(fileName: "en_US-joe-medium.onnx", purpose: "the Piper voice en_US-joe-medium")
     }
