@@ -52,6 +52,8 @@ public struct ServerSettings: Sendable {
     /// Whether `/v1/local/token` hands out client tokens without the secret (the local
     /// single-user setup); off by default when bound beyond loopback.
     public var allowsLocalTokens: Bool?
+    /// The UDP port of WebRTC calls (`PARLEY_WEBRTC_PORT`); 0 picks a free one.
+    public var webRTCPort = 0
     /// The folder of the web client.
     public var webRoot: URL?
 
@@ -120,6 +122,7 @@ public struct ServerSettings: Sendable {
 
         if let host = value("PARLEY_HOST") { settings.host = host }
         if let port = integer("PARLEY_PORT", in: 0...65535) { settings.port = port }
+        if let port = integer("PARLEY_WEBRTC_PORT", in: 0...65535) { settings.webRTCPort = port }
         if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }
         if let url = value("PARLEY_DATABASE_URL") {
             if let problem = PostgresStore.problem(inURL: url) {

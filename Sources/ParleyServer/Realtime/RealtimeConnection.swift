@@ -1,12 +1,16 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyRTC
 import ParleyStore
 
 /// One realtime client: decodes its events into calls on its voice session, and turns the
-/// session's events into protocol events on the socket. Items are stored as they complete.
+/// session's events into protocol events on its transport (a WebSocket, or a WebRTC call's
+/// data channel and audio track). Items are stored as they complete.
 actor RealtimeConnection {
-    private let socket: WebSocketConnection
+    private let transport: RealtimeTransport
+    /// The WebRTC call's audio; `nil` on a WebSocket.
+    private let callAudio: RealtimeCallAudio?
     private let dialect: RealtimeDialect
     private let context: ServerContext
     private let session: VoiceSession
@@ -50,10 +54,15 @@ actor RealtimeConnection {
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool
     ) {
-        self.socket = socket
+        self.transport = transport
+        if case .call(let call) = transport {
+            callAudio = RealtimeCallAudio(call: call, outputSampleRate: session.outputSampleRate)
+        } else {
+            callAudio = nil
+        }
         self.sendsParleyEvents = sendsParleyEvents
         translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
         self.dialect = dialect
@@ -65,10 +74,12 @@ actor RealtimeConnection {
         translator.speaksResponses = configuration.speaksResponses
     }
 
-    /// Serves the connection until the client leaves or the session ends.
-    func run() async {
+    /// Serves the connection until the client leaves or the session ends; `sessionUpdate` (a
+    /// `session.update` event, as a WebRTC call's `session` part gives it) is applied first.
+    func run(applying sessionUpdate: String? = nil) async {
         send(.sessionCreated(sessionInfo))
         send(.conversationCreated(id: conversationID))
+        if let sessionUpdate { await receive(.text(sessionUpdate)) }
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
         // The session's events are sent as they happen: this actor runs on the session's
         // executor, so the handler is already isolated to it.
@@ -98,10 +109,40 @@ actor RealtimeConnection {
 
     /// Handles the client's messages in order, on this actor, until the socket closes.
     private func receiveEvents() async {
-        for await message in socket.messages {
-            await receive(message)
+        switch transport {
+        case .webSocket(let socket):
+            for await message in socket.messages {
+                await receive(message)
+            }
+        case .call(let call):
+            for await event in call.events {
+                await receive(event)
+            }
         }
         await session.close()
+    }
+
+    /// One event of a WebRTC call: a client event, microphone audio, or news of its track.
+    private func receive(_ event: RTCCallEvent) async {
+        guard let callAudio else { return }
+        switch callAudio.input(event) {
+        case .event(let text):
+            await receive(.text(text))
+        case .audio(let samples):
+            do {
+                try await session.appendAudio(samples, sampleRate: callAudio.inputSampleRate)
+            } catch {
+                reportError(RealtimeProtocolError(error, eventID: nil))
+            }
+        case .reply(let text):
+            send(text: text)
+        case .refused(let message):
+            reportError(RealtimeProtocolError(code: "invalid_event", message: message))
+        case .ended(let reason):
+            context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
+        case .nothing:
+            break
+        }
     }
 
     private func receive(_ message: WebSocketMessage) async {
@@ -236,6 +277,7 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", param: responseID == nil ? nil : "response_id", eventID: eventID))
             }
         case .outputAudioBufferClear:
+            if let callAudio { perform(callAudio.clear()) }
             await session.cancelResponse()
         }
     }
@@ -265,7 +307,27 @@ actor RealtimeConnection {
     /// Sends one session event to the client, after storing and counting what it completes.
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
-        for serverEvent in translator.translate(event) { send(serverEvent) }
+        for serverEvent in translator.translate(event) {
+            // On a call the speech goes out on the audio track, not as base64 events.
+            if callAudio != nil, case .responseOutputAudioDelta = serverEvent { continue }
+            send(serverEvent)
+        }
+        if let callAudio {
+            perform(callAudio.observe(event, interruptsOnSpeech: configuration.turnDetection?.interruptResponse ?? false))
+        }
+    }
+
+    /// Carries out what a call's audio asks after an event.
+    private func perform(_ actions: [RealtimeCallAudio.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                send(text: text)
+            case .truncate(let itemID, let audioEndMs):
+                // This actor runs on the session's executor (see `unownedExecutor`).
+                session.assumeIsolated { _ = $0.truncate(itemID: itemID, audioEndMs: audioEndMs) }
+            }
+        }
     }
 
     /// Stores completed items and keeps metrics and the instance status up to date.
@@ -314,6 +376,11 @@ actor RealtimeConnection {
     private func send(_ event: RealtimeServerEvent) {
         if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
+        send(text: text)
+    }
+
+    /// Sends an encoded event now, or after the store writes under way.
+    private func send(text: String) {
         if storedOutputDrain == nil {
             write(text)
         } else {
@@ -323,7 +390,7 @@ actor RealtimeConnection {
 
     private func write(_ text: String) {
         do {
-            try socket.send(.text(text))
+            try transport.send(text)
         } catch {
             // The socket is closed or the client stopped reading (it is being closed with 1008);
             // the incoming loop ends and closes the session.
