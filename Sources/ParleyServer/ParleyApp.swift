@@ -30,7 +30,10 @@ public final class ParleyApp: Sendable {
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
             tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
-            calls: WebRTCCalls(settings: RTCEndpoint.Settings(host: settings.host, port: settings.webRTCPort))
+            calls: WebRTCCalls(settings: RTCEndpoint.Settings(
+                host: settings.host, port: settings.webRTCPort,
+                setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout
+            ))
         )
         var router = Router()
         let context = self.context

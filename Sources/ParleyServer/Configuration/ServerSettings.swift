@@ -54,6 +54,10 @@ public struct ServerSettings: Sendable {
     public var allowsLocalTokens: Bool?
     /// The UDP port of WebRTC calls (`PARLEY_WEBRTC_PORT`); 0 picks a free one.
     public var webRTCPort = 0
+    /// A WebRTC call whose ICE and DTLS are not done after this ends (and frees its session).
+    public var webRTCSetupTimeout: Duration = .seconds(15)
+    /// A WebRTC call that receives nothing for this long ends: its peer vanished.
+    public var webRTCSilenceTimeout: Duration = .seconds(20)
     /// The folder of the web client.
     public var webRoot: URL?
 
