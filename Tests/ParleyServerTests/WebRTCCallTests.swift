@@ -32,9 +32,10 @@ import Testing
 
         let result = try await ChildProcess.run(ChildProcess.python, [
             Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
-            "--question", question.path, "--answer-out", answer.path, "no_audio", "spoken_question", "clear", "flood",
+            "--secret", server.secret, "--question", question.path, "--answer-out", answer.path,
+            "no_audio", "spoken_question", "clear", "flood", "sideband",
         ], deadline: .seconds(400))
-        for scenario in ["no_audio", "spoken_question", "clear", "flood"] {
+        for scenario in ["no_audio", "spoken_question", "clear", "flood", "sideband"] {
             #expect(result.output.contains("ok \(scenario)\n"), "\(scenario):\n\(result.output)")
         }
         let heard = result.output.components(separatedBy: "\n").first { $0.hasPrefix("heard: ") }?.lowercased() ?? ""

@@ -32,6 +32,8 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
+    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC only).
+    private var sidebands: [WebSocketConnection] = []
     /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
     private var storedOutput: [StoredOutput] = []
     /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
@@ -91,6 +93,7 @@ actor RealtimeConnection {
         await receiveEvents()
         // The session's last items are stored before the connection is done.
         while let drain = storedOutputDrain { await drain.value }
+        for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -103,6 +106,17 @@ actor RealtimeConnection {
         return RealtimeSessionInfo(
             id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
         )
+    }
+
+    /// Serves a backend's sideband socket on this call: it sees every event the call's client
+    /// sees from now on, and its events steer the session as the client's do.
+    func serveSideband(_ socket: WebSocketConnection) async {
+        sidebands.append(socket)
+        if let text = RealtimeServerEvent.sessionUpdated(sessionInfo).encode(dialect: dialect) { try? socket.send(.text(text)) }
+        for await message in socket.messages {
+            await receive(message)
+        }
+        sidebands.removeAll { $0 === socket }
     }
 
     // MARK: Client → session
@@ -389,6 +403,7 @@ actor RealtimeConnection {
     }
 
     private func write(_ text: String) {
+        for sideband in sidebands { try? sideband.send(.text(text)) }
         do {
             try transport.send(text)
         } catch {

@@ -26,7 +26,11 @@ enum RealtimeEndpoint {
     }
 
     private static func decide(_ request: HTTPRequest, context: ServerContext) -> WebSocketUpgradeDecision {
-        if let refusal = refusal(of: request, context: context) { return .reject(refusal) }
+        if let callID = request.query["call_id"] {
+            if let refusal = RealtimeSideband.refusal(of: request, callID: callID, context: context) { return .reject(refusal) }
+        } else if let refusal = refusal(of: request, context: context) {
+            return .reject(refusal)
+        }
         let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
             .flatMap { $0.split(separator: ",") }
             .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
@@ -61,6 +65,10 @@ enum RealtimeEndpoint {
     }
 
     private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+        if let callID = request.query["call_id"] {
+            await RealtimeSideband.serve(socket, callID: callID, context: context)
+            return
+        }
         let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
         let setup: SessionSetup
         do {

@@ -81,6 +81,7 @@ enum RealtimeCallsRoute {
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
             sendsParleyEvents: request.query["parley_events"] == "true"
         )
+        context.calls.attach(connection, to: call)
         Task.detached {
             await withTaskExecutorPreference(globalConcurrentExecutor) {
                 await connection.run(applying: sessionUpdate)

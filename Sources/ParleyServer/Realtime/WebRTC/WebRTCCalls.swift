@@ -10,6 +10,7 @@ public final class WebRTCCalls: @unchecked Sendable {
     private let lock = NSLock()
     private var endpoint: RTCEndpoint?
     private var running: [String: RTCCall] = [:]
+    private var connections: [String: RealtimeConnection] = [:]
 
     /// Creates the registry; nothing is bound until the first call.
     public init(settings: RTCEndpoint.Settings) {
@@ -33,14 +34,22 @@ public final class WebRTCCalls: @unchecked Sendable {
         return started
     }
 
-    /// Forgets a call that ended.
-    func remove(_ call: RTCCall) {
-        _ = lock.withLock { running.removeValue(forKey: call.id) }
+    /// Records the realtime connection serving a call (for sideband sockets).
+    func attach(_ connection: RealtimeConnection, to call: RTCCall) {
+        lock.withLock { connections[call.id] = connection }
     }
 
-    /// The call with `id`, while it runs.
-    func call(id: String) -> RTCCall? {
-        lock.withLock { running[id] }
+    /// The realtime connection serving the call `callID`, while it runs.
+    func connection(callID: String) -> RealtimeConnection? {
+        lock.withLock { connections[callID] }
+    }
+
+    /// Forgets a call that ended.
+    func remove(_ call: RTCCall) {
+        lock.withLock {
+            running[call.id] = nil
+            connections[call.id] = nil
+        }
     }
 
     /// The UDP port of calls, once the endpoint has started.
