@@ -17,6 +17,7 @@ struct ParleyBenchmarks {
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("webrtc", runWebRTCBenchmarks),
     ]
 
     static func main() async {
