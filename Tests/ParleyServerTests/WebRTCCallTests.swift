@@ -95,6 +95,21 @@ import Testing
         #expect(again.status == 201, "\(again.text)")
     }
 
+    @Test func aCallWhosePeerVanishesEndsAndFreesEverything() async throws {
+        let server = try TestServer.start { settings in settings.webRTCSilenceTimeout = .seconds(2) }
+        defer { Task { await server.stop() } }
+        let question = server.dataDirectory.appendingPathComponent("silence.wav")
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        try WAVFile.pcm16Data(samples: [Int16](repeating: 0, count: 8_000), format: AudioFormat(sampleRate: 16_000)).write(to: question)
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
+            "--secret", server.secret, "--question", question.path, "--answer-out", "/dev/null", "vanish",
+        ], deadline: .seconds(60))
+        #expect(result.output.contains("ok vanish"), "\(result.output)")
+        // The harness is gone and said nothing; the server notices the silence and ends the call.
+        try await Self.await(within: .seconds(20)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
+    }
+
     // MARK: Helpers
 
     /// An offer as aiortc writes it (the peer behind it never answers).

@@ -12,6 +12,8 @@ Scenarios:
 - clear: `output_audio_buffer.clear` while the answer plays stops it at once.
 - flood: thousands of events at once are refused with an error, and the call keeps working.
 - no_audio: an offer with only a data channel is refused with 400.
+- vanish: the peer's network goes away mid-call (its UDP sockets close, nothing more arrives);
+  the server must end the call by itself (the caller checks that it did).
 - sideband: a backend joins the live call over `/v1/realtime?call_id=…` with the server secret,
   sees its events and steers it (a typed question answered on the call).
 """
@@ -268,7 +270,20 @@ async def sideband(options):
         await call.close()
 
 
-SCENARIOS = {"spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband}
+async def vanish(options):
+    call = Call(options)
+    await call.connect()
+    call.microphone.say(read_wav(options.question))
+    await asyncio.sleep(0.5)
+    # Like a laptop lid shut: every UDP socket of the peer closes without a word.
+    for transceiver in call.pc.getTransceivers():
+        connection = transceiver.sender.transport.transport._connection
+        for protocol in connection._protocols:
+            protocol.transport.close()
+    print(f"vanished {call.location}", flush=True)
+
+
+SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband}
 
 
 async def main():
