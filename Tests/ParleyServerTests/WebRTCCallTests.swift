@@ -52,6 +52,30 @@ import Testing
         try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
     }
 
+    @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        ))
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        // Chromium loops the file: the request, 3 s of silence (the answer starts), the request again (barge-in).
+        let speechFile = server.dataDirectory.appendingPathComponent("long-story.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("Please tell me a long story.", options: SpeechOptions()) { speech += chunk }
+        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * 3)
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate)).write(to: speechFile)
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.deletingLastPathComponent().appendingPathComponent("chromium_webrtc_harness.py").path,
+            "--url", "http://127.0.0.1:\(server.port)", "--token", server.clientToken(), "--wav", speechFile.path,
+        ], deadline: .seconds(180))
+        #expect(result.output.contains("ok chromium\n"), "\(result.output)")
+        try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 }
+    }
+
     @Test func hostileRequestsAreRefusedWithClearErrors() async throws {
         let server = try TestServer.start()
         defer { Task { await server.stop() } }
