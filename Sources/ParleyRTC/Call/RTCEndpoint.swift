@@ -162,8 +162,9 @@ public final class RTCEndpoint: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var lastTimers = ContinuousClock.now
         while true {
-            // 5 ms: the outgoing audio is paced in 20 ms frames; timers need no finer grain.
-            _ = poll(&descriptors, 2, 5)
+            // 5 ms while calls run: the outgoing audio is paced in 20 ms frames; timers need no
+            // finer grain. Without calls the loop sleeps until a datagram or a command comes.
+            _ = poll(&descriptors, 2, calls.isEmpty ? -1 : 5)
             if descriptors[1].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
                 while read(wakeFD, &drained, drained.count) > 0 {}
