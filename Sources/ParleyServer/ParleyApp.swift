@@ -32,7 +32,8 @@ public final class ParleyApp: Sendable {
             tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
             calls: WebRTCCalls(settings: RTCEndpoint.Settings(
                 host: settings.host, port: settings.webRTCPort,
-                setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout
+                setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout,
+                publicAddress: settings.webRTCPublicAddress
             ))
         )
         var router = Router()

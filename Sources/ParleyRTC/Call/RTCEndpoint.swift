@@ -23,10 +23,17 @@ public final class RTCEndpoint: @unchecked Sendable {
         public var setupTimeout: Duration
         /// A connected call that receives nothing for this long ends (the peer vanished).
         public var silenceTimeout: Duration
+        /// The IPv4 address announced as the host candidate when peers reach the server at
+        /// another address than `host` (behind NAT, or `host` 0.0.0.0); `nil` announces `host`.
+        public var publicAddress: String?
 
         /// Creates settings.
-        public init(host: String = "127.0.0.1", port: Int = 0, setupTimeout: Duration = .seconds(15), silenceTimeout: Duration = .seconds(20)) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, setupTimeout: Duration = .seconds(15), silenceTimeout: Duration = .seconds(20),
+            publicAddress: String? = nil
+        ) {
             self.host = host
+            self.publicAddress = publicAddress
             self.port = port
             self.setupTimeout = setupTimeout
             self.silenceTimeout = silenceTimeout
@@ -92,7 +99,7 @@ public final class RTCEndpoint: @unchecked Sendable {
         for end in pipeEnds { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
         wakeFD = pipeEnds[0]
         wakeWriteFD = pipeEnds[1]
-        advertisedHost = settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host
+        advertisedHost = settings.publicAddress ?? (settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host)
         let thread = Thread { [self] in run() }
         thread.name = "parley-rtc"
         self.thread = thread
