@@ -146,7 +146,7 @@ actor RealtimeConnection {
             do {
                 try await session.appendAudio(samples, sampleRate: callAudio.inputSampleRate)
             } catch {
-                reportError(RealtimeProtocolError(error, eventID: nil))
+                if callAudio.reports(error) { reportError(RealtimeProtocolError(error, eventID: nil)) }
             }
         case .reply(let text):
             send(text: text)

@@ -37,6 +37,9 @@ final class RealtimeCallAudio {
     private let decoder: OpusVoiceDecoder?
     /// The audio item of each response still speaking.
     private var audioItems: [String: String] = [:]
+    /// Whether the full input buffer was reported since it last emptied: the track keeps
+    /// sending (silence, between hold-to-talk turns), and one error says it all.
+    private var reportedFullBuffer = false
 
     init(call: RTCCall, outputSampleRate: Int) {
         self.call = call
@@ -75,6 +78,13 @@ final class RealtimeCallAudio {
         }
     }
 
+    /// Whether an error appending the track's audio is worth reporting (once per full buffer).
+    func reports(_ error: SessionError) -> Bool {
+        guard error.code == "input_audio_buffer_full" else { return true }
+        defer { reportedFullBuffer = true }
+        return !reportedFullBuffer
+    }
+
     /// Carries a session event to the call: speech to the track, and what to cut and say
     /// when the outgoing audio is stopped (a cancelled response, or the user talking over it).
     func observe(_ event: VoiceSessionEvent, interruptsOnSpeech: Bool) -> [Action] {
@@ -88,6 +98,8 @@ final class RealtimeCallAudio {
             call.flushAudio(responseID: responseID, itemID: itemID)
         case .speechStarted:
             if interruptsOnSpeech { return clear() }
+        case .inputCommitted, .inputCleared:
+            reportedFullBuffer = false
         default:
             break
         }
