@@ -20,6 +20,8 @@ export class CallSocket {
    */
   constructor(token, microphone) {
     this.readyState = 0;
+    /** Whether the server answered the offer at all (a call that fails after that is WebRTC's failure, not the server's absence). */
+    this.reachedServer = false;
     this.onopen = null;
     this.onmessage = null;
     this.onclose = null;
@@ -61,6 +63,7 @@ export class CallSocket {
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/sdp" },
       body: this.pc.localDescription.sdp,
     });
+    this.reachedServer = true;
     if (response.status !== 201) throw new Error(`the server answered ${response.status}`);
     await this.pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
   }

@@ -135,6 +135,8 @@ export class RealtimeConnection {
         ? new CallSocket(token, this.microphone)
         : new WebSocket(`${scheme}//${location.host}${REALTIME_PATH}`, ["realtime", `openai-insecure-api-key.${token}`]);
     } catch {
+      // This browser cannot make the call after all: the WebSocket it is.
+      this.triesCall = false;
       this.scheduleRetry("unreachable");
       return;
     }
@@ -156,8 +158,9 @@ export class RealtimeConnection {
       if (this.socket !== socket) return;
       this.socket = null;
       const wasOpen = this.state === ConnectionState.open;
-      // A call that never opened: WebRTC is not getting through, the WebSocket takes over.
-      if (!opened && socket instanceof CallSocket) this.triesCall = false;
+      // A call the server answered that never opened: WebRTC is not getting through (or the
+      // server refused it), the WebSocket takes over. An unreachable server is tried again as is.
+      if (!opened && socket instanceof CallSocket && socket.reachedServer) this.triesCall = false;
       if (!opened) this.token = null;
       if (wasOpen) this.handlers.onClose();
       this.scheduleRetry(wasOpen ? "closed" : "unreachable");
