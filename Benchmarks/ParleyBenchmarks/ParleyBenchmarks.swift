@@ -18,6 +18,7 @@ struct ParleyBenchmarks {
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("webrtc", runWebRTCBenchmarks),
     ]
 
     static func main() async {

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyRTC
 import ParleyStore
 
 /// A running Parley server: the realtime endpoint, the REST API, the web client and metrics on
@@ -28,7 +29,12 @@ public final class ParleyApp: Sendable {
         context = ServerContext(
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
-            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers)
+            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
+            calls: WebRTCCalls(settings: RTCEndpoint.Settings(
+                host: settings.host, port: settings.webRTCPort,
+                setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout,
+                publicAddress: settings.webRTCPublicAddress
+            ))
         )
         var router = Router()
         let context = self.context
@@ -45,6 +51,7 @@ public final class ParleyApp: Sendable {
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
+        RealtimeCallsRoute.register(on: &router, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host
@@ -67,6 +74,7 @@ public final class ParleyApp: Sendable {
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
+        context.calls.shutdown()
         await context.providers.current?.shutdown()
         await context.store.close()
     }

@@ -14,4 +14,6 @@ public struct ServerContext: Sendable {
     public var tokenRateLimiter: RateLimiter
     /// The engines new sessions run on (empty until they are ready).
     public var providers: ProviderHandle
+    /// The WebRTC calls (`POST /v1/realtime/calls`) and their UDP endpoint.
+    public var calls: WebRTCCalls
 }

@@ -63,6 +63,15 @@ public struct ServerSettings: Sendable {
     /// Whether `/v1/local/token` hands out client tokens without the secret (the local
     /// single-user setup); off by default when bound beyond loopback.
     public var allowsLocalTokens: Bool?
+    /// The UDP port of WebRTC calls (`PARLEY_WEBRTC_PORT`); 0 picks a free one.
+    public var webRTCPort = 0
+    /// The address WebRTC peers reach this server at, announced as its ICE candidate
+    /// (`PARLEY_WEBRTC_PUBLIC_ADDRESS`), when it is not the listening host (NAT, 0.0.0.0).
+    public var webRTCPublicAddress: String?
+    /// A WebRTC call whose ICE and DTLS are not done after this ends (and frees its session).
+    public var webRTCSetupTimeout: Duration = .seconds(15)
+    /// A WebRTC call that receives nothing for this long ends: its peer vanished.
+    public var webRTCSilenceTimeout: Duration = .seconds(20)
     /// The folder of the web client.
     public var webRoot: URL?
 
@@ -141,6 +150,15 @@ public struct ServerSettings: Sendable {
 
         if let host = value("PARLEY_HOST") { settings.host = host }
         if let port = integer("PARLEY_PORT", in: 0...65535) { settings.port = port }
+        if let port = integer("PARLEY_WEBRTC_PORT", in: 0...65535) { settings.webRTCPort = port }
+        if let address = value("PARLEY_WEBRTC_PUBLIC_ADDRESS") {
+            var parsed = in_addr()
+            if inet_pton(AF_INET, address, &parsed) == 1 {
+                settings.webRTCPublicAddress = address
+            } else {
+                problems.append("PARLEY_WEBRTC_PUBLIC_ADDRESS: \"\(address)\" is not an IPv4 address")
+            }
+        }
         if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }
         if let url = value("PARLEY_DATABASE_URL") {
             if let problem = PostgresStore.problem(inURL: url) {

@@ -26,11 +26,25 @@ enum RealtimeEndpoint {
     }
 
     private static func decide(_ request: HTTPRequest, context: ServerContext) -> WebSocketUpgradeDecision {
+        if let callID = request.query["call_id"] {
+            if let refusal = RealtimeSideband.refusal(of: request, callID: callID, context: context) { return .reject(refusal) }
+        } else if let refusal = refusal(of: request, context: context) {
+            return .reject(refusal)
+        }
+        let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
+            .flatMap { $0.split(separator: ",") }
+            .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
+        return .accept(subprotocol: offersRealtime ? "realtime" : nil)
+    }
+
+    /// Why a realtime session (a WebSocket or a WebRTC call) may not start: bad or
+    /// out-of-scope credentials (401), or the session limit reached (503); `nil` admits it.
+    static func refusal(of request: HTTPRequest, context: ServerContext) -> HTTPResponse? {
         let caller: Caller
         do {
             caller = try context.authentication.caller(of: request)
         } catch {
-            return .reject(.error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error)."))
+            return .error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error).")
         }
         if case .client(let claims) = caller {
             let instanceID = request.query["instance"]
@@ -41,19 +55,20 @@ enum RealtimeEndpoint {
             do {
                 try claims.checkScope(agentID: agentID, instanceID: instanceID)
             } catch {
-                return .reject(.error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance."))
+                return .error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance.")
             }
         }
         guard context.sessions.count < context.sessions.maximum else {
-            return .reject(.error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly."))
+            return .error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly.")
         }
-        let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
-            .flatMap { $0.split(separator: ",") }
-            .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
-        return .accept(subprotocol: offersRealtime ? "realtime" : nil)
+        return nil
     }
 
     private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+        if let callID = request.query["call_id"] {
+            await RealtimeSideband.serve(socket, callID: callID, context: context)
+            return
+        }
         let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
         let setup: SessionSetup
         do {
@@ -79,7 +94,7 @@ enum RealtimeEndpoint {
             context.metrics.sessionClosed()
         }
         let connection = RealtimeConnection(
-            socket: socket, dialect: dialect, context: context, session: session,
+            transport: .webSocket(socket), dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
             sendsParleyEvents: request.query["parley_events"] == "true"
         )
