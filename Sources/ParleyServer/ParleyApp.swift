@@ -28,7 +28,8 @@ public final class ParleyApp: Sendable {
         context = ServerContext(
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
-            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers)
+            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
+            recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log)
         )
         var router = Router()
         let context = self.context
@@ -44,6 +45,7 @@ public final class ParleyApp: Sendable {
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)
+        ConversationRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
 
         var configuration = HTTPServer.Configuration()
@@ -66,6 +68,7 @@ public final class ParleyApp: Sendable {
     /// Finishes in-flight requests, closes every socket, stops the providers and closes the store.
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
+        await context.recordings.waitUntilAllWritten()
         await server.shutdown()
         await context.providers.current?.shutdown()
         await context.store.close()

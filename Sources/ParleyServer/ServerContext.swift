@@ -14,4 +14,6 @@ public struct ServerContext: Sendable {
     public var tokenRateLimiter: RateLimiter
     /// The engines new sessions run on (empty until they are ready).
     public var providers: ProviderHandle
+    /// Call recordings: where they are written, and which are being written.
+    public var recordings: CallRecordings
 }

@@ -67,9 +67,11 @@ enum RealtimeEndpoint {
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
+            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") },
+            conversationID: setup.conversationID
         )
         guard context.sessions.admit(entry) else {
+            setup.providers.recorder?.finish()
             socket.close(code: 1013, reason: "too many sessions")
             return
         }
@@ -142,7 +144,7 @@ struct SessionSetup {
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }
-        let providers = VoiceSessionProviders(
+        var providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
             model: agentModel ?? engines.makeConversationLanguageModel(),
             synthesizer: engines.synthesizer,
@@ -151,6 +153,9 @@ struct SessionSetup {
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel
+        )
+        providers.recorder = context.recordings.recorder(
+            conversationID: conversationID, agentSetting: agent.recordings, makeResampler: engines.makeResampler
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
