@@ -17,6 +17,7 @@ struct ParleyBenchmarks {
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("recordings", runRecordingBenchmarks),
     ]
 
     static func main() async {

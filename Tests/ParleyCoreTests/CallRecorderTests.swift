@@ -53,12 +53,7 @@ struct CallRecorderTests {
         recorder.recordUser([Int16](repeating: 1_000, count: 2_400), sampleRate: 24_000)
         recorder.recordAgent([Int16](repeating: 2_000, count: 1_200), sampleRate: 24_000, itemID: "item_1")
         recorder.recordUser([Int16](repeating: 1_000, count: 2_400), sampleRate: 24_000)
-        // A second recorder's finish runs on the same queue after the first's writes.
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("parley-recorder-\(UUID().uuidString).wav")
-        defer { try? FileManager.default.removeItem(at: marker) }
-        let after = try CallRecorder(url: marker, makeResampler: VoiceSessionProviders.sincResampler)
-        after.finish()
-        await after.finished()
+        await recorder.written()
 
         let wav = try WAVFile.read(Data(contentsOf: url))
         #expect(wav.format == AudioFormat(sampleRate: 24_000, channelCount: 2))

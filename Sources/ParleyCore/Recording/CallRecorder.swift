@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The session calls it on its own executor; each call only queues the audio. Resampling,
 /// mixing and file writes run on one serial queue shared by every recording, never on a
-/// session's executor, the Swift concurrency pool or the network thread. A write error stops
+/// session's executor, the Swift concurrency pool or the network thread; each recording is
+/// written at most `writeInterval` after its audio arrived. A write error stops
 /// the recording (see `failure`), never the call.
 ///
 /// ```swift
@@ -33,6 +34,8 @@ public final class CallRecorder: @unchecked Sendable {
         case agent([Int16], sampleRate: Int, itemID: String)
         case cut(itemID: String, milliseconds: Int)
         case finish
+        /// Resumes its waiter once everything before it is written.
+        case written(CheckedContinuation<Void, Never>)
     }
 
     private let lock = NSLock()
@@ -87,15 +90,40 @@ public final class CallRecorder: @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ command: Command) {
-        let schedules: Bool = lock.withLock {
-            guard !isFinishing else { return false }
-            if case .finish = command { isFinishing = true }
+    /// How long queued audio may wait to be written: one write per recording per interval
+    /// instead of one per 20 ms chunk (half the CPU of the recordings bench area); a crash
+    /// loses at most this.
+    static let writeInterval = DispatchTimeInterval.milliseconds(100)
+
+    /// Waits until the audio recorded so far is in the file (without finishing it).
+    func written() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !enqueue(.written(continuation)) { continuation.resume() }
+        }
+    }
+
+    /// Queues `command`; `false` when the recording is finishing and takes no more.
+    @discardableResult
+    private func enqueue(_ command: Command) -> Bool {
+        let (accepted, schedules, now): (Bool, Bool, Bool) = lock.withLock {
+            guard !isFinishing else { return (false, false, false) }
+            var now = false
+            switch command {
+            case .finish: isFinishing = true; now = true
+            case .written: now = true
+            default: break
+            }
             queued.append(command)
             defer { drainScheduled = true }
-            return !drainScheduled
+            return (true, !drainScheduled, now)
         }
-        if schedules { Self.queue.async { self.drain() } }
+        guard accepted else { return false }
+        if now {
+            Self.queue.async { self.drain() }
+        } else if schedules {
+            Self.queue.asyncAfter(deadline: .now() + Self.writeInterval) { self.drain() }
+        }
+        return true
     }
 
     /// Carries out everything queued (on `Self.queue`), batching the file writes.
@@ -106,6 +134,7 @@ public final class CallRecorder: @unchecked Sendable {
         }
         var frames: [Int16] = []
         var finishes = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
         for command in commands {
             switch command {
             case .user(let samples, let rate):
@@ -117,6 +146,8 @@ public final class CallRecorder: @unchecked Sendable {
             case .finish:
                 frames += timeline.drainAgent()
                 finishes = true
+            case .written(let waiter):
+                waiters.append(waiter)
             }
         }
         do {
@@ -125,14 +156,15 @@ public final class CallRecorder: @unchecked Sendable {
             writer = nil
             lock.withLock { storedFailure = storedFailure ?? error }
         }
+        waiters.forEach { $0.resume() }
         guard finishes else { return }
         writer = nil
-        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+        let finished: [CheckedContinuation<Void, Never>] = lock.withLock {
             isDone = true
             defer { finishWaiters.removeAll() }
             return finishWaiters
         }
-        waiters.forEach { $0.resume() }
+        finished.forEach { $0.resume() }
     }
 
     /// `samples` at the recording's rate; each stream keeps its own resampler state.

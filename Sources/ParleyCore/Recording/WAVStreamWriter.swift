@@ -60,7 +60,10 @@ final class WAVStreamWriter {
         guard !samples.isEmpty else { return }
         let byteCount = samples.count * 2
         guard Self.headerSize + dataSize + byteCount <= Int(UInt32.max) else { throw RecordingError("the recording reached the 4 GB limit of WAV") }
-        let written = samples.map(\.littleEndian).withUnsafeBytes { bytes in
+        #if _endian(big)
+        let samples = samples.map { $0.littleEndian }
+        #endif
+        let written = samples.withUnsafeBytes { bytes in
             pwrite(descriptor, bytes.baseAddress, byteCount, off_t(Self.headerSize + dataSize))
         }
         guard written == byteCount else { throw RecordingError("write failed: \(String(cString: strerror(errno)))") }
