@@ -29,8 +29,10 @@ public final class ParleyApp: Sendable {
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
             tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
-            recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log)
+            recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log),
+            traces: settings.tracing.map { OTLPTraceExporter(configuration: $0, log: log) }
         )
+        context.traces?.start()
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
@@ -69,6 +71,7 @@ public final class ParleyApp: Sendable {
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
         await context.recordings.waitUntilAllWritten()
+        await context.traces?.shutdown()
         await server.shutdown()
         await context.providers.current?.shutdown()
         await context.store.close()

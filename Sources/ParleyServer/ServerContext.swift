@@ -16,4 +16,6 @@ public struct ServerContext: Sendable {
     public var providers: ProviderHandle
     /// Call recordings: where they are written, and which are being written.
     public var recordings: CallRecordings
+    /// Exports per-turn traces when an OTLP endpoint is configured.
+    public var traces: OTLPTraceExporter?
 }

@@ -28,6 +28,8 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
+    /// Makes the session's per-turn trace spans, when traces are exported.
+    private var tracer: TurnTracer?
     /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
     private var storedOutput: [StoredOutput] = []
     /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
@@ -51,8 +53,10 @@ actor RealtimeConnection {
 
     init(
         socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
-        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool
+        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
+        tracer: TurnTracer? = nil
     ) {
+        self.tracer = tracer
         self.socket = socket
         self.sendsParleyEvents = sendsParleyEvents
         translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
@@ -80,6 +84,7 @@ actor RealtimeConnection {
         await receiveEvents()
         // The session's last items are stored before the connection is done.
         while let drain = storedOutputDrain { await drain.value }
+        tracer?.finish()
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -265,6 +270,7 @@ actor RealtimeConnection {
     /// Sends one session event to the client, after storing and counting what it completes.
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
+        tracer?.observe(event)
         for serverEvent in translator.translate(event) { send(serverEvent) }
     }
 

@@ -83,7 +83,10 @@ enum RealtimeEndpoint {
         let connection = RealtimeConnection(
             socket: socket, dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true"
+            sendsParleyEvents: request.query["parley_events"] == "true",
+            tracer: context.traces.map {
+                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
+            }
         )
         await connection.run()
     }
@@ -96,6 +99,8 @@ struct SessionSetup {
     var history: [ConversationLedger.Item]
     var conversationID: String
     var instanceID: String?
+    /// The language model's name, for traces.
+    var modelName: String
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -159,7 +164,8 @@ struct SessionSetup {
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
-            conversationID: conversationID, instanceID: instanceID
+            conversationID: conversationID, instanceID: instanceID,
+            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown"
         )
     }
 }
