@@ -7,7 +7,8 @@ import ParleyCore
 /// `gen_ai.*` attributes of OpenTelemetry's GenAI conventions), one `execute_tool {name}` per
 /// tool call, and `parley.tts` (first text until the last audio sent). Times are wall-clock,
 /// taken as the events happen. A response with no user turn before it (a typed message, an
-/// out-of-band request) is a turn of its own.
+/// out-of-band request) is a turn of its own. Spans carry ids, names, timings, token counts and
+/// error codes only: never audio, text, tool output or secrets.
 struct TurnTracer {
     private let exporter: OTLPTraceExporter
     private let model: String
@@ -64,7 +65,7 @@ struct TurnTracer {
             userTurn?.transcribed = time
         case .userTranscriptFailed(_, let error):
             userTurn?.transcribed = time
-            userTurn?.transcriptionError = error.message
+            userTurn?.transcriptionError = error.code
         case .responseStarted(let responseID, let request):
             var turn = (request.isOutOfBand ? nil : userTurn.take()) ?? Turn(start: time)
             turn.responseID = responseID
@@ -79,7 +80,7 @@ struct TurnTracer {
             responses[responseID]?.audioSamples += samples.count
         case .toolCallStarted(let responseID, let call):
             responses[responseID]?.tools[call.id] = (time, call.name)
-        case .toolCallFinished(let responseID, let call, let output, let isError):
+        case .toolCallFinished(let responseID, let call, _, let isError):
             guard var turn = responses[responseID], let started = turn.tools.removeValue(forKey: call.id) else { break }
             responses[responseID] = turn
             exporter.submit(TraceSpan(
@@ -89,11 +90,11 @@ struct TurnTracer {
                     "gen_ai.operation.name": .string("execute_tool"), "gen_ai.tool.name": .string(started.name),
                     "gen_ai.tool.call.id": .string(call.id), "gen_ai.tool.type": .string("function"),
                 ],
-                errorMessage: isError ? String(output.prefix(200)) : nil
+                errorMessage: isError ? "the tool call failed" : nil
             ))
         case .responseDone(let responseID, let status, let error, let usage):
             guard let turn = responses.removeValue(forKey: responseID) else { break }
-            export(turn, status: status.rawValue, error: error?.message, usage: usage, at: time)
+            export(turn, status: status.rawValue, error: error?.code, usage: usage, at: time)
         default:
             break
         }
