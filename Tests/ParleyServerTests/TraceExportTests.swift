@@ -15,12 +15,9 @@ struct TraceExportTests {
     func spansOfATurn() async throws {
         let collector = try TraceCollector()
         defer { Task { await collector.stop() } }
-        let server = try TestServer.start { settings in
-            var tracing = OTLPConfiguration(endpoint: collector.endpoint)
+        let server = try collector.startServer { tracing in
             tracing.serviceName = "parley-under-test"
             tracing.headers = ["x-api-key": "collector-key"]
-            tracing.scheduleDelay = .milliseconds(50)
-            settings.tracing = tracing
         }
         defer { Task { await server.stop() } }
         let created = try await server.request("POST", "/v1/agents", json: #"{"name":"Clock","tools":[{"type":"builtin","name":"get_current_time"}]}"#)
@@ -174,6 +171,14 @@ final class TraceCollector: Sendable {
     }
 
     var endpoint: URL { URL(string: "http://127.0.0.1:\(server.port)/v1/traces")! }
+
+    /// A Parley server exporting its traces here every 50 ms, with `adjust`'s changes.
+    func startServer(_ adjust: (inout OTLPConfiguration) -> Void = { _ in }) throws -> TestServer {
+        var tracing = OTLPConfiguration(endpoint: endpoint)
+        tracing.scheduleDelay = .milliseconds(50)
+        adjust(&tracing)
+        return try TestServer.start { $0.tracing = tracing }
+    }
     var requests: [Request] { get async { await store.requests } }
 
     /// Every span received, in order.

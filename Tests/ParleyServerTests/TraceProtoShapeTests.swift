@@ -30,11 +30,7 @@ struct TraceProtoShapeTests {
     func parsesWithTheSchema() async throws {
         let collector = try TraceCollector()
         defer { Task { await collector.stop() } }
-        let server = try TestServer.start { settings in
-            var tracing = OTLPConfiguration(endpoint: collector.endpoint)
-            tracing.scheduleDelay = .milliseconds(50)
-            settings.tracing = tracing
-        }
+        let server = try collector.startServer()
         defer { Task { await server.stop() } }
         let client = try await RealtimeTestClient.connect(server)
         _ = await client.next("session.created")
