@@ -41,7 +41,11 @@ public final class ParleyApp: Sendable {
                 : JSONResponse.ok(["status": "ok"])
         }
         router.get("/metrics") { _ in
-            .text(context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            .text(
+                context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0)
+                    + (context.traces?.prometheusText ?? ""),
+                contentType: "text/plain; version=0.0.4; charset=utf-8"
+            )
         }
         StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)

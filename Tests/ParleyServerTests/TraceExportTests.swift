@@ -93,6 +93,8 @@ struct TraceExportTests {
         let traces = try #require(server.app.context.traces)
         #expect(await ResourceProbe.eventually(within: 30) { traces.droppedSpans >= 3 && traces.failedRequests >= 1 })
         #expect(traces.exportedSpans == 0)
+        let text = try await HTTPClient.shared.send(HTTPClient.Request(url: server.baseURL.appendingPathComponent("/metrics"))).body
+        #expect(String(decoding: text, as: UTF8.self).contains("parley_trace_spans_dropped_total \(traces.droppedSpans)"))
     }
 
     @Test("the queue is bounded: spans beyond it are dropped and counted, never waited for")

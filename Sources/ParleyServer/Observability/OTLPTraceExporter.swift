@@ -36,6 +36,23 @@ public final class OTLPTraceExporter: @unchecked Sendable {
     /// Requests that failed (collector down, slow or refusing).
     public var failedRequests: Int { lock.withLock { failedRequestCount } }
 
+    /// The exporter's counters in Prometheus' text format, for `/metrics`.
+    public var prometheusText: String {
+        let (exported, dropped, failed) = lock.withLock { (exportedCount, droppedCount, failedRequestCount) }
+        return """
+            # HELP parley_trace_spans_exported_total Spans the OTLP collector accepted.
+            # TYPE parley_trace_spans_exported_total counter
+            parley_trace_spans_exported_total \(exported)
+            # HELP parley_trace_spans_dropped_total Spans dropped: the queue was full or the collector failed.
+            # TYPE parley_trace_spans_dropped_total counter
+            parley_trace_spans_dropped_total \(dropped)
+            # HELP parley_trace_export_failures_total OTLP export requests that failed.
+            # TYPE parley_trace_export_failures_total counter
+            parley_trace_export_failures_total \(failed)
+
+            """
+    }
+
     /// Queues a finished span; drops it (counted) when the queue is full. Never blocks.
     public func submit(_ span: TraceSpan) {
         let wakes: CheckedContinuation<Void, Never>? = lock.withLock {
