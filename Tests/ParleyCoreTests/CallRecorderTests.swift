@@ -30,6 +30,16 @@ struct CallRecorderTests {
         #expect(timeline.userFrames == 11)
     }
 
+    @Test("push-to-talk: the reply waiting is laid before the user's next audio")
+    func pushToTalk() {
+        var timeline = StereoTimeline(sampleRate: 1_000)
+        _ = timeline.appendUser([1, 1], afterAgent: true)
+        timeline.appendAgent([7, 7, 7], itemID: "a")
+        let next = Self.split(timeline.appendUser([2], afterAgent: true))
+        #expect(next.left == [0, 0, 0, 2])
+        #expect(next.right == [7, 7, 7, 0])
+    }
+
     @Test("a cut keeps what was heard, also of audio that arrives after it; the rest plays out at the end")
     func cutsAndDrain() {
         var timeline = StereoTimeline(sampleRate: 1_000)

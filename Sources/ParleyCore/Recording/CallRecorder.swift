@@ -30,7 +30,7 @@ public final class CallRecorder: @unchecked Sendable {
     public let url: URL
 
     private enum Command {
-        case user([Int16], sampleRate: Int)
+        case user([Int16], sampleRate: Int, afterAgent: Bool)
         case agent([Int16], sampleRate: Int, itemID: String)
         case cut(itemID: String, milliseconds: Int)
         case finish
@@ -64,7 +64,11 @@ public final class CallRecorder: @unchecked Sendable {
     public var failure: RecordingError? { lock.withLock { storedFailure } }
 
     /// The user's audio as it arrives: mono PCM16 at `sampleRate`. It moves the clock.
-    public func recordUser(_ samples: [Int16], sampleRate: Int) { enqueue(.user(samples, sampleRate: sampleRate)) }
+    /// - Parameter sentOnlyWhileTalking: the client sends audio only while the user talks
+    ///   (push-to-talk), so agent audio still waiting was heard before this audio.
+    public func recordUser(_ samples: [Int16], sampleRate: Int, sentOnlyWhileTalking: Bool = false) {
+        enqueue(.user(samples, sampleRate: sampleRate, afterAgent: sentOnlyWhileTalking))
+    }
 
     /// The agent's audio of `itemID` as it is sent to the listener: mono PCM16 at `sampleRate`.
     public func recordAgent(_ samples: [Int16], sampleRate: Int, itemID: String) {
@@ -137,8 +141,8 @@ public final class CallRecorder: @unchecked Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         for command in commands {
             switch command {
-            case .user(let samples, let rate):
-                frames += timeline.appendUser(convert(samples, from: rate, stream: "user"))
+            case .user(let samples, let rate, let afterAgent):
+                frames += timeline.appendUser(convert(samples, from: rate, stream: "user"), afterAgent: afterAgent)
             case .agent(let samples, let rate, let itemID):
                 timeline.appendAgent(convert(samples, from: rate, stream: "agent"), itemID: itemID)
             case .cut(let itemID, let milliseconds):

@@ -8,7 +8,9 @@ import Foundation
 /// the agent's audio as it arrives. Agent audio received when the user's stream stood at frame
 /// `n` starts playing at `n`, or after the agent audio before it. It waits here until the
 /// user's stream passes it, so audio that was sent but never heard (cut by an interruption)
-/// can still be dropped; only frames the clock has passed come out.
+/// can still be dropped; only frames the clock has passed come out. A push-to-talk client sends
+/// audio only while the user talks: there the agent's reply is laid after the user's turn, in
+/// the pause its stream skips, and the user's next audio follows it.
 struct StereoTimeline: Sendable {
     /// A stretch of agent audio waiting for the clock.
     private struct AgentSpan: Sendable {
@@ -40,8 +42,11 @@ struct StereoTimeline: Sendable {
     var pendingAgentFrames: Int { pending.reduce(0) { $0 + $1.samples.count } }
 
     /// Adds the user's next samples; returns the stereo frames they complete.
-    mutating func appendUser(_ samples: [Int16]) -> [Int16] {
-        let frames = mix(left: samples, count: samples.count)
+    /// - Parameter afterAgent: the client sends audio only while the user talks (push-to-talk):
+    ///   agent audio still waiting was played before these samples, in the pause the stream skips.
+    mutating func appendUser(_ samples: [Int16], afterAgent: Bool = false) -> [Int16] {
+        let played = afterAgent ? drainAgent() : []
+        let frames = played + mix(left: samples, count: samples.count)
         userFrames += samples.count
         return frames
     }

@@ -117,7 +117,7 @@ public actor VoiceSession {
         guard (8_000...192_000).contains(sampleRate) else {
             throw SessionError(code: "invalid_sample_rate", message: "Audio must be sampled at 8 to 192 kHz (got \(sampleRate) Hz).", parameter: "audio")
         }
-        providers.recorder?.recordUser(samples, sampleRate: sampleRate)
+        providers.recorder?.recordUser(samples, sampleRate: sampleRate, sentOnlyWhileTalking: configuration.turnDetection == nil)
         let converted = input.resample(samples, from: sampleRate, using: providers.makeInputResampler)
         if configuration.turnDetection == nil {
             guard input.buffer(converted) else {
