@@ -74,9 +74,9 @@ public final class ParleyApp: Sendable {
     /// Finishes in-flight requests, closes every socket, stops the providers and closes the store.
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
-        await context.recordings.waitUntilAllWritten()
-        await context.traces?.shutdown()
         await server.shutdown()
+        await context.recordings.finishAll()
+        await context.traces?.shutdown()
         await context.providers.current?.shutdown()
         await context.store.close()
     }

@@ -70,9 +70,12 @@ public final class CallRecordings: @unchecked Sendable {
         await recorder.finished()
     }
 
-    /// Waits until every recording being written now is complete (their sessions are closing).
-    func waitUntilAllWritten() async {
-        for recorder in lock.withLock({ Array(live.values) }) { await recorder.finished() }
+    /// Finishes every recording still being written (at shutdown) and waits until they are complete.
+    func finishAll() async {
+        for recorder in lock.withLock({ Array(live.values) }) {
+            recorder.finish()
+            await recorder.finished()
+        }
     }
 
     /// The file of `conversationID`, when it has one.
