@@ -79,10 +79,16 @@ enum ConversationRoutes {
             response.headers.add("Content-Range", "bytes */\(file.length)")
             return response
         }
-        do {
-            return HTTPResponse(status: status, headers: headers, body: .data(try file.read(range)))
-        } catch {
-            return .error(status: 500, code: "recording_unreadable", message: "The recording could not be read.")
+        guard range.count > chunkSize else {
+            do {
+                return HTTPResponse(status: status, headers: headers, body: .data(try file.read(range)))
+            } catch {
+                return .error(status: 500, code: "recording_unreadable", message: "The recording could not be read.")
+            }
         }
+        return HTTPResponse(status: status, headers: headers, body: .stream(file.chunks(of: range, size: chunkSize)))
     }
+
+    /// Bytes read from a recording at a time.
+    private static let chunkSize = 64 << 10
 }

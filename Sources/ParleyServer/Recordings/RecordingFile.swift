@@ -41,4 +41,32 @@ struct RecordingFile {
         }
         return data
     }
+
+    /// The bytes `range` a chunk of `size` at a time, each read when the one before was taken:
+    /// a long recording (about 100 KB per second of call) is never held in memory whole.
+    func chunks(of range: Range<Int>, size: Int) -> AsyncStream<Data> {
+        let cursor = ReadCursor(offset: range.lowerBound)
+        return AsyncStream {
+            guard let next = cursor.advance(by: size, within: range), let chunk = try? read(next) else { return nil }
+            return chunk
+        }
+    }
+}
+
+/// Where a chunked read has got to. `@unchecked Sendable`: `offset` is guarded by `lock`.
+private final class ReadCursor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: Int
+
+    init(offset: Int) { self.offset = offset }
+
+    /// The next `size` bytes within `range`, `nil` at its end.
+    func advance(by size: Int, within range: Range<Int>) -> Range<Int>? {
+        lock.withLock {
+            guard offset < range.upperBound else { return nil }
+            let next = offset..<min(offset + size, range.upperBound)
+            offset = next.upperBound
+            return next
+        }
+    }
 }
