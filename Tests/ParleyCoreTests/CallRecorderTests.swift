@@ -6,6 +6,14 @@ import Testing
 /// writes: valid after every write, continued by a later session, repaired after a torn write.
 @Suite("Call recorder")
 struct CallRecorderTests {
+    static func temporaryFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("parley-recorder-\(UUID().uuidString).wav")
+    }
+
+    static func recorder(_ url: URL) throws -> CallRecorder {
+        try CallRecorder(url: url, makeResampler: VoiceSessionProviders.sincResampler)
+    }
+
     /// Left and right samples of interleaved frames.
     static func split(_ frames: [Int16]) -> (left: [Int16], right: [Int16]) {
         (stride(from: 0, to: frames.count, by: 2).map { frames[$0] }, stride(from: 1, to: frames.count, by: 2).map { frames[$0] })
@@ -57,9 +65,9 @@ struct CallRecorderTests {
 
     @Test("the file is a valid WAV after every write, before it is finished (a crash loses nothing written)")
     func validWithoutFinishing() async throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-recorder-\(UUID().uuidString).wav")
+        let url = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: url) }
-        let recorder = try CallRecorder(url: url, makeResampler: VoiceSessionProviders.sincResampler)
+        let recorder = try Self.recorder(url)
         recorder.recordUser([Int16](repeating: 1_000, count: 2_400), sampleRate: 24_000)
         recorder.recordAgent([Int16](repeating: 2_000, count: 1_200), sampleRate: 24_000, itemID: "item_1")
         recorder.recordUser([Int16](repeating: 1_000, count: 2_400), sampleRate: 24_000)
@@ -77,9 +85,9 @@ struct CallRecorderTests {
 
     @Test("a later session continues the file; a torn last frame is dropped and the header repaired")
     func continuesAndRepairs() async throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-recorder-\(UUID().uuidString).wav")
+        let url = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: url) }
-        let first = try CallRecorder(url: url, makeResampler: VoiceSessionProviders.sincResampler)
+        let first = try Self.recorder(url)
         first.recordUser([Int16](repeating: 500, count: 2_400), sampleRate: 24_000)
         first.finish()
         await first.finished()
@@ -90,7 +98,7 @@ struct CallRecorderTests {
         try handle.close()
 
         // 8 kHz input is resampled to the recording's 24 kHz.
-        let second = try CallRecorder(url: url, makeResampler: VoiceSessionProviders.sincResampler)
+        let second = try Self.recorder(url)
         second.recordUser([Int16](repeating: 500, count: 800), sampleRate: 8_000)
         second.finish()
         await second.finished()
@@ -100,10 +108,10 @@ struct CallRecorderTests {
 
     @Test("a file that is not a recording of this format is left alone")
     func refusesForeignFiles() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("parley-recorder-\(UUID().uuidString).wav")
+        let url = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: url) }
         try WAVFile.pcm16Data(samples: [1, 2, 3], format: AudioFormat(sampleRate: 16_000)).write(to: url)
-        #expect(throws: RecordingError.self) { try CallRecorder(url: url, makeResampler: VoiceSessionProviders.sincResampler) }
+        #expect(throws: RecordingError.self) { try Self.recorder(url) }
         #expect(try Data(contentsOf: url).count == 50)
     }
 }
