@@ -70,6 +70,9 @@ struct TraceExportTests {
         #expect(Self.attribute("gen_ai.tool.name", of: tool)?["stringValue"]?.stringValue == "get_current_time")
         #expect(Self.attribute("gen_ai.operation.name", of: tool)?["stringValue"]?.stringValue == "execute_tool")
         #expect(Self.attribute("parley.response.status", of: root)?["stringValue"]?.stringValue == "completed")
+        // The session's own latency figures (TurnMetrics) ride on the root span.
+        #expect((Self.attribute("parley.turn.first_audio_ms", of: root)?["doubleValue"]?.numberValue ?? -1) >= 0)
+        #expect((Self.attribute("parley.turn.transcription_ms", of: root)?["doubleValue"]?.numberValue ?? -1) >= 0)
         #expect(server.app.context.traces?.droppedSpans == 0)
     }
 

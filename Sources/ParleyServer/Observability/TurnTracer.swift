@@ -35,11 +35,16 @@ struct TurnTracer {
         var lastAudio: Date?
         var audioSamples = 0
         var tools: [String: (start: Date, name: String)] = [:]
+        var isOutOfBand = false
+        /// Set once the response is done: its outcome, waiting for the session's `TurnMetrics`.
+        var outcome: (status: String, error: String?, usage: TokenUsage?, end: Date)?
     }
 
     private var userTurn: Turn?
     /// Turns of responses in progress, by response id.
     private var responses: [String: Turn] = [:]
+    /// Turns whose response is done, until their `TurnMetrics` arrive (right after), by response id.
+    private var awaitingMetrics: [String: Turn] = [:]
 
     init(exporter: OTLPTraceExporter, model: String, sessionID: String, conversationID: String, now: @escaping @Sendable () -> Date = Date.init) {
         self.exporter = exporter
@@ -70,6 +75,7 @@ struct TurnTracer {
             var turn = (request.isOutOfBand ? nil : userTurn.take()) ?? Turn(start: time)
             turn.responseID = responseID
             turn.responseStart = time
+            turn.isOutOfBand = request.isOutOfBand
             responses[responseID] = turn
         case .agentTextDelta(let responseID, _, _):
             if responses[responseID]?.firstText == nil { responses[responseID]?.firstText = time }
@@ -93,8 +99,17 @@ struct TurnTracer {
                 errorMessage: isError ? "the tool call failed" : nil
             ))
         case .responseDone(let responseID, let status, let error, let usage):
-            guard let turn = responses.removeValue(forKey: responseID) else { break }
+            guard var turn = responses.removeValue(forKey: responseID) else { break }
+            guard turn.isOutOfBand else {
+                // The session's own latency figures for the turn come next, in `turnMetrics`.
+                turn.outcome = (status.rawValue, error?.code, usage, time)
+                awaitingMetrics[responseID] = turn
+                break
+            }
             export(turn, status: status.rawValue, error: error?.code, usage: usage, at: time)
+        case .turnMetrics(let metrics):
+            guard let turn = awaitingMetrics.removeValue(forKey: metrics.responseID), let outcome = turn.outcome else { break }
+            export(turn, status: outcome.status, error: outcome.error, usage: outcome.usage, metrics: metrics, at: outcome.end)
         default:
             break
         }
@@ -105,10 +120,16 @@ struct TurnTracer {
         let time = now()
         if let turn = userTurn.take() { export(turn, status: "no_response", at: time) }
         for turn in responses.values { export(turn, status: "cancelled", at: time) }
+        for turn in awaitingMetrics.values {
+            if let outcome = turn.outcome { export(turn, status: outcome.status, error: outcome.error, usage: outcome.usage, at: outcome.end) }
+        }
         responses.removeAll()
+        awaitingMetrics.removeAll()
     }
 
-    private func export(_ turn: Turn, status: String, error: String? = nil, usage: TokenUsage? = nil, at end: Date) {
+    private func export(
+        _ turn: Turn, status: String, error: String? = nil, usage: TokenUsage? = nil, metrics: TurnMetrics? = nil, at end: Date
+    ) {
         func child(_ name: String, kind: TraceSpan.Kind = .internal, _ start: Date, _ end: Date, _ attributes: [String: TraceSpan.Value], error: String? = nil) {
             exporter.submit(TraceSpan(
                 traceID: turn.traceID, spanID: TraceSpan.makeSpanID(), parentSpanID: turn.rootID, name: name, kind: kind,
@@ -144,9 +165,10 @@ struct TurnTracer {
             "parley.session.id": .string(sessionID), "gen_ai.conversation.id": .string(conversationID),
             "parley.response.status": .string(status),
         ]
-        if let firstAudio = turn.firstAudio, let from = turn.committed ?? turn.responseStart {
-            attributes["parley.turn.first_audio_ms"] = .double(firstAudio.timeIntervalSince(from) * 1000)
-        }
+        // The session's own measurements (its monotonic clock, from the end of the user's speech).
+        if let value = metrics?.transcriptionMs { attributes["parley.turn.transcription_ms"] = .double(value) }
+        if let value = metrics?.firstTokenMs { attributes["parley.turn.first_token_ms"] = .double(value) }
+        if let value = metrics?.firstAudioMs { attributes["parley.turn.first_audio_ms"] = .double(value) }
         exporter.submit(TraceSpan(
             traceID: turn.traceID, spanID: turn.rootID, parentSpanID: nil, name: "parley.turn", kind: .server,
             start: turn.start, end: end, attributes: attributes, errorMessage: status == "failed" ? (error ?? "failed") : nil
