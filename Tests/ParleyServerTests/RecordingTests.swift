@@ -169,6 +169,30 @@ struct RecordingTests {
         #expect(!FileManager.default.fileExists(atPath: server.dataDirectory.appendingPathComponent("recordings/\(conversationID).wav").path))
     }
 
+    @Test("a conversation id that is no file name (dots, spaces, non-ASCII) is recorded under a safe name and found by its id")
+    func hostileConversationID() async throws {
+        let server = try TestServer.start()
+        defer { Task { await server.stop() } }
+        let created = try await server.request("POST", "/v1/agents", json: #"{"name":"Recorded","recordings":true}"#)
+        let agentID = try #require(created.body["id"]?.stringValue)
+        let conversationID = "..call 7 (ü).x"
+        let instance = try await server.request("POST", "/v1/agents/\(agentID)/instances", json: #"{"user":"ada","conversation_id":"\#(conversationID)"}"#)
+        let instanceID = try #require(instance.body["id"]?.stringValue)
+        try await Self.talk(try await RealtimeTestClient.connect(server, query: "?instance=\(instanceID)"))
+        await server.app.context.recordings.waitUntilWritten(conversationID: conversationID)
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory.appendingPathComponent("recordings").path)
+        #expect(files.count == 1 && files[0].hasPrefix("~") && !files[0].contains("/"))
+        let listed = try #require(try await server.request("GET", "/v1/recordings").body["data"]?.arrayElements?.first)
+        #expect(listed["conversation_id"]?.stringValue == conversationID)
+        let url = try #require(listed["url"]?.stringValue)
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: try #require(URL(string: "http://127.0.0.1:\(server.port)\(url)")), headers: ["Authorization": "Bearer \(server.secret)"]
+        ))
+        #expect(response.status == 200)
+        #expect(try WAVFile.read(response.body).format.channelCount == 2)
+    }
+
     // MARK: - Helpers
 
     /// Creates `agent`, an instance of it, and connects; returns the conversation id and the client.
