@@ -19,6 +19,7 @@ struct ParleyBenchmarks {
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),
+        ("recordings", runRecordingBenchmarks),
     ]
 
     static func main() async {

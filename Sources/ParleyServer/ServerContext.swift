@@ -16,4 +16,8 @@ public struct ServerContext: Sendable {
     public var providers: ProviderHandle
     /// The WebRTC calls (`POST /v1/realtime/calls`) and their UDP endpoint.
     public var calls: WebRTCCalls
+    /// Call recordings: where they are written, and which are being written.
+    public var recordings: CallRecordings
+    /// Exports per-turn traces when an OTLP endpoint is configured.
+    public var traces: OTLPTraceExporter?
 }

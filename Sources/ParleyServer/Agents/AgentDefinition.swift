@@ -76,11 +76,13 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     /// Push-to-talk by default.
     public var manualTurns: Bool?
     public var memory: MemorySettings?
+    /// Whether the agent's calls are recorded (`nil`: the server's `PARLEY_RECORDINGS`).
+    public var recordings: Bool?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory
+        case id, name, instructions, voice, llm, tools, memory, recordings
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -150,5 +152,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.turnDetection { turnDetection = value }
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }
+        if let value = patch.recordings { recordings = value }
     }
 }

@@ -74,6 +74,10 @@ public struct ServerSettings: Sendable {
     public var webRTCSilenceTimeout: Duration = .seconds(20)
     /// The folder of the web client.
     public var webRoot: URL?
+    /// Whether calls are recorded when their agent does not say (`PARLEY_RECORDINGS=on`).
+    public var recordsCalls = false
+    /// Where per-turn traces go (OTLP/HTTP JSON), from `OTEL_EXPORTER_OTLP_ENDPOINT` and friends; `nil` exports none.
+    public var tracing: OTLPConfiguration?
 
     /// Creates default settings.
     public init() {}
@@ -210,6 +214,8 @@ public struct ServerSettings: Sendable {
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
+        if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
+        settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         return (settings, problems)
     }
 }

@@ -34,6 +34,8 @@ actor RealtimeConnection {
     private var lastResponseWasCancelled = false
     /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC only).
     private var sidebands: [WebSocketConnection] = []
+    /// Makes the session's per-turn trace spans, when traces are exported.
+    private var tracer: TurnTracer?
     /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
     private var storedOutput: [StoredOutput] = []
     /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
@@ -57,8 +59,10 @@ actor RealtimeConnection {
 
     init(
         transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
-        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool
+        configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
+        tracer: TurnTracer? = nil
     ) {
+        self.tracer = tracer
         self.transport = transport
         if case .call(let call) = transport {
             callAudio = RealtimeCallAudio(call: call, outputSampleRate: session.outputSampleRate)
@@ -94,6 +98,7 @@ actor RealtimeConnection {
         // The session's last items are stored before the connection is done.
         while let drain = storedOutputDrain { await drain.value }
         for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
+        tracer?.finish()
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -321,6 +326,7 @@ actor RealtimeConnection {
     /// Sends one session event to the client, after storing and counting what it completes.
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
+        tracer?.observe(event)
         for serverEvent in translator.translate(event) {
             // On a call the speech goes out on the audio track, not as base64 events.
             if callAudio != nil, case .responseOutputAudioDelta = serverEvent { continue }

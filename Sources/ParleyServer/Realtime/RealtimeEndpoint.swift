@@ -82,9 +82,11 @@ enum RealtimeEndpoint {
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
+            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") },
+            conversationID: setup.conversationID
         )
         guard context.sessions.admit(entry) else {
+            setup.providers.recorder?.finish()
             socket.close(code: 1013, reason: "too many sessions")
             return
         }
@@ -96,7 +98,10 @@ enum RealtimeEndpoint {
         let connection = RealtimeConnection(
             transport: .webSocket(socket), dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true"
+            sendsParleyEvents: request.query["parley_events"] == "true",
+            tracer: context.traces.map {
+                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
+            }
         )
         await connection.run()
     }
@@ -109,6 +114,8 @@ struct SessionSetup {
     var history: [ConversationLedger.Item]
     var conversationID: String
     var instanceID: String?
+    /// The language model's name, for traces.
+    var modelName: String
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -160,7 +167,7 @@ struct SessionSetup {
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }
-        let providers = VoiceSessionProviders(
+        var providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
             model: agentModel ?? engines.makeConversationLanguageModel(),
             synthesizer: engines.synthesizer,
@@ -170,9 +177,13 @@ struct SessionSetup {
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel
         )
+        providers.recorder = context.recordings.recorder(
+            conversationID: conversationID, agentSetting: agent.recordings, makeResampler: engines.makeResampler
+        )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
-            conversationID: conversationID, instanceID: instanceID
+            conversationID: conversationID, instanceID: instanceID,
+            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown"
         )
     }
 }
