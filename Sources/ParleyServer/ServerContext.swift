@@ -14,4 +14,6 @@ public struct ServerContext: Sendable {
     public var tokenRateLimiter: RateLimiter
     /// The engines new sessions run on (empty until they are ready).
     public var providers: ProviderHandle
+    /// This node's part in a cluster (PostgreSQL store only); `nil` on a single node.
+    public var cluster: PostgresCluster? = nil
 }

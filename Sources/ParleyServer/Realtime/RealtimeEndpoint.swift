@@ -19,7 +19,9 @@ enum RealtimeEndpoint {
                 // Session setup (the store) and the voice session's work (audio processing,
                 // providers) stay off the network thread the handler would otherwise prefer.
                 await withTaskExecutorPreference(globalConcurrentExecutor) {
-                    await serve(socket, request: request, context: context)
+                    await ClusterSessionGate.serve(socket, request: request, context: context) { context, claimEpoch in
+                        await serve(socket, request: request, context: context, claimEpoch: claimEpoch)
+                    }
                 }
             }
         )
@@ -53,8 +55,13 @@ enum RealtimeEndpoint {
         return .accept(subprotocol: offersRealtime ? "realtime" : nil)
     }
 
-    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
-        let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
+    /// The beta shapes when the client sends `OpenAI-Beta: realtime=v1`, else the GA ones.
+    static func dialect(of request: HTTPRequest) -> RealtimeDialect {
+        request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
+    }
+
+    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext, claimEpoch: Int64?) async {
+        let dialect = dialect(of: request)
         let setup: SessionSetup
         do {
             setup = try await SessionSetup.make(for: request, context: context)
@@ -67,7 +74,7 @@ enum RealtimeEndpoint {
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
+            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }, claimEpoch: claimEpoch
         )
         guard context.sessions.admit(entry) else {
             socket.close(code: 1013, reason: "too many sessions")

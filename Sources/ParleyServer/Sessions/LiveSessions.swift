@@ -12,6 +12,8 @@ public final class LiveSessions: @unchecked Sendable {
         public var session: VoiceSession
         /// Closes the client's socket.
         public var disconnect: @Sendable () -> Void
+        /// The epoch of the session's instance claim, in cluster mode.
+        public var claimEpoch: Int64? = nil
     }
 
     private let lock = NSLock()
