@@ -57,12 +57,7 @@ public final class PostgresCluster: @unchecked Sendable {
     ///   - handler: carries out a command for an instance this node owns.
     /// - Throws: `PostgresError` when the node cannot be registered.
     public func start(nodeURL: String, handler: @escaping @Sendable (ClusterCommand) async -> ClusterCommandOutcome) async throws {
-        let parameters = [nodeID, nodeURL]
-        try await pool.run { connection in
-            try connection.query(
-                "INSERT INTO nodes(id, url, started_at, heartbeat_at) VALUES($1, $2, \(Self.now), \(Self.now))", parameters
-            )
-        }
+        try await register(nodeURL: nodeURL)
         let listener = PostgresNotificationListener(
             url: store.url, channel: Self.channel(of: nodeID),
             onNotification: { [weak self] payload in self?.received(payload) },
@@ -84,6 +79,16 @@ public final class PostgresCluster: @unchecked Sendable {
             heartbeat = beating
         }
         listener.start()
+    }
+
+    /// Writes the node's row, with its first heartbeat.
+    func register(nodeURL: String) async throws {
+        let parameters = [nodeID, nodeURL]
+        try await pool.run { connection in
+            try connection.query(
+                "INSERT INTO nodes(id, url, started_at, heartbeat_at) VALUES($1, $2, \(Self.now), \(Self.now))", parameters
+            )
+        }
     }
 
     /// Marks the node draining: a load balancer's health check sees it and sends no new clients.
