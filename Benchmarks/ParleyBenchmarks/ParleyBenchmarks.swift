@@ -17,6 +17,7 @@ struct ParleyBenchmarks {
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("cluster", runClusterBenchmarks),
     ]
 
     static func main() async {

@@ -96,7 +96,6 @@ enum StoreMigrations {
                     kind text NOT NULL,
                     epoch bigint NOT NULL,
                     created_at double precision NOT NULL,
-                    taken_at double precision,
                     acknowledged_at double precision,
                     result text
                 );

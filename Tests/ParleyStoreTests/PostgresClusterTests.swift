@@ -41,6 +41,23 @@ import Testing
         }
     }
 
+    /// The next command node A carried out, or `nil` after `seconds`.
+    static func next(_ commands: AsyncStream<ClusterCommand>, within seconds: Int = 30) async -> ClusterCommand? {
+        await withTaskGroup(of: ClusterCommand?.self) { group in
+            group.addTask {
+                var iterator = commands.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     static func item(_ id: String, instance: String) -> ItemRecord {
         ItemRecord(id: id, conversationID: "conv_\(instance)", message: .user(id), createdAt: Date())
     }
@@ -78,8 +95,7 @@ import Testing
         let instance = try await nodes.instance("inst_2")
         let claim = try #require(try await nodes.a.claim(instanceID: instance))
         #expect(try await nodes.b.send(.interrupt, instanceID: instance, epoch: claim.epoch, to: nodes.a.nodeID) == .done)
-        var received = nodes.commandsOnA.makeAsyncIterator()
-        let command = await received.next()
+        let command = await Self.next(nodes.commandsOnA)
         #expect(command?.kind == .interrupt && command?.instanceID == instance && command?.epoch == claim.epoch)
         // B answers for itself without the database.
         #expect(try await nodes.b.send(.end, instanceID: instance, epoch: claim.epoch, to: nodes.b.nodeID) == .notConnected)
@@ -103,12 +119,11 @@ import Testing
             let nodes = try await TwoNodes.start(url: url)
             // A command whose NOTIFY never went out (as when the owner's LISTEN is down).
             try PostgresConnection(url: url).query(
-                "INSERT INTO commands(id, node_id, sender_node, instance_id, kind, epoch, created_at) VALUES('cmd_missed', $1, $2, 'inst_4', 'interrupt', 3, 0)",
+                "INSERT INTO commands(id, node_id, sender_node, instance_id, kind, epoch, created_at) VALUES('cmd_missed', $1, $2, 'inst_4', 'interrupt', 3, \(PostgresCluster.now))",
                 [nodes.a.nodeID, nodes.b.nodeID]
             )
             try await server.restart()
-            var received = nodes.commandsOnA.makeAsyncIterator()
-            let command = await received.next()
+            let command = await Self.next(nodes.commandsOnA)
             #expect(command == ClusterCommand(id: "cmd_missed", kind: .interrupt, instanceID: "inst_4", epoch: 3))
             await nodes.stop()
         }

@@ -195,12 +195,14 @@ public final class PostgresCluster: @unchecked Sendable {
             Task {
                 do {
                     try await pool.run { connection in
-                        try connection.query(
-                            "WITH sent AS (INSERT INTO commands(id, node_id, sender_node, instance_id, kind, epoch, created_at) "
-                                + "VALUES($1, $2, $3, $4, $5, $6, \(Self.now)) RETURNING id) "
-                                + "SELECT pg_notify($7, 'command:' || id) FROM sent",
-                            [command.id, node, sender, instanceID, kind.rawValue, String(epoch), Self.channel(of: node)]
-                        )
+                        try Self.withoutWaitingForDisk(connection) {
+                            try connection.query(
+                                "INSERT INTO commands(id, node_id, sender_node, instance_id, kind, epoch, created_at) "
+                                    + "VALUES($1, $2, $3, $4, $5, $6, \(Self.now))",
+                                [command.id, node, sender, instanceID, kind.rawValue, String(epoch)]
+                            )
+                            try connection.query("SELECT pg_notify($1, $2)", [Self.channel(of: node), Self.payload(of: command)])
+                        }
                     }
                 } catch {
                     self.resolve(command.id, with: .failure(error))
@@ -220,50 +222,64 @@ public final class PostgresCluster: @unchecked Sendable {
         lock.withLock { waiters.removeValue(forKey: id) }?.resume(with: result)
     }
 
-    /// A notification on this node's channel: a command to carry out, or an acknowledgement
-    /// of one this node sent (`command:ID`, `ack:ID:OUTCOME`).
+    /// A notification on this node's channel: a command to carry out
+    /// (`command:ID:KIND:EPOCH:INSTANCE`), or an acknowledgement of one this node sent
+    /// (`ack:ID:OUTCOME`).
     private func received(_ payload: String) {
-        if payload.hasPrefix("command:") {
-            let id = String(payload.dropFirst("command:".count))
-            Task { await self.carryOut(commandID: id) }
-        } else if payload.hasPrefix("ack:") {
-            let parts = payload.split(separator: ":", maxSplits: 2).map(String.init)
-            if parts.count == 3 { resolve(parts[1], with: .success(parts[2])) }
+        let parts = payload.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
+        if parts.first == "command", parts.count == 5, let kind = ClusterCommand.Kind(rawValue: parts[2]), let epoch = Int64(parts[3]) {
+            let command = ClusterCommand(id: parts[1], kind: kind, instanceID: parts[4], epoch: epoch)
+            Task { await self.carryOut(command) }
+        } else if parts.first == "ack", parts.count >= 3 {
+            resolve(parts[1], with: .success(parts[2]))
         }
     }
 
-    /// Takes command `id` (once: a rescan and a notification may both bring it), carries it
-    /// out and acknowledges it to its sender.
-    private func carryOut(commandID id: String) async {
+    /// The notification that carries `command` to its owner: everything the owner needs, so
+    /// it acts without reading the outbox first.
+    static func payload(of command: ClusterCommand) -> String {
+        "command:\(command.id):\(command.kind.rawValue):\(command.epoch):\(command.instanceID)"
+    }
+
+    /// Carries out a command and acknowledges it to its sender. The commands are idempotent
+    /// (cancel, close, close if older), so one brought twice — by a rescan and its
+    /// notification — does no harm; only the first acknowledgement is sent.
+    private func carryOut(_ command: ClusterCommand) async {
         guard let handler = lock.withLock({ handler }) else { return }
-        let node = nodeID
-        let taken = try? await pool.run { connection in
-            try connection.query(
-                "UPDATE commands SET taken_at = \(Self.now) WHERE id = $1 AND node_id = $2 AND taken_at IS NULL "
-                    + "RETURNING kind, instance_id, epoch", [id, node]
-            ).rows.first
-        }
-        guard let row = taken, let kind = row[0].flatMap(ClusterCommand.Kind.init) else { return }
-        let outcome = await handler(ClusterCommand(id: id, kind: kind, instanceID: row[1] ?? "", epoch: Int64(row[2] ?? "") ?? 0))
+        let outcome = await handler(command)
         _ = try? await pool.run { connection in
-            try connection.query(
-                "WITH done AS (UPDATE commands SET acknowledged_at = \(Self.now), result = $2 WHERE id = $1 RETURNING sender_node) "
-                    + "SELECT pg_notify('parley_' || sender_node, 'ack:' || $1 || ':' || $2) FROM done",
-                [id, outcome.rawValue]
-            )
+            try Self.withoutWaitingForDisk(connection) {
+                try connection.query(
+                    "WITH done AS (UPDATE commands SET acknowledged_at = \(Self.now), result = $2 WHERE id = $1 AND acknowledged_at IS NULL "
+                        + "RETURNING sender_node) SELECT pg_notify('parley_' || sender_node, 'ack:' || $1 || ':' || $2) FROM done",
+                    [command.id, outcome.rawValue]
+                )
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction that commits without waiting for the disk: commands and
+    /// their acknowledgements live for moments, and a database crash that loses one only
+    /// makes its sender time out, while an fsync per step would triple a command's latency.
+    private static func withoutWaitingForDisk(_ connection: PostgresConnection, _ body: () throws -> Void) throws {
+        try connection.transaction {
+            try connection.execute("SET LOCAL synchronous_commit TO off")
+            try body()
         }
     }
 
     /// After (re)connecting the LISTEN: carries out the commands for this node that are not
-    /// taken yet, and resolves the senders whose acknowledgement came while it was away.
+    /// acknowledged yet, and resolves the senders whose acknowledgement came while it was away.
     private func catchUp() async {
         let node = nodeID
         let missed = (try? await pool.run { connection in
             try connection.query(
-                "SELECT id FROM commands WHERE node_id = $1 AND taken_at IS NULL AND acknowledged_at IS NULL ORDER BY seq", [node]
-            ).rows.compactMap { $0[0] }
+                "SELECT id, kind, epoch, instance_id FROM commands WHERE node_id = $1 AND acknowledged_at IS NULL ORDER BY seq", [node]
+            ).rows.compactMap { row in
+                row[1].flatMap(ClusterCommand.Kind.init).map { ClusterCommand(id: row[0] ?? "", kind: $0, instanceID: row[3] ?? "", epoch: Int64(row[2] ?? "") ?? 0) }
+            }
         }) ?? []
-        for id in missed { await carryOut(commandID: id) }
+        for command in missed { await carryOut(command) }
         let waiting = lock.withLock { Array(waiters.keys) }
         guard !waiting.isEmpty else { return }
         let answered = (try? await pool.run { connection in
