@@ -245,7 +245,13 @@ struct ClusterServeTests {
                     (try? await Self.call(cluster.c, "POST", "/v1/instances/\(instance)/interrupt").status) == 200
                 }
                 #expect(reached, "C's interrupt never reached B after the restart")
+                // The client leaves: B lets the instance go, and it waits for its next connection.
                 onB.close()
+                let released = await ResourceProbe.eventually(within: 20) {
+                    let shown = try? await Self.call(cluster.a, "GET", "/v1/instances/\(instance)").body
+                    return shown?["status"]?.stringValue == "waiting" && shown?["owner_node"] == nil
+                }
+                #expect(released, "the instance stayed live after its client left")
             } catch {
                 await cluster.stop()
                 throw error
