@@ -20,6 +20,7 @@ struct ParleyBenchmarks {
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),
         ("recordings", runRecordingBenchmarks),
+        ("cluster", runClusterBenchmarks),
     ]
 
     static func main() async {

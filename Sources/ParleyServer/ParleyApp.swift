@@ -36,13 +36,17 @@ public final class ParleyApp: Sendable {
                 publicAddress: settings.webRTCPublicAddress
             )),
             recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log),
-            traces: settings.tracing.map { OTLPTraceExporter(configuration: $0, log: log) }
+            traces: settings.tracing.map { OTLPTraceExporter(configuration: $0, log: log) },
+            cluster: (store as? PostgresStore).map(PostgresCluster.init)
         )
         context.traces?.start()
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
-            context.providers.current == nil
+            if context.cluster?.isDraining == true {
+                return .error(status: 503, code: "draining", message: "This node is shutting down; use another.")
+            }
+            return context.providers.current == nil
                 ? .error(status: 503, code: "starting", message: "The providers are still loading.")
                 : JSONResponse.ok(["status": "ok"])
         }
@@ -78,14 +82,25 @@ public final class ParleyApp: Sendable {
     /// Makes the providers available; `/healthz` answers 200 from now on.
     public func providersReady(_ providers: ProviderSet) { context.providers.set(providers) }
 
-    /// Finishes in-flight requests, closes every socket, stops the providers and closes the store.
+    /// In cluster mode, registers this node (at the port it listens on) and starts carrying out
+    /// the commands other nodes send it; does nothing on a single node. Call after `start()`.
+    /// - Throws: `PostgresError` when the node cannot be registered.
+    public func joinCluster() async throws {
+        let nodeURL = context.settings.nodeURL ?? "http://\(context.settings.host):\(port)"
+        try await context.cluster?.start(nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions).carryOut)
+    }
+
+    /// Finishes in-flight requests, closes every socket, stops the providers and closes the
+    /// store; in cluster mode the node is marked draining first and leaves the cluster last.
     public func shutdown() async {
+        await context.cluster?.drain()
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()
         await context.recordings.finishAll()
         await context.traces?.shutdown()
         await context.providers.current?.shutdown()
+        await context.cluster?.stop()
         await context.store.close()
     }
 }

@@ -20,4 +20,6 @@ public struct ServerContext: Sendable {
     public var recordings: CallRecordings
     /// Exports per-turn traces when an OTLP endpoint is configured.
     public var traces: OTLPTraceExporter?
+    /// This node's part in a cluster (PostgreSQL store only); `nil` on a single node.
+    public var cluster: PostgresCluster? = nil
 }

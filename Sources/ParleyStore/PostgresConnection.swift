@@ -30,7 +30,8 @@ final class PostgresConnection {
         var affectedRows: Int
     }
 
-    private let handle: OpaquePointer
+    /// libpq's connection (used by `PostgresConnection+Notifications`).
+    let handle: OpaquePointer
     let url: String
 
     /// Connects to `url` (`postgresql://user:password@host:port/database?…`), giving up

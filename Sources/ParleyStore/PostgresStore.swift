@@ -12,7 +12,10 @@ import ParleyCore
 /// try await store.saveAgent(agent)
 /// ```
 public final class PostgresStore: ParleyStore {
-    private let pool: PostgresConnectionPool
+    /// The connections the store's calls run on, shared with `PostgresCluster`.
+    let pool: PostgresConnectionPool
+    /// The database's URL, for the cluster's own LISTEN connection.
+    let url: String
 
     /// Connects to `url`, brings the schema up to date and opens the pool.
     /// - Parameters:
@@ -21,6 +24,7 @@ public final class PostgresStore: ParleyStore {
     ///   - reconnectTimeout: how long a call waits for a lost server to come back before it fails.
     /// - Throws: `PostgresError` when the server cannot be reached or the schema is newer than this Parley.
     public init(url: String, connections: Int = 4, reconnectTimeout: Duration = .seconds(30)) throws {
+        self.url = url
         try StoreMigrations.apply(to: PostgresConnection(url: url))
         pool = try PostgresConnectionPool(url: url, size: connections, reconnectTimeout: reconnectTimeout)
     }

@@ -72,6 +72,47 @@ enum StoreMigrations {
                 CREATE INDEX items_by_conversation ON items(conversation_id, position);
                 """
         ),
+        // Cluster mode: nodes, instance ownership (owner node, epoch), the command outbox,
+        // the cluster-wide session registry and token buckets. SQLite has one node and no
+        // cluster, so its step only moves the version on.
+        Step(
+            sqlite: "",
+            postgres: """
+                ALTER TABLE instances ADD COLUMN owner_node text, ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+                CREATE TABLE nodes(
+                    id text PRIMARY KEY,
+                    url text NOT NULL,
+                    started_at double precision NOT NULL,
+                    heartbeat_at double precision NOT NULL,
+                    draining boolean NOT NULL DEFAULT false,
+                    dead boolean NOT NULL DEFAULT false
+                );
+                CREATE TABLE commands(
+                    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id text NOT NULL UNIQUE,
+                    node_id text NOT NULL,
+                    sender_node text NOT NULL,
+                    instance_id text NOT NULL,
+                    kind text NOT NULL,
+                    epoch bigint NOT NULL,
+                    created_at double precision NOT NULL,
+                    acknowledged_at double precision,
+                    result text
+                );
+                CREATE INDEX commands_unacknowledged ON commands(node_id, seq) WHERE acknowledged_at IS NULL;
+                CREATE TABLE live_sessions(
+                    id text PRIMARY KEY,
+                    node_id text NOT NULL,
+                    instance_id text,
+                    started_at double precision NOT NULL
+                );
+                CREATE TABLE token_buckets(
+                    key text PRIMARY KEY,
+                    tokens double precision NOT NULL,
+                    updated_at double precision NOT NULL
+                );
+                """
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

@@ -149,8 +149,8 @@ final class ProcessRealtimeClient: Sendable {
         }
     }
 
-    static func connect(port: Int, query: String = "") async throws -> ProcessRealtimeClient {
-        let url = URL(string: "ws://127.0.0.1:\(port)/v1/realtime\(query)")!
+    static func connect(port: Int, query: String = "", host: String = "127.0.0.1") async throws -> ProcessRealtimeClient {
+        let url = URL(string: "ws://\(host):\(port)/v1/realtime\(query)")!
         return ProcessRealtimeClient(socket: try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(ServerProcess.secret)"]))
     }
 
@@ -159,6 +159,9 @@ final class ProcessRealtimeClient: Sendable {
     }
 
     var events: [JSONValue] { get async { await inbox.all } }
+
+    /// Whether the server closed the socket (or it was closed here).
+    var isClosed: Bool { get async { await inbox.isClosed } }
 
     /// Says `text` and waits for the response.
     /// - Returns: the response's status.

@@ -86,10 +86,10 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    /// Starts a server on a free loopback port and waits until it is ready.
-    static func start(dataDirectory: URL, upstreams: FaultyUpstreams, settings: [String: String] = [:]) async throws -> ServerProcess {
+    /// Starts a server on a free port of a loopback address and waits until it is ready.
+    static func start(dataDirectory: URL, upstreams: FaultyUpstreams, settings: [String: String] = [:], host: String = "127.0.0.1") async throws -> ServerProcess {
         let server = try ServerProcess(
-            arguments: ["--host", "127.0.0.1", "--port", "0", "--data-dir", dataDirectory.path],
+            arguments: ["--host", host, "--port", "0", "--data-dir", dataDirectory.path],
             environment: environment(upstreams: upstreams).merging(settings) { $1 }, dataDirectory: dataDirectory
         )
         try await server.waitUntilReady()
@@ -114,7 +114,13 @@ final class ServerProcess: @unchecked Sendable {
     /// What the server wrote to standard error so far.
     var standardError: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// The address from `--host`.
+    var host: String {
+        let arguments = process.arguments
+        return arguments.firstIndex(of: "--host").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } ?? "127.0.0.1"
+    }
+
+    var baseURL: URL { URL(string: "http://\(host):\(port)")! }
     var pid: Int32 { process.processIdentifier }
 
     /// Kills the server with SIGKILL and waits until it is gone.

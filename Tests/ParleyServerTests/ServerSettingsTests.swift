@@ -32,6 +32,17 @@ import Testing
         #expect(settings.preemptiveTranscriptionAfterMs == 30)
     }
 
+    @Test func aClusterMaximumNeedsTheSharedDatabase() {
+        let alone = ServerSettings.load(environment: ["PARLEY_CLUSTER_MAX_SESSIONS": "900"]).0
+        #expect(alone.clusterMaximumSessions == 900)
+        #expect(alone.clusterProblems == ["PARLEY_CLUSTER_MAX_SESSIONS: needs PARLEY_DATABASE_URL or --database-url (the nodes of a cluster share one PostgreSQL)"])
+        let clustered = ServerSettings.load(environment: [
+            "PARLEY_CLUSTER_MAX_SESSIONS": "900", "PARLEY_DATABASE_URL": "postgresql://parley@db/parley", "PARLEY_NODE_URL": "http://10.0.0.5:8080",
+        ]).0
+        #expect(clustered.clusterProblems.isEmpty && clustered.nodeURL == "http://10.0.0.5:8080")
+        #expect(ServerSettings.load(environment: ["PARLEY_CLUSTER_MAX_SESSIONS": "0"]).problems == ["PARLEY_CLUSTER_MAX_SESSIONS: \"0\" is not a whole number from 1 to 10000000"])
+    }
+
     @Test func aLocalModelPathMustBeAGGUFFileAndExcludesARemoteModel() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-settings-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

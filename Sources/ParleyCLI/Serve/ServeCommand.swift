@@ -55,6 +55,7 @@ public enum ServeCommand {
                 settings.databaseURL = url
             }
         }
+        problems += settings.clusterProblems
         if settings.webRoot == nil { settings.webRoot = defaultWebRoot() }
         if !settings.isLoopback && settings.serverSecret == nil {
             problems.append("PARLEY_SERVER_SECRET: required when listening beyond loopback (host \(settings.host))")
@@ -92,6 +93,12 @@ public enum ServeCommand {
             return fail(["cannot start on \(settings.host):\(settings.port): \(error)"])
         }
         let url = "http://\(settings.host == "::1" ? "[::1]" : settings.host):\(app.port)/"
+        do {
+            try await app.joinCluster()
+        } catch {
+            await app.shutdown()
+            return fail(["\(options.databaseURL == nil ? "PARLEY_DATABASE_URL" : "--database-url"): cannot join the cluster: \(error)"])
+        }
         info("Parley is starting on \(url) (loading providers)…")
         let providers: ProviderSet
         do {

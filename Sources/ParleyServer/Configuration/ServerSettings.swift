@@ -47,6 +47,13 @@ public struct ServerSettings: Sendable {
     public var modelDirectory: URL?
     /// The most concurrent realtime sessions.
     public var maximumSessions = 500
+    /// The most realtime sessions across every node of a cluster (`PARLEY_CLUSTER_MAX_SESSIONS`);
+    /// `nil` for no cluster-wide limit. Needs `databaseURL` (see `clusterProblems`);
+    /// `maximumSessions` stays each node's own cap.
+    public var clusterMaximumSessions: Int?
+    /// The URL other nodes and operators reach this node at (`PARLEY_NODE_URL`); by default
+    /// `http://HOST:PORT`. Cluster mode only.
+    public var nodeURL: String?
     /// The longest reply, in tokens, of the server's language model when neither the agent nor
     /// the client sets one; `nil` picks the default for the model (see `replyTokenLimit`).
     public var maxOutputTokens: Int?
@@ -90,6 +97,13 @@ public struct ServerSettings: Sendable {
     /// otherwise talk until its context is full, and none for a remote model.
     public var replyTokenLimit: Int? {
         maxOutputTokens ?? (languageModel == .embedded ? 150 : nil)
+    }
+
+    /// What is wrong with the cluster settings once every source is merged: a cluster-wide
+    /// limit needs the shared database.
+    public var clusterProblems: [String] {
+        clusterMaximumSessions != nil && databaseURL == nil
+            ? ["PARLEY_CLUSTER_MAX_SESSIONS: needs PARLEY_DATABASE_URL or --database-url (the nodes of a cluster share one PostgreSQL)"] : []
     }
 
     /// The sampling temperature of the server's language model when neither the agent nor the
@@ -206,6 +220,8 @@ public struct ServerSettings: Sendable {
         }
         if let directory = value("PARLEY_MODEL_DIR") { settings.modelDirectory = URL(fileURLWithPath: directory) }
         if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
+        if let maximum = integer("PARLEY_CLUSTER_MAX_SESSIONS", in: 1...10_000_000) { settings.clusterMaximumSessions = maximum }
+        if let url = value("PARLEY_NODE_URL") { settings.nodeURL = url }
         if let limit = integer("PARLEY_MAX_OUTPUT_TOKENS", in: 1...1_000_000) { settings.maxOutputTokens = limit }
         if let delay = integer("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS", in: 0...10_000) {
             settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay

@@ -21,9 +21,12 @@ enum InstanceRoutes {
         var status: String
         var clientSecret: TokenRoutes.ClientSecret?
         var url: String?
+        /// Cluster mode: the node serving the live session, and its URL.
+        var ownerNode: String?
+        var ownerURL: String?
         enum CodingKeys: String, CodingKey {
             case id, object, agentID = "agent_id", user, conversationID = "conversation_id", status
-            case clientSecret = "client_secret", url
+            case clientSecret = "client_secret", url, ownerNode = "owner_node", ownerURL = "owner_url"
         }
     }
 
@@ -81,6 +84,7 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 guard let instance = try await context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
+                if let cluster = context.cluster { return try await ClusterInstanceRoutes.show(instance, cluster: cluster, context: context) }
                 let status = context.sessions.status(instanceID: instance.id) ?? instance.status
                 return JSONResponse.ok(InstanceResponse(
                     id: instance.id, agentID: instance.agentID, user: instance.userID,
@@ -94,6 +98,7 @@ enum InstanceRoutes {
         router.post("/v1/instances/{id}/interrupt") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             let id = request.pathParameters["id"] ?? ""
+            if let cluster = context.cluster { return await ClusterInstanceRoutes.interrupt(id, cluster: cluster) }
             guard let entry = context.sessions.entry(instanceID: id) else {
                 return .error(status: 409, code: "not_connected", message: "Instance \(id) has no live session to interrupt.")
             }
@@ -103,6 +108,7 @@ enum InstanceRoutes {
 
         router.delete("/v1/instances/{id}") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
+            if let cluster = context.cluster { return await ClusterInstanceRoutes.delete(request.pathParameters["id"] ?? "", cluster: cluster) }
             do {
                 let id = request.pathParameters["id"] ?? ""
                 guard try await context.store.instance(id: id) != nil else { return AgentRoutes.notFound(request) }

@@ -41,7 +41,7 @@ enum TokenRoutes {
     static func register(on router: inout Router, context: ServerContext) {
         router.post("/v1/tokens") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
-            if let refusal = rateLimit(request, context) { return refusal }
+            if let refusal = await rateLimit(request, context) { return refusal }
             do throws(BadRequest) {
                 let body = try request.jsonBody(TokenRequest.self)
                 guard let user = body.user, !user.isEmpty, user.count <= 200 else {
@@ -66,7 +66,7 @@ enum TokenRoutes {
 
         router.post("/v1/realtime/client_secrets") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
-            if let refusal = rateLimit(request, context) { return refusal }
+            if let refusal = await rateLimit(request, context) { return refusal }
             do throws(BadRequest) {
                 let body = try request.jsonBody(ClientSecretRequest.self, allowEmpty: true)
                 let seconds = body.expiresAfter?.seconds ?? ClientTokenAuthority.defaultLifetime
@@ -83,14 +83,25 @@ enum TokenRoutes {
                 return .error(status: 403, code: "local_tokens_disabled",
                               message: "Local tokens are off on this server; get a client token from your app's backend.")
             }
-            if let refusal = rateLimit(request, context) { return refusal }
+            if let refusal = await rateLimit(request, context) { return refusal }
             let minted = context.authentication.authority.mintCompact(forLocalUser: true)
             return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
         }
     }
 
-    private static func rateLimit(_ request: HTTPRequest, _ context: ServerContext) -> HTTPResponse? {
-        guard !context.tokenRateLimiter.allow(request.remoteAddress) else { return nil }
+    /// Takes a token from the caller's bucket: this node's, or in cluster mode the one every node shares.
+    private static func rateLimit(_ request: HTTPRequest, _ context: ServerContext) async -> HTTPResponse? {
+        let allowed: Bool
+        if let cluster = context.cluster {
+            do {
+                allowed = try await cluster.allowTokenMint(key: request.remoteAddress, perMinute: context.settings.tokenMintsPerMinute)
+            } catch {
+                return .error(status: 503, code: "storage_error", message: "The cluster's database could not be reached to count tokens; try again shortly.")
+            }
+        } else {
+            allowed = context.tokenRateLimiter.allow(request.remoteAddress)
+        }
+        guard !allowed else { return nil }
         var response = HTTPResponse.error(status: 429, code: "rate_limited", message: "Too many tokens requested from this address; try again in a minute.")
         response.headers.set("Retry-After", "60")
         return response

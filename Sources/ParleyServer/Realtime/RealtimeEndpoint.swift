@@ -19,7 +19,9 @@ enum RealtimeEndpoint {
                 // Session setup (the store) and the voice session's work (audio processing,
                 // providers) stay off the network thread the handler would otherwise prefer.
                 await withTaskExecutorPreference(globalConcurrentExecutor) {
-                    await serve(socket, request: request, context: context)
+                    await ClusterSessionGate.serve(socket, request: request, context: context) { context, claimEpoch in
+                        await serve(socket, request: request, context: context, claimEpoch: claimEpoch)
+                    }
                 }
             }
         )
@@ -64,12 +66,17 @@ enum RealtimeEndpoint {
         return nil
     }
 
-    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+    /// The beta shapes when the client sends `OpenAI-Beta: realtime=v1`, else the GA ones.
+    static func dialect(of request: HTTPRequest) -> RealtimeDialect {
+        request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
+    }
+
+    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext, claimEpoch: Int64?) async {
         if let callID = request.query["call_id"] {
             await RealtimeSideband.serve(socket, callID: callID, context: context)
             return
         }
-        let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
+        let dialect = dialect(of: request)
         let setup: SessionSetup
         do {
             setup = try await SessionSetup.make(for: request, context: context)
@@ -83,7 +90,7 @@ enum RealtimeEndpoint {
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
             disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") },
-            conversationID: setup.conversationID
+            conversationID: setup.conversationID, claimEpoch: claimEpoch
         )
         guard context.sessions.admit(entry) else {
             setup.providers.recorder?.finish()

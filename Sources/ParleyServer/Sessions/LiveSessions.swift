@@ -14,6 +14,8 @@ public final class LiveSessions: @unchecked Sendable {
         public var disconnect: @Sendable () -> Void
         /// The conversation the session speaks in.
         public var conversationID: String?
+        /// The epoch of the session's instance claim, in cluster mode.
+        public var claimEpoch: Int64? = nil
     }
 
     private let lock = NSLock()

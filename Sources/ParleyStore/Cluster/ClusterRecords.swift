@@ -1,0 +1,74 @@
+import Foundation
+
+/// A node's hold on an instance: it serves the instance's live session until another claim
+/// raises the epoch; its item writes are refused from then on.
+public struct InstanceClaim: Sendable, Hashable {
+    public var instanceID: String
+    /// Raised by one on every claim of the instance.
+    public var epoch: Int64
+    /// The node that held the instance live before this claim, if any.
+    public var previousOwner: String?
+
+    /// Creates a claim.
+    public init(instanceID: String, epoch: Int64, previousOwner: String?) {
+        self.instanceID = instanceID
+        self.epoch = epoch
+        self.previousOwner = previousOwner
+    }
+}
+
+/// Where an instance lives in the cluster, as the database says.
+public struct InstanceOwnership: Sendable, Hashable {
+    /// `waiting`, `live`, `lost` or `ended`.
+    public var status: String
+    /// The node serving its live session (`nil` unless `live`).
+    public var ownerNode: String?
+    /// That node's internal URL.
+    public var ownerURL: String?
+    public var epoch: Int64
+}
+
+/// A command for the node that owns an instance, carried by the outbox table and NOTIFY.
+public struct ClusterCommand: Sendable, Hashable {
+    /// What the owner is asked to do.
+    public enum Kind: String, Sendable {
+        /// Cancel the response in progress (`POST /v1/instances/{id}/interrupt`).
+        case interrupt
+        /// Close the session and its socket: the instance ended (`DELETE /v1/instances/{id}`).
+        case end
+        /// Close the session if its claim is older than `epoch`: another connection took the instance over.
+        case release
+    }
+
+    public var id: String
+    public var kind: Kind
+    public var instanceID: String
+    /// The claim the command is about (for `release`, the new one).
+    public var epoch: Int64
+}
+
+/// What the owner reports after acting on a command.
+public enum ClusterCommandOutcome: String, Sendable {
+    /// The command was carried out.
+    case done
+    /// The node has no live session for the instance.
+    case notConnected = "not_connected"
+}
+
+/// A cluster operation that could not be carried out.
+public struct ClusterError: Error, Sendable, CustomStringConvertible {
+    /// Why, as a stable code.
+    public enum Code: String, Sendable {
+        /// The instance was claimed by a newer connection; this node may no longer write for it.
+        case staleOwner = "stale_owner"
+        /// The owning node did not acknowledge a command in time.
+        case ownerUnreachable = "owner_unreachable"
+        /// The cluster is shutting down.
+        case stopped
+    }
+
+    public var code: Code
+    public var message: String
+
+    public var description: String { message }
+}
