@@ -45,6 +45,7 @@ public final class ParleyApp: Sendable {
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
+        TwilioRoutes.register(on: &router, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host

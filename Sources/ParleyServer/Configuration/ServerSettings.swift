@@ -54,6 +54,8 @@ public struct ServerSettings: Sendable {
     public var allowsLocalTokens: Bool?
     /// The folder of the web client.
     public var webRoot: URL?
+    /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
+    public var telephony = TelephonySettings()
 
     /// Creates default settings.
     public init() {}
@@ -170,6 +172,7 @@ public struct ServerSettings: Sendable {
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
+        settings.telephony = TelephonySettings.load(value, problems: &problems)
         return (settings, problems)
     }
 }
