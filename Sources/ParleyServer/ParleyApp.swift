@@ -52,6 +52,7 @@ public final class ParleyApp: Sendable {
         configuration.port = settings.port
         configuration.staticRoot = settings.webRoot
         configuration.maxWebSocketMessageSize = 16 << 20
+        configuration.additionalRequestHeaders.append("x-twilio-signature")
         server = HTTPServer(configuration: configuration, router: router)
     }
 

@@ -21,6 +21,9 @@ actor TwilioCallConnection {
     private var silencedItems: Set<String> = []
     /// The response whose audio was sent last.
     private var speakingResponseID: String?
+    /// The latest interruption cutting replies to what was heard (each waits for the one
+    /// before); the call waits for it before it ends.
+    private var interruption: Task<Void, Never>?
     private let items: OrderedItemWriter
 
     /// The voice session's executor, so its events and the caller's messages need no hops.
@@ -55,6 +58,7 @@ actor TwilioCallConnection {
         for await message in socket.messages {
             guard await receive(message) else { break }
         }
+        await interruption?.value
         // Audio still buffered when the call ends was never heard.
         for cut in playback.clear() {
             await session.truncate(itemID: cut.itemID, audioEndMs: cut.heardMs)
@@ -154,7 +158,8 @@ actor TwilioCallConnection {
         silencedItems.formUnion(cuts.map(\.itemID))
         let session = session
         let responseID = speakingResponseID
-        Task {
+        interruption = Task { [interruption] in
+            await interruption?.value
             for cut in cuts { await session.truncate(itemID: cut.itemID, audioEndMs: cut.heardMs) }
             if let responseID { await session.cancelResponse(id: responseID) }
         }
