@@ -49,6 +49,7 @@ Commands:
   say            Speak text to a WAV file.
   token          Mint a client token from the server secret.
   agents         Manage the agents of a running server.
+  twilio         Print the Twilio webhook URL and check the phone-call setup.
   help           Show the help of a command.
 
 Options:
