@@ -17,6 +17,7 @@ struct ParleyBenchmarks {
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("telephony", runTelephonyBenchmarks),
     ]
 
     static func main() async {

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyTesting
 @testable import ParleyLocal
 
 /// The embedded stack's models, loaded once per test process. Setup always installs them, so
@@ -8,18 +9,7 @@ enum TestModels {
     static let locator = ModelLocator()
 
     /// Ten everyday assistant requests, the fixture for speech round trips.
-    static let sentences = [
-        "The weather is lovely today.",
-        "Please turn off the kitchen lights.",
-        "What time does the train leave tomorrow morning?",
-        "I would like a cup of coffee with milk.",
-        "Remind me to call my mother this evening.",
-        "The quick brown fox jumps over the lazy dog.",
-        "Can you play some relaxing music?",
-        "Send a message to my brother saying I am running late.",
-        "How far is it from here to the airport?",
-        "Please add bread and butter to my shopping list.",
-    ]
+    static let sentences = SpokenSentences.all
 
     static let whisper: Result<WhisperSpeechRecognizer, any Error> = Result {
         try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish))

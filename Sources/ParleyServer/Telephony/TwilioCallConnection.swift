@@ -74,12 +74,12 @@ actor TwilioCallConnection {
     /// which closes the socket).
     private func receive(_ message: WebSocketMessage) async -> Bool {
         let decoded: TwilioInboundMessage
-        do {
-            guard case .text(let text) = message else { throw TwilioInboundMessage.Malformed(description: "a binary message") }
-            decoded = try TwilioInboundMessage.decode(text)
-        } catch {
+        switch TwilioInboundMessage.decode(message) {
+        case .success(let message):
+            decoded = message
+        case .failure(let problem):
             context.metrics.errorReported(category: "invalid_request")
-            context.log.log("twilio.malformed_message", session: start.callSID, ["problem": .string("\(error)")])
+            context.log.log("twilio.malformed_message", session: start.callSID, ["problem": .string(problem.description)])
             socket.close(code: WebSocketCloseCode.policyViolation, reason: "malformed Media Streams message")
             return false
         }

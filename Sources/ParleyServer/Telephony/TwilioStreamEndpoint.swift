@@ -73,11 +73,11 @@ enum TwilioStreamEndpoint {
     private static func awaitStart(_ socket: WebSocketConnection, context: ServerContext) async -> TwilioStreamStart? {
         for await message in socket.messages {
             let decoded: TwilioInboundMessage
-            do {
-                guard case .text(let text) = message else { throw TwilioInboundMessage.Malformed(description: "a binary message") }
-                decoded = try TwilioInboundMessage.decode(text)
-            } catch {
-                context.log.log("twilio.malformed_message", ["problem": .string("\(error)")])
+            switch TwilioInboundMessage.decode(message) {
+            case .success(let message):
+                decoded = message
+            case .failure(let problem):
+                context.log.log("twilio.malformed_message", ["problem": .string(problem.description)])
                 socket.close(code: WebSocketCloseCode.policyViolation, reason: "malformed Media Streams message")
                 return nil
             }

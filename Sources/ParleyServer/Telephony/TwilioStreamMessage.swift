@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyNet
 
 /// A message Twilio sends on a Media Streams WebSocket (JSON text, named by `event`).
 enum TwilioInboundMessage: Sendable, Hashable {
@@ -21,6 +22,12 @@ enum TwilioInboundMessage: Sendable, Hashable {
     /// Why a message could not be read.
     struct Malformed: Error, CustomStringConvertible {
         var description: String
+    }
+
+    /// Decodes one WebSocket message (Twilio sends only text).
+    static func decode(_ message: WebSocketMessage) -> Result<TwilioInboundMessage, Malformed> {
+        guard case .text(let text) = message else { return .failure(Malformed(description: "a binary message")) }
+        return Result { () throws(Malformed) in try decode(text) }
     }
 
     /// Decodes one text message.

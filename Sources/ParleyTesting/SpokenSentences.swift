@@ -1,0 +1,16 @@
+/// Ten everyday assistant requests: the fixture for speech round trips and word error rates.
+public enum SpokenSentences {
+    /// The sentences, in a fixed order.
+    public static let all = [
+        "The weather is lovely today.",
+        "Please turn off the kitchen lights.",
+        "What time does the train leave tomorrow morning?",
+        "I would like a cup of coffee with milk.",
+        "Remind me to call my mother this evening.",
+        "The quick brown fox jumps over the lazy dog.",
+        "Can you play some relaxing music?",
+        "Send a message to my brother saying I am running late.",
+        "How far is it from here to the airport?",
+        "Please add bread and butter to my shopping list.",
+    ]
+}
