@@ -16,7 +16,7 @@ actor TwilioCallConnection {
     private let keyPressMessages: Bool
     private var audio: OutputAudioEncoder
     private var playback: TwilioPlayback
-    private let gate = TwilioEchoGate()
+    private var input = TelephoneInput()
     /// Items whose buffered audio was cleared: the rest of their audio is not sent.
     private var silencedItems: Set<String> = []
     /// The response whose audio was sent last.
@@ -94,7 +94,7 @@ actor TwilioCallConnection {
                 socket.close(code: WebSocketCloseCode.policyViolation, reason: "media payload is not base64 μ-law")
                 return false
             }
-            try? await session.appendAudio(gate.pass(samples, agentPlaying: playback.isPlaying), sampleRate: G711.sampleRate)
+            try? await session.appendAudio(input.samples(samples, agentPlaying: playback.isPlaying), sampleRate: TelephoneInput.outputRate)
         case .mark(let name):
             playback.acknowledged(name)
         case .dtmf(let digit):
