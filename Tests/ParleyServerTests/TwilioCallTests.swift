@@ -80,14 +80,20 @@ import Testing
         return (whole + (words.isEmpty ? [] : [words.joined(separator: " ")])).joined(separator: " ")
     }
 
-    @Test func bargeInSendsClearBeforeAnyFurtherMediaAndStoresWhatWasPlayed() async throws {
+    /// A call asking for the long story whose Twilio plays `playedMarks` chunks of the answer
+    /// and holds the rest; returns once `heldMarks` more marks have arrived, with what played.
+    static func longStoryCall(playedMarks: Int, heldMarks: Int) async throws -> (TestServer, LogLines, TwilioTestCall, playedMs: Int) {
         let logs = LogLines()
         let server = try TestServer.start(providers: Self.providers(heard: "tell me a long story"), log: logs.log)
-        // Twilio plays the first 37 chunks (a sentence and a half), then the caller talks over the rest.
-        let call = try await Self.placeCall(server, playedMarks: 37)
+        let call = try await Self.placeCall(server, playedMarks: playedMarks)
         try call.sendAudio(TelephoneAudio.question())
-        for _ in 1...40 { try #require(await call.next("mark") != nil) }
-        let playedMs = await call.playedMilliseconds
+        for _ in 1...(playedMarks + heldMarks) { try #require(await call.next("mark") != nil) }
+        return (server, logs, call, await call.playedMilliseconds)
+    }
+
+    @Test func bargeInSendsClearBeforeAnyFurtherMediaAndStoresWhatWasPlayed() async throws {
+        // Twilio plays the first 37 chunks (a sentence and a half), then the caller talks over the rest.
+        let (server, logs, call, playedMs) = try await Self.longStoryCall(playedMarks: 37, heldMarks: 3)
         #expect((1_100..<1_900).contains(playedMs), "played \(playedMs) ms")
         try call.sendAudio(TelephoneAudio.speech(milliseconds: 800))
         #expect(await call.next("clear") != nil)
@@ -104,12 +110,7 @@ import Testing
     }
 
     @Test func aCallerWhoHangsUpMidReplyIsStoredAsHavingHeardUpToTheLastEchoedMark() async throws {
-        let logs = LogLines()
-        let server = try TestServer.start(providers: Self.providers(heard: "tell me a long story"), log: logs.log)
-        let call = try await Self.placeCall(server, playedMarks: 12)
-        try call.sendAudio(TelephoneAudio.question())
-        for _ in 1...14 { try #require(await call.next("mark") != nil) }
-        let playedMs = await call.playedMilliseconds
+        let (server, logs, call, playedMs) = try await Self.longStoryCall(playedMarks: 12, heldMarks: 2)
         try call.hangUp()
         #expect(await call.closes())
         let items = try await Self.storedItems(server, logs, call: call)

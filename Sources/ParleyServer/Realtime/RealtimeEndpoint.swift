@@ -65,25 +65,14 @@ enum RealtimeEndpoint {
             return
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
-        let entry = LiveSessions.Entry(
-            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
-        )
-        guard context.sessions.admit(entry) else {
-            socket.close(code: 1013, reason: "too many sessions")
-            return
+        await context.serveAdmitted(session, instanceID: setup.instanceID, socket: socket, disconnectReason: "instance ended") {
+            let connection = RealtimeConnection(
+                socket: socket, dialect: dialect, context: context, session: session,
+                configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
+                sendsParleyEvents: request.query["parley_events"] == "true"
+            )
+            await connection.run()
         }
-        context.metrics.sessionOpened()
-        defer {
-            context.sessions.remove(sessionID: entry.sessionID)
-            context.metrics.sessionClosed()
-        }
-        let connection = RealtimeConnection(
-            socket: socket, dialect: dialect, context: context, session: session,
-            configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true"
-        )
-        await connection.run()
     }
 }
 

@@ -13,7 +13,7 @@ enum TwilioSignature {
                 || left.element.name == right.element.name && left.offset < right.offset
         }
         let message = sorted.reduce(into: url) { text, pair in text += pair.element.name + pair.element.value }
-        return authenticationCode(for: Data(message.utf8), key: Data(authToken.utf8)).base64EncodedString()
+        return HMACSHA256.authenticationCode(for: Data(message.utf8), key: Data(authToken.utf8), digest: EVP_sha1()).base64EncodedString()
     }
 
     /// Whether `signature` is the one Twilio would send for this request (compared in constant time).
@@ -22,19 +22,4 @@ enum TwilioSignature {
         return HMACSHA256.constantTimeEquals(Data(signature.utf8), Data(expected.utf8))
     }
 
-    /// The 20-byte HMAC-SHA1 of `message` under `key`, from OpenSSL's libcrypto.
-    private static func authenticationCode(for message: Data, key: Data) -> Data {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBytes { messageBytes in
-                _ = HMAC(
-                    EVP_sha1(), keyBytes.baseAddress, Int32(keyBytes.count),
-                    messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
-                    &output, &length
-                )
-            }
-        }
-        return Data(output.prefix(Int(length)))
-    }
 }

@@ -49,24 +49,13 @@ enum TwilioStreamEndpoint {
             return
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
-        let entry = LiveSessions.Entry(
-            sessionID: RealtimeID.session(), instanceID: nil, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "call ended by the server") }
-        )
-        guard context.sessions.admit(entry) else {
-            socket.close(code: 1013, reason: "too many sessions")
-            return
+        await context.serveAdmitted(session, instanceID: nil, socket: socket, disconnectReason: "call ended by the server") {
+            let connection = TwilioCallConnection(
+                socket: socket, context: context, session: session, start: start, conversationID: setup.conversationID,
+                keyPressMessages: agent?.telephony?.keyPressMessages ?? false
+            )
+            await connection.run()
         }
-        context.metrics.sessionOpened()
-        defer {
-            context.sessions.remove(sessionID: entry.sessionID)
-            context.metrics.sessionClosed()
-        }
-        let connection = TwilioCallConnection(
-            socket: socket, context: context, session: session, start: start, conversationID: setup.conversationID,
-            keyPressMessages: agent?.telephony?.keyPressMessages ?? false
-        )
-        await connection.run()
     }
 
     /// Reads messages up to `start`; closes the socket (and returns `nil`) on anything else.
