@@ -118,3 +118,18 @@ extension TwilioProtocolTests {
         #expect(AgentTelephonySettings(phoneNumbers: ["4155550123", "+0123456789", "+1 415 555", "+1234567"]).validationProblems().count == 4)
     }
 }
+
+extension TwilioProtocolTests {
+    @Test func phoneSettingsComeFromTheEnvironmentAndABadPublicURLIsOneProblem() {
+        let (settings, problems) = ServerSettings.load(environment: [
+            "PARLEY_PUBLIC_URL": "https://voice.example.com", "PARLEY_TWILIO_AUTH_TOKEN": "0123456789abcdef",
+        ])
+        #expect(problems.isEmpty)
+        #expect(settings.telephony.publicURL == URL(string: "https://voice.example.com"))
+        #expect(settings.telephony.twilioAuthToken == "0123456789abcdef")
+        let (unset, none) = ServerSettings.load(environment: [:])
+        #expect(none.isEmpty && unset.telephony == TelephonySettings())
+        let (_, bad) = ServerSettings.load(environment: ["PARLEY_PUBLIC_URL": "voice.example.com"])
+        #expect(bad == ["PARLEY_PUBLIC_URL: \"voice.example.com\" is not an http(s) URL such as https://voice.example.com"])
+    }
+}
