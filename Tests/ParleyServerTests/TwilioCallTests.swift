@@ -232,13 +232,22 @@ import Testing
         await server.stop()
     }
 
+    @Test func aStreamThatNeverStartsIsClosed() async throws {
+        let server = try TestServer.start(providers: Self.providers()) { $0.telephony.streamStartTimeout = .milliseconds(200) }
+        let socket = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/v1/telephony/twilio/stream")!)
+        try socket.send(.text(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#))
+        #expect(await socket.closes())
+        #expect(socket.closeCode == WebSocketCloseCode.policyViolation)
+        await server.stop()
+    }
+
     @Test func aStreamThatDoesNotStartWithStartOrIsNotMuLawIsRefused() async throws {
         let server = try TestServer.start(providers: Self.providers())
         let callSID = Self.newCallSID()
         let answer = try await TwilioTestCall.answer(server, form: TwilioTestCall.callForm(callSID: callSID))
         let socket = try await WebSocketClient.connect(to: try #require(answer.streamURL.flatMap(URL.init(string:))))
         try socket.send(.text(#"{"event":"media","media":{"payload":"AAAA"}}"#))
-        await socket.waitUntilClosed()
+        #expect(await socket.closes())
         #expect(socket.closeCode == WebSocketCloseCode.policyViolation)
         let linear = try await TwilioTestCall.connect(answer, callSID: callSID, mediaFormat: "audio/l16")
         #expect(await linear.closes())

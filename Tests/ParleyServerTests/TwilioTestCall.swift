@@ -208,3 +208,17 @@ enum TelephoneAudio {
         lineNoise(milliseconds: 400) + speech(milliseconds: 600) + lineNoise(milliseconds: 1_200, seed: 11)
     }
 }
+
+extension WebSocketConnection {
+    /// Whether the peer closes the socket within `seconds` (after that, this side closes it).
+    func closes(within seconds: Double = 30) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitUntilClosed(); return true }
+            group.addTask { (try? await Task.sleep(for: .seconds(seconds))) == nil }
+            let closedInTime = await group.next() ?? false
+            group.cancelAll()
+            if !closedInTime { close() }
+            return closedInTime
+        }
+    }
+}

@@ -12,6 +12,8 @@ public struct TelephonySettings: Sendable, Hashable {
     public var publicURL: URL?
     /// How long the media stream token a call webhook hands out stays valid.
     public var streamTokenLifetime: Duration = .seconds(60)
+    /// How long a media stream may take to send its `start` message before it is closed.
+    public var streamStartTimeout: Duration = .seconds(10)
 
     /// Creates settings with no auth token and no public URL.
     public init() {}

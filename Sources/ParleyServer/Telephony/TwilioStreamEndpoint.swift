@@ -4,8 +4,9 @@ import ParleyNet
 
 /// `GET /v1/telephony/twilio/stream`: the Media Streams WebSocket Twilio opens for a call the
 /// voice webhook answered. The stream must begin with `connected` (optional) and `start`,
-/// whose custom parameters carry the webhook's single-use token; anything else, or a missing,
-/// expired or reused token, closes the socket with 1008 before a session starts. Each call is
+/// whose custom parameters carry the webhook's single-use token; anything else, no `start`
+/// within `TelephonySettings.streamStartTimeout`, or a missing, expired or reused token closes
+/// the socket with 1008 before a session starts. Each call is
 /// a session of its agent with a conversation of its own, stored like any other.
 enum TwilioStreamEndpoint {
     static func route(context: ServerContext, tokens: TwilioStreamTokens) -> WebSocketRoute {
@@ -25,7 +26,15 @@ enum TwilioStreamEndpoint {
     }
 
     private static func serve(_ socket: WebSocketConnection, context: ServerContext, tokens: TwilioStreamTokens) async {
-        guard let start = await awaitStart(socket, context: context) else { return }
+        // A stream that never starts holds no session, but it would hold its socket.
+        let timeout = context.settings.telephony.streamStartTimeout
+        let watchdog = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            socket.close(code: WebSocketCloseCode.policyViolation, reason: "no start message within \(timeout.secondsText)")
+        }
+        let started = await awaitStart(socket, context: context)
+        watchdog.cancel()
+        guard let start = started else { return }
         guard let token = start.customParameters[TwilioVoiceWebhook.tokenParameter], let grant = tokens.redeem(token),
               grant.callSID == start.callSID else {
             context.log.log("twilio.stream_refused", session: start.callSID, ["reason": "missing, expired or reused stream token"])
