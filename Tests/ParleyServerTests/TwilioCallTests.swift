@@ -105,7 +105,7 @@ import Testing
         #expect(messages.filter { $0 == "clear" }.count == 1)
         let items = try await Self.storedItems(server, logs, call: call)
         let reply = try #require(items.first { if case .assistant = $0 { true } else { false } })
-        #expect(reply == .assistant(text: Self.story(heardMs: playedMs), toolCalls: [], interrupted: true))
+        #expect(reply == .assistant(text: Self.story(heardMs: playedMs), toolCalls: [], interrupted: true), "\(logs.events("twilio.playback_cleared"))")
         await server.stop()
     }
 
@@ -115,7 +115,7 @@ import Testing
         #expect(await call.closes())
         let items = try await Self.storedItems(server, logs, call: call)
         let reply = try #require(items.first { if case .assistant = $0 { true } else { false } })
-        #expect(reply == .assistant(text: Self.story(heardMs: playedMs), toolCalls: [], interrupted: true))
+        #expect(reply == .assistant(text: Self.story(heardMs: playedMs), toolCalls: [], interrupted: true), "\(logs.events("twilio.playback_cleared")) \(items)")
         #expect(!Self.story(heardMs: playedMs).isEmpty)
         await server.stop()
     }

@@ -58,11 +58,12 @@ actor TwilioCallConnection {
         for await message in socket.messages {
             guard await receive(message) else { break }
         }
+        // Audio still buffered when the call ends was never heard; a reply still being written
+        // is stopped (its audio from here on is not sent, so it is cut as well).
+        interruptPlayback()
+        await session.cancelResponse()
+        interruptPlayback()
         await interruption?.value
-        // Audio still buffered when the call ends was never heard.
-        for cut in playback.clear() {
-            await session.truncate(itemID: cut.itemID, audioEndMs: cut.heardMs)
-        }
         await session.close()
         await items.finish()
         context.log.log("twilio.call_ended", session: start.callSID)
@@ -156,13 +157,24 @@ actor TwilioCallConnection {
         send(.clear)
         let cuts = playback.clear()
         silencedItems.formUnion(cuts.map(\.itemID))
+        for cut in cuts {
+            context.log.log("twilio.playback_cleared", session: start.callSID, ["item": .string(cut.itemID), "heard_ms": .number(Double(cut.heardMs))])
+        }
         let session = session
         let responseID = speakingResponseID
         interruption = Task { [interruption] in
             await interruption?.value
-            for cut in cuts { await session.truncate(itemID: cut.itemID, audioEndMs: cut.heardMs) }
-            if let responseID { await session.cancelResponse(id: responseID) }
+            await Self.cut(session, to: cuts, stopping: responseID)
         }
+    }
+
+    /// Stops the reply `responseID` if it is still going, then cuts each item to what the
+    /// caller heard. In that order: the echoed marks are what the caller heard, and they
+    /// replace whatever the session estimated when the reply ended.
+    private static func cut(_ session: VoiceSession, to cuts: [TwilioPlayback.Cut], stopping responseID: String?) async {
+        guard !cuts.isEmpty else { return }
+        if let responseID { await session.cancelResponse(id: responseID) }
+        for cut in cuts { await session.truncate(itemID: cut.itemID, audioEndMs: cut.heardMs) }
     }
 
     private func send(_ message: TwilioOutboundMessage) {
