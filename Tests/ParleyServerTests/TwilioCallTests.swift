@@ -138,6 +138,17 @@ import Testing
         await server.stop()
     }
 
+    @Test func aPushToTalkAgentTakesTurnsBySilenceOnThePhone() async throws {
+        let server = try TestServer.start(providers: Self.providers())
+        let agent = try await server.request("POST", "/v1/agents", json: #"{"name":"Walkie","manual_turns":true}"#)
+        let call = try await Self.placeCall(server, query: "?agent=\(try #require(agent.body["id"]?.stringValue))")
+        try call.sendAudio(TelephoneAudio.question())
+        #expect(await call.next("media") != nil)
+        try call.hangUp()
+        #expect(await call.closes())
+        await server.stop()
+    }
+
     @Test func theCalledNumberChoosesTheAgent() async throws {
         let logs = LogLines()
         let server = try TestServer.start(providers: Self.providers(), log: logs.log)

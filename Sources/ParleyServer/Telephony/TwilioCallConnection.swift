@@ -95,6 +95,7 @@ actor TwilioCallConnection {
                 socket.close(code: WebSocketCloseCode.policyViolation, reason: "media payload is not base64 μ-law")
                 return false
             }
+            // Calls always take turns by silence, so the session's buffer never fills (its only error).
             try? await session.appendAudio(input.samples(samples, agentPlaying: playback.isPlaying), sampleRate: TelephoneInput.outputRate)
         case .mark(let name):
             playback.acknowledged(name)

@@ -57,7 +57,12 @@ enum TwilioStreamEndpoint {
             socket.close(code: WebSocketCloseCode.goingAway, reason: "session setup failed")
             return
         }
-        let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
+        // A phone has no button to end a turn: push-to-talk agents take turns by silence on calls.
+        var configuration = setup.configuration
+        if configuration.turnDetection == nil {
+            configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
+        }
+        let session = VoiceSession(providers: setup.providers, configuration: configuration, history: setup.history)
         await context.serveAdmitted(session, instanceID: nil, socket: socket, disconnectReason: "call ended by the server") {
             let connection = TwilioCallConnection(
                 socket: socket, context: context, session: session, start: start, conversationID: setup.conversationID,
