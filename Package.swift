@@ -41,6 +41,8 @@ let package = Package(
         // glibc's allocator settings (part of libc: nothing to install).
         cLibrary("CMalloc", apt: [], brew: []),
         cLibrary("CWhisper", pkgConfig: "parley-whisper", apt: [], brew: ["whisper-cpp"]),
+        // onnxruntime's C API header, installed by scripts/setup; the library is loaded at run time.
+        cLibrary("COnnxRuntime", pkgConfig: "parley-onnxruntime", apt: [], brew: ["onnxruntime"]),
 
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
         // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
@@ -49,7 +51,7 @@ let package = Package(
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         .target(
             name: "ParleyServer",

@@ -14,6 +14,7 @@ struct ParleyBenchmarks {
         ("session", runSessionBenchmarks),
         ("server", runServerBenchmarks),
         ("embedded", runEmbeddedBenchmarks),
+        ("voice", runVoiceBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),

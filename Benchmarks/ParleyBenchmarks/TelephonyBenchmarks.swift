@@ -28,7 +28,7 @@ private func measureTelephoneWordErrorRate() async throws -> [BenchmarkResult] {
     var wideband: [(reference: String, hypothesis: String)] = []
     var telephone: [(reference: String, hypothesis: String)] = []
     var extended: [(reference: String, hypothesis: String)] = []
-    for sentence in SpokenSentences.all {
+    for sentence in EverydaySentences.all {
         var speech: [Int16] = []
         for try await chunk in synthesizer.synthesize(sentence, options: SpeechOptions()) { speech += chunk }
         let audio = SampleConversion.float(speech)

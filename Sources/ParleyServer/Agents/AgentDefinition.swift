@@ -33,10 +33,12 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         public var apiKey: String?
         public var temperature: Double?
         public var maxOutputTokens: Int?
+        /// llama.cpp's `repeat_penalty` (1 is none); sent as `repeat_penalty`.
+        public var repetitionPenalty: Double?
 
         enum CodingKeys: String, CodingKey {
             case baseURL = "base_url", model, apiKey = "api_key", temperature
-            case maxOutputTokens = "max_output_tokens"
+            case maxOutputTokens = "max_output_tokens", repetitionPenalty = "repetition_penalty"
         }
     }
 
@@ -91,6 +93,10 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let name, name.isEmpty || name.count > 200 { problems.append("name: must be 1 to 200 characters") }
         if let instructions, instructions.count > 100_000 { problems.append("instructions: at most 100000 characters") }
         if let temperature = llm?.temperature, !(0...2).contains(temperature) { problems.append("llm.temperature: must be between 0 and 2") }
+        if let penalty = llm?.repetitionPenalty, !(0.5...2).contains(penalty) {
+            problems.append("llm.repetition_penalty: must be between 0.5 and 2")
+        }
+        if let tokens = llm?.maxOutputTokens, tokens < 1 { problems.append("llm.max_output_tokens: must be at least 1") }
         if let url = llm?.baseURL, URL(string: url)?.scheme.map({ ["http", "https"].contains($0) }) != true {
             problems.append("llm.base_url: must be an http(s) URL")
         }

@@ -10,6 +10,14 @@ public enum ProviderChoice: Sendable, Hashable {
     case remote(baseURL: URL, apiKey: String?, model: String)
 }
 
+/// Which embedded text-to-speech engine speaks.
+public enum EmbeddedVoice: String, Sendable, Hashable {
+    /// The Piper neural voice en_US-joe-medium (onnxruntime, phonemes from espeak-ng).
+    case piper
+    /// flite's cmu_us_slt diphone voice.
+    case flite
+}
+
 /// Everything `parley serve` is configured with, read from flags, the environment and `.env`,
 /// and checked once at start.
 public struct ServerSettings: Sendable {
@@ -30,6 +38,9 @@ public struct ServerSettings: Sendable {
     public var localLanguageModelPath: String?
     /// The voice for remote speech synthesis.
     public var voice: String?
+    /// The embedded voice: the Piper neural voice (default; flite when it cannot load) or flite
+    /// (`PARLEY_TTS=flite`).
+    public var embeddedVoice: EmbeddedVoice = .piper
     /// `silero` (default when its model is present) or `energy`.
     public var voiceActivityDetector = "silero"
     /// Folder with the embedded models.
@@ -70,6 +81,16 @@ public struct ServerSettings: Sendable {
         maxOutputTokens ?? (languageModel == .embedded ? 150 : nil)
     }
 
+    /// The sampling temperature of the server's language model when neither the agent nor the
+    /// client sets one: 0.3 for the embedded model (a small model stays on topic and short
+    /// answers stay plain), the provider's own for a remote one.
+    public var replyTemperature: Double? { languageModel == .embedded ? 0.3 : nil }
+
+    /// The repetition penalty of the server's language model unless the agent sets one: 1.15
+    /// for the embedded model (SmolLM2 otherwise loops on a phrase), none for a remote one (not
+    /// every OpenAI-compatible server knows the field).
+    public var replyRepetitionPenalty: Double? { languageModel == .embedded ? 1.15 : nil }
+
     /// Whether the local token endpoint is on.
     public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
 
@@ -100,12 +121,12 @@ public struct ServerSettings: Sendable {
                 return nil
             }
         }
-        func provider(_ kind: String, embeddedName: String, defaultModel: String?) -> ProviderChoice? {
+        func provider(_ kind: String, embeddedNames: [String], defaultModel: String?) -> ProviderChoice? {
             let choice = value("PARLEY_\(kind)")?.lowercased()
             let url = value("PARLEY_\(kind)_URL")
             guard choice == "openai" || (choice == nil && url != nil) else {
-                if let choice, choice != embeddedName, choice != "embedded" {
-                    problems.append("PARLEY_\(kind): \"\(choice)\" is not a provider (use \(embeddedName) or openai)")
+                if let choice, !embeddedNames.contains(choice), choice != "embedded" {
+                    problems.append("PARLEY_\(kind): \"\(choice)\" is not a provider (use \((embeddedNames + ["openai"]).joined(separator: ", ")))")
                 }
                 return nil
             }
@@ -138,9 +159,10 @@ public struct ServerSettings: Sendable {
             }
         }
         if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.systemPrompt = prompt }
-        if let choice = provider("ASR", embeddedName: "whisper", defaultModel: "whisper-1") { settings.speechRecognition = choice }
-        if let choice = provider("TTS", embeddedName: "flite", defaultModel: "tts-1") { settings.speechSynthesis = choice }
-        if let choice = provider("LLM", embeddedName: "llama", defaultModel: nil) { settings.languageModel = choice }
+        if let choice = provider("ASR", embeddedNames: ["whisper"], defaultModel: "whisper-1") { settings.speechRecognition = choice }
+        if let choice = provider("TTS", embeddedNames: ["piper", "flite"], defaultModel: "tts-1") { settings.speechSynthesis = choice }
+        if value("PARLEY_TTS")?.lowercased() == "flite" { settings.embeddedVoice = .flite }
+        if let choice = provider("LLM", embeddedNames: ["llama"], defaultModel: nil) { settings.languageModel = choice }
         if let path = value("PARLEY_LLM_MODEL_PATH") {
             let expanded = (path as NSString).expandingTildeInPath
             if settings.languageModel != .embedded {

@@ -128,6 +128,9 @@ struct SessionSetup {
         )
 
         var options = AgentOptions()
+        // Sampling for short spoken answers; the agent's settings, then the client's, come first.
+        options.temperature = agentModel == nil ? context.settings.replyTemperature : nil
+        options.repetitionPenalty = agent.llm?.repetitionPenalty ?? (agentModel == nil ? context.settings.replyRepetitionPenalty : nil)
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }

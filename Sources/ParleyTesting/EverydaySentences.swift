@@ -1,6 +1,9 @@
-/// Ten everyday assistant requests: the fixture for speech round trips and word error rates.
-public enum SpokenSentences {
-    /// The sentences, in a fixed order.
+import Foundation
+
+/// Ten everyday assistant requests: the sentences speech round trips (synthesis, then Whisper)
+/// are measured on, in the tests and the benchmarks.
+public enum EverydaySentences {
+    /// The sentences, each a short spoken request.
     public static let all = [
         "The weather is lovely today.",
         "Please turn off the kitchen lights.",
