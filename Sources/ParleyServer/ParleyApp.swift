@@ -64,12 +64,14 @@ public final class ParleyApp: Sendable {
         ConversationRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
         RealtimeCallsRoute.register(on: &router, context: context)
+        TwilioRoutes.register(on: &router, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host
         configuration.port = settings.port
         configuration.staticRoot = settings.webRoot
         configuration.maxWebSocketMessageSize = 16 << 20
+        configuration.additionalRequestHeaders.append("x-twilio-signature")
         server = HTTPServer(configuration: configuration, router: router)
     }
 

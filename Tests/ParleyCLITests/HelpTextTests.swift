@@ -49,6 +49,7 @@ Commands:
   say            Speak text to a WAV file.
   token          Mint a client token from the server secret.
   agents         Manage the agents of a running server.
+  twilio         Print the Twilio webhook URL and check the phone-call setup.
   help           Show the help of a command.
 
 Options:
@@ -225,6 +226,37 @@ Environment:
 Examples:
   parley say "Hello there." -o hello.wav
   echo "Hello there." | parley say -o hello.wav
+
+"""#,
+        "twilio": #"""
+Print the Twilio webhook URL and check the phone-call setup.
+
+Checks that PARLEY_PUBLIC_URL reaches the running server, that
+PARLEY_TWILIO_AUTH_TOKEN is set (so every call's X-Twilio-Signature is verified)
+and which agent answers each phone number. Exits 1 when a check fails.
+
+Usage: parley twilio [--agent <id>] [--public-url <url>] [--url <url>]
+
+Options:
+      --agent <id>          Print the webhook URL for this agent (?agent=ID)
+                            instead of choosing by number.
+      --public-url <url>    The https URL Twilio reaches the server at (default
+                            $PARLEY_PUBLIC_URL).
+      --url <url>           The server (default $PARLEY_URL, else
+                            http://127.0.0.1:8080).
+  -h, --help                Show this help.
+
+Environment:
+  PARLEY_PUBLIC_URL         The https URL Twilio reaches the server at (a tunnel
+                            or reverse proxy).
+  PARLEY_TWILIO_AUTH_TOKEN  The Twilio account's auth token, which signs every
+                            webhook.
+  PARLEY_SERVER_SECRET      The server secret (else the secret in ./.parley).
+  PARLEY_URL                The server when --url is not given.
+
+Examples:
+  parley twilio
+  parley twilio --agent agent_123 --public-url https://voice.example.com
 
 """#,
         "token": #"""

@@ -15,7 +15,7 @@ struct TestServer {
 
     /// Starts a server; `providers` default to the deterministic test set.
     static func start(
-        providers: ProviderSet? = nil, startsReady: Bool = true, configure: (inout ServerSettings) -> Void = { _ in }
+        providers: ProviderSet? = nil, startsReady: Bool = true, log: EventLog = .silent, configure: (inout ServerSettings) -> Void = { _ in }
     ) throws -> TestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-server-\(UUID().uuidString)")
         var settings = ServerSettings()
@@ -26,7 +26,7 @@ struct TestServer {
         let server = TestServer(
             app: try ParleyApp(
                 settings: settings, secret: "test-server-secret-0123456789",
-                providers: providers ?? (startsReady ? testProviders() : nil), log: .silent
+                providers: providers ?? (startsReady ? testProviders() : nil), log: log
             ),
             dataDirectory: directory
         )

@@ -78,11 +78,13 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     public var memory: MemorySettings?
     /// Whether the agent's calls are recorded (`nil`: the server's `PARLEY_RECORDINGS`).
     public var recordings: Bool?
+    /// Phone calls: the numbers that reach the agent and what key presses do.
+    public var telephony: AgentTelephonySettings?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory, recordings
+        case id, name, instructions, voice, llm, tools, memory, recordings, telephony
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -104,6 +106,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
             problems.append("turn_detection.threshold: must be between 0 and 1")
         }
         if let maxMessages = memory?.maxMessages, maxMessages < 2 { problems.append("memory.max_messages: must be at least 2") }
+        problems += telephony?.validationProblems() ?? []
         var names = Set<String>()
         for (index, tool) in (tools ?? []).enumerated() {
             let prefix = "tools[\(index)]"
@@ -153,5 +156,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }
         if let value = patch.recordings { recordings = value }
+        if let value = patch.telephony { telephony = value }
     }
 }

@@ -1,16 +1,17 @@
 import COpenSSL
 import Foundation
 
-/// HMAC-SHA256 and constant-time comparison from OpenSSL's libcrypto.
+/// HMAC-SHA256 (or another digest's HMAC) and constant-time comparison from OpenSSL's libcrypto.
 enum HMACSHA256 {
-    /// The 32-byte HMAC of `message` under `key`.
-    static func authenticationCode(for message: Data, key: Data) -> Data {
+    /// The HMAC of `message` under `key`: 32 bytes with SHA-256, or `digest`'s length (an
+    /// OpenSSL `EVP_MD`, such as `EVP_sha1()`).
+    static func authenticationCode(for message: Data, key: Data, digest: OpaquePointer = EVP_sha256()) -> Data {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { messageBytes in
                 _ = HMAC(
-                    EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                    digest, keyBytes.baseAddress, Int32(keyBytes.count),
                     messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count,
                     &output, &length
                 )

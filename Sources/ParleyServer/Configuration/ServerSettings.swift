@@ -85,6 +85,8 @@ public struct ServerSettings: Sendable {
     public var recordsCalls = false
     /// Where per-turn traces go (OTLP/HTTP JSON), from `OTEL_EXPORTER_OTLP_ENDPOINT` and friends; `nil` exports none.
     public var tracing: OTLPConfiguration?
+    /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
+    public var telephony = TelephonySettings()
 
     /// Creates default settings.
     public init() {}
@@ -232,6 +234,7 @@ public struct ServerSettings: Sendable {
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
         if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
+        settings.telephony = TelephonySettings.load(value, problems: &problems)
         return (settings, problems)
     }
 }

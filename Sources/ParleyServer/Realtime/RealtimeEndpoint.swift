@@ -87,30 +87,20 @@ enum RealtimeEndpoint {
             return
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
-        let entry = LiveSessions.Entry(
-            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") },
-            conversationID: setup.conversationID, claimEpoch: claimEpoch
-        )
-        guard context.sessions.admit(entry) else {
-            setup.providers.recorder?.finish()
-            socket.close(code: 1013, reason: "too many sessions")
-            return
+        await context.serveAdmitted(
+            session, instanceID: setup.instanceID, conversationID: setup.conversationID, claimEpoch: claimEpoch,
+            socket: socket, disconnectReason: "instance ended", onRefusal: { setup.providers.recorder?.finish() }
+        ) { sessionID in
+            let connection = RealtimeConnection(
+                transport: .webSocket(socket), dialect: dialect, context: context, session: session,
+                configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
+                sendsParleyEvents: request.query["parley_events"] == "true",
+                tracer: context.traces.map {
+                    TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
+                }
+            )
+            await connection.run()
         }
-        context.metrics.sessionOpened()
-        defer {
-            context.sessions.remove(sessionID: entry.sessionID)
-            context.metrics.sessionClosed()
-        }
-        let connection = RealtimeConnection(
-            transport: .webSocket(socket), dialect: dialect, context: context, session: session,
-            configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true",
-            tracer: context.traces.map {
-                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
-            }
-        )
-        await connection.run()
     }
 }
 

@@ -68,9 +68,11 @@ enum RealtimeCallsRoute {
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
-            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session, disconnect: { call.close() }
+            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session, disconnect: { call.close() },
+            conversationID: setup.conversationID
         )
         guard context.sessions.admit(entry) else {
+            setup.providers.recorder?.finish()
             call.close()
             context.calls.remove(call)
             return .error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly.")
@@ -79,7 +81,10 @@ enum RealtimeCallsRoute {
         let connection = RealtimeConnection(
             transport: .call(call), dialect: .ga, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true"
+            sendsParleyEvents: request.query["parley_events"] == "true",
+            tracer: context.traces.map {
+                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
+            }
         )
         context.calls.attach(connection, to: call)
         Task.detached {

@@ -1,0 +1,243 @@
+import Foundation
+import ParleyCore
+import ParleyLocal
+import ParleyNet
+import ParleyServer
+import ParleyTesting
+import Synchronization
+
+/// Phone calls (issue 27): the embedded Whisper's word error rate on telephone audio against
+/// wideband, the voice-to-voice latency over the Twilio path (a simulated Twilio streaming
+/// 8 kHz μ-law in real time, 20 ms a message, to a real server) on the embedded stack and on
+/// instant providers, and how many concurrent calls the server sustains.
+func runTelephonyBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    var results = try await measureTelephoneWordErrorRate()
+    results += try await measureEmbeddedCalls(turns: quick ? 3 : 10)
+    results += try await measureConcurrentCalls(callCounts: quick ? [1, 25] : [1, 50, 100, 200])
+    return results
+}
+
+// MARK: - Word error rate
+
+/// Whisper tiny.en on the ten test sentences (flite, 16 kHz) as they are and as a phone call
+/// delivers them: band-limited to 8 kHz (libsoxr), μ-law encoded and decoded, and brought back
+/// to 16 kHz as a call's audio is (without and with `TelephoneBandwidthExtension`).
+private func measureTelephoneWordErrorRate() async throws -> [BenchmarkResult] {
+    let synthesizer = try FliteSpeechSynthesizer()
+    let recognizer = try WhisperSpeechRecognizer(modelPath: ModelLocator().path(of: .whisperTinyEnglish))
+    var wideband: [(reference: String, hypothesis: String)] = []
+    var telephone: [(reference: String, hypothesis: String)] = []
+    var extended: [(reference: String, hypothesis: String)] = []
+    for sentence in EverydaySentences.all {
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize(sentence, options: SpeechOptions()) { speech += chunk }
+        let audio = SampleConversion.float(speech)
+        wideband.append((sentence, try await recognizer.transcribe(audio, isFinal: true).text))
+        let phone = try TelephoneAudio.overThePhone(audio, rate: synthesizer.sampleRate)
+        telephone.append((sentence, try await recognizer.transcribe(phone, isFinal: true).text))
+        var widening = TelephoneBandwidthExtension()
+        extended.append((sentence, try await recognizer.transcribe(widening.process(phone), isFinal: true).text))
+    }
+    let widebandRate = rate(wideband)
+    let telephoneRate = rate(telephone)
+    for (pair, heard) in zip(extended, wideband) where pair.hypothesis != heard.hypothesis {
+        log("telephone: \"\(pair.hypothesis)\" (wideband: \"\(heard.hypothesis)\")")
+    }
+    let extendedRate = rate(extended)
+    let gap = (extendedRate - widebandRate) * 100
+    return [
+        BenchmarkResult(area: "telephony", name: "ASR Whisper tiny.en WER, 10 flite sentences at 16 kHz",
+                        value: widebandRate * 100, unit: "%", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "telephony", name: "ASR Whisper tiny.en WER, the same as 8 kHz μ-law phone audio",
+                        value: telephoneRate * 100, unit: "%", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "telephony", name: "ASR Whisper tiny.en WER, 8 kHz μ-law with the telephone bandwidth extension (what calls use)",
+                        value: extendedRate * 100, unit: "%", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "telephony", name: "ASR WER of 8 kHz μ-law with the bandwidth extension minus 16 kHz",
+                        value: gap, unit: "points", target: "<= 3 points", meetsTarget: gap <= 3),
+    ]
+}
+
+private func rate(_ pairs: [(reference: String, hypothesis: String)]) -> Double {
+    let (errors, words) = totalWordErrors(pairs)
+    return Double(errors) / Double(max(words, 1))
+}
+
+/// Caller audio as Twilio carries it.
+enum TelephoneAudio {
+    /// Samples per 20 ms Media Streams message.
+    static let chunkLength = 160
+
+    /// `audio` (at `rate`) band-limited to 8 kHz, through μ-law and back, at 16 kHz (the
+    /// call's input resampler), before the bandwidth extension.
+    static func overThePhone(_ audio: [Float], rate: Int) throws -> [Float] {
+        let law = G711.decode(G711.encode(try narrowband(audio, rate: rate), law: .muLaw), law: .muLaw)
+        var up = VoiceSessionProviders.sincResampler(from: G711.sampleRate, to: 16_000)
+        return up.process(SampleConversion.float(law)) + up.flush()
+    }
+
+    /// `audio` (at `rate`) as 8 kHz samples.
+    static func narrowband(_ audio: [Float], rate: Int) throws -> [Int16] {
+        let down = try SoxrResampler(from: rate, to: G711.sampleRate)
+        return SampleConversion.pcm16(down.process(audio) + down.flush())
+    }
+
+    /// 20 ms `media` payloads (base64 μ-law) of `samples`, the last one padded with silence.
+    static func payloads(_ samples: [Int16]) -> [String] {
+        stride(from: 0, to: samples.count, by: chunkLength).map { start in
+            let chunk = Array(samples[start..<min(start + chunkLength, samples.count)])
+            return Base64Codec.encode(G711.encode(chunk + [Int16](repeating: 0, count: chunkLength - chunk.count), law: .muLaw))
+        }
+    }
+}
+
+// MARK: - Calls
+
+/// One call's question: lead-in, speech, then silence until answered; paced at 20 ms a message.
+private struct CallScript: Sendable {
+    /// Lead-in and speech payloads.
+    var payloads: [String]
+    /// Audio time from the first message to the last speech sample.
+    var speechEnd: Duration
+    /// The payload of 20 ms of silence.
+    static let silence = TelephoneAudio.payloads([Int16](repeating: 0, count: TelephoneAudio.chunkLength))[0]
+
+    init(leadInMs: Int, speech: [Int16]) {
+        let lead = [Int16](repeating: 0, count: leadInMs * 8)
+        payloads = TelephoneAudio.payloads(lead + speech)
+        speechEnd = .microseconds((lead.count + speech.count) * 125)
+    }
+}
+
+/// Places one call through the webhook and the media stream, asks the question in real time
+/// and returns the time from the end of the question's speech to the first `media` of the answer.
+private func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20)) async throws -> Duration {
+    let base = "http://127.0.0.1:\(port)"
+    let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    let response = try await HTTPClient.shared.send(HTTPClient.Request(
+        url: URL(string: base + "/v1/telephony/twilio/voice")!, method: "POST",
+        headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("CallSid=\(callSID)&From=%2B14155550100&To=%2B15005550006".utf8)
+    ))
+    let twiML = String(decoding: response.body, as: UTF8.self)
+    guard response.status == 200, let token = twiML.between(#"name="parley_token" value=""#, #"""#) else {
+        throw EmbeddedBenchmarkFailure("the webhook answered \(response.status): \(twiML.prefix(200))")
+    }
+    let socket = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/v1/telephony/twilio/stream")!)
+    defer { socket.close() }
+    let streamSID = "MZ" + callSID.dropFirst(2)
+    try socket.send(.text(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#))
+    try socket.send(.text(#"{"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"\#(streamSID)","callSid":"\#(callSID)","tracks":["inbound"],"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"parley_token":"\#(token)"}},"streamSid":"\#(streamSID)"}"#))
+    let clock = ContinuousClock()
+    let firstMedia = Mutex<ContinuousClock.Instant?>(nil)
+    let listener = Task {
+        for await message in socket.messages {
+            if case .text(let text) = message, text.contains(#""event":"media""#) {
+                firstMedia.withLock { $0 = $0 ?? clock.now }
+            }
+        }
+    }
+    defer { listener.cancel() }
+    let start = clock.now
+    var index = 0
+    while firstMedia.withLock({ $0 }) == nil {
+        let due = start + .milliseconds(20 * (index + 1))
+        guard due - start < script.speechEnd + deadline else { throw EmbeddedBenchmarkFailure("no answer within \(deadline)") }
+        try await Task.sleep(until: due, clock: clock)
+        let payload = index < script.payloads.count ? script.payloads[index] : CallScript.silence
+        try socket.send(.text(#"{"event":"media","sequenceNumber":"\#(index + 2)","media":{"track":"inbound","chunk":"\#(index + 1)","timestamp":"\#(index * 20)","payload":"\#(payload)"},"streamSid":"\#(streamSID)"}"#))
+        index += 1
+    }
+    try? socket.send(.text(#"{"event":"stop","sequenceNumber":"\#(index + 2)","streamSid":"\#(streamSID)","stop":{"accountSid":"AC1","callSid":"\#(callSID)"}}"#))
+    // The audio clock: the message carrying sample s is sent at start + its chunk's end.
+    return firstMedia.withLock { $0! } - (start + script.speechEnd)
+}
+
+/// Voice-to-voice over the Twilio path on the embedded stack (Silero VAD, whisper.cpp, SmolLM2,
+/// flite): a 2 s flite question, each call a fresh conversation.
+private func measureEmbeddedCalls(turns: Int) async throws -> [BenchmarkResult] {
+    var settings = ServerSettings()
+    settings.port = 0
+    settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-telephony-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
+    let providers = try await ProviderFactory.make(settings)
+    let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: providers, log: .silent)
+    do {
+        try app.start()
+        var speech: [Int16] = []
+        for try await chunk in providers.synthesizer.synthesize("What is the weather like in Paris today?", options: SpeechOptions()) { speech += chunk }
+        let narrow = try TelephoneAudio.narrowband(SampleConversion.float(speech), rate: providers.synthesizer.sampleRate)
+        let last = narrow.lastIndex { abs($0) > 524 } ?? narrow.count - 1
+        let script = CallScript(leadInMs: 400, speech: Array(narrow[...last]))
+        var latencies: [Double] = []
+        for _ in 0..<turns { latencies.append(try await placeCall(port: app.port, script: script).milliseconds) }
+        await app.shutdown()
+        return [
+            BenchmarkResult(area: "telephony", name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p50)",
+                            value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "telephony", name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p90)",
+                            value: percentile(latencies, 90), unit: "ms", target: "", meetsTarget: nil),
+        ]
+    } catch {
+        await app.shutdown()
+        throw error
+    }
+}
+
+/// Concurrent calls on instant providers (energy VAD, libsoxr): every call streams in real
+/// time and asks one question, starting within the same second; the most calls with every
+/// question answered and p99 end of speech → first media within 1 s (300 ms of it the silence window).
+private func measureConcurrentCalls(callCounts: [Int]) async throws -> [BenchmarkResult] {
+    var settings = ServerSettings()
+    settings.port = 0
+    settings.maximumSessions = 10_000
+    settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-calls-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
+    let providers = ProviderSet(
+        recognizer: InstantRecognizer(), languageModel: InstantLanguageModel(), synthesizer: InstantSynthesizer(),
+        makeVoiceActivityDetector: { EnergyVAD() }, makeResampler: { BenchmarkServer.resampler(from: $0, to: $1) }
+    )
+    let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: providers, log: .silent)
+    try app.start()
+    let tone = (0..<4_800).map { Int16(8_000 * sin(2 * Double.pi * 300 * Double($0) / 8_000)) }
+    let script = CallScript(leadInMs: 400, speech: tone)
+    var results: [BenchmarkResult] = []
+    var sustained = 0
+    for calls in callCounts {
+        let latencies = await withTaskGroup(of: Double?.self) { group in
+            for call in 0..<calls {
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(call * 1_000 / calls))
+                    return try? await placeCall(port: app.port, script: script, deadline: .seconds(10)).milliseconds
+                }
+            }
+            return await group.reduce(into: [Double]()) { if let value = $1 { $0.append(value) } }
+        }
+        let p99 = percentile(latencies, 99)
+        if latencies.count == calls, p99 <= 1_000 { sustained = max(sustained, calls) }
+        results.append(BenchmarkResult(
+            area: "telephony", name: "Twilio calls, instant providers, \(calls) concurrent: end of caller speech → first agent media (p50)",
+            value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil))
+        results.append(BenchmarkResult(
+            area: "telephony", name: "Twilio calls, instant providers, \(calls) concurrent: end of caller speech → first agent media (p99)",
+            value: p99, unit: "ms", target: "", meetsTarget: nil))
+        results.append(BenchmarkResult(
+            area: "telephony", name: "Twilio calls, instant providers, \(calls) concurrent: calls answered",
+            value: Double(latencies.count), unit: "calls", target: "", meetsTarget: nil))
+    }
+    await app.shutdown()
+    results.append(BenchmarkResult(
+        area: "telephony", name: "Twilio concurrent calls sustained, instant providers (every call answered, p99 ≤ 1000 ms)",
+        value: Double(sustained), unit: "calls", target: "", meetsTarget: nil))
+    return results
+}
+
+private func log(_ line: String) {
+    FileHandle.standardError.write(Data("telephony: \(line)\n".utf8))
+}
+
+private extension String {
+    /// The text between the first `start` and the next `end`.
+    func between(_ start: String, _ end: String) -> String? {
+        guard let from = range(of: start)?.upperBound, let to = self[from...].range(of: end)?.lowerBound else { return nil }
+        return String(self[from..<to])
+    }
+}

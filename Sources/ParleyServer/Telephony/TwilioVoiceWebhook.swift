@@ -1,0 +1,115 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyStore
+
+/// `POST /v1/telephony/twilio/voice`: Twilio's call webhook. Answers with TwiML connecting the
+/// call to the media stream endpoint, with a single-use stream token as a custom parameter.
+///
+/// The agent is the one named by `?agent=ID`, else the one whose `telephony.phone_numbers`
+/// holds the called number (`To`), else the server's default agent. With an auth token
+/// configured, a request without a valid `X-Twilio-Signature` is refused with 403.
+enum TwilioVoiceWebhook {
+    /// The webhook's path.
+    static let path = "/v1/telephony/twilio/voice"
+    /// The media stream endpoint's path.
+    static let streamPath = "/v1/telephony/twilio/stream"
+    /// The custom parameter carrying the stream token.
+    static let tokenParameter = "parley_token"
+
+    static func register(on router: inout Router, context: ServerContext, tokens: TwilioStreamTokens) {
+        router.post(path) { request in
+            await answer(request, context: context, tokens: tokens)
+        }
+    }
+
+    static func answer(_ request: HTTPRequest, context: ServerContext, tokens: TwilioStreamTokens) async -> HTTPResponse {
+        let parameters = FormURLEncoded.parameters(request.body)
+        let settings = context.settings.telephony
+        if let authToken = settings.twilioAuthToken {
+            let signature = request.headers["X-Twilio-Signature"] ?? ""
+            guard TwilioSignature.isValid(signature, url: signedURL(of: request, settings: settings), parameters: parameters, authToken: authToken) else {
+                context.log.log("twilio.signature_refused", ["path": .string(request.path)])
+                return .error(status: 403, code: "invalid_signature", message: "X-Twilio-Signature is missing or does not match this request and the configured auth token.")
+            }
+        }
+        let form = Dictionary(parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+        guard let callSID = form["CallSid"], !callSID.isEmpty else {
+            return .error(status: 400, code: "invalid_request", message: "A Twilio call webhook carries CallSid (form-encoded); this request has none.")
+        }
+        let agentID: String?
+        do {
+            agentID = try await agent(for: request.query["agent"], calledNumber: form["To"], store: context.store)
+        } catch let error as AgentNotFound {
+            return .error(status: 404, code: "not_found", message: "No agent \(error.agentID); fix the ?agent= of the webhook URL in Twilio's console.")
+        } catch {
+            return AgentRoutes.storageFailure(error)
+        }
+        let token = tokens.issue(TwilioStreamTokens.Grant(callSID: callSID, agentID: agentID))
+        context.log.log("twilio.call_answered", ["call": .string(callSID), "agent": .string(agentID ?? "default")])
+        return .text(twiML(streamURL: streamURL(of: request, settings: settings), token: token), contentType: "text/xml; charset=utf-8")
+    }
+
+    private struct AgentNotFound: Error {
+        var agentID: String
+    }
+
+    /// The agent named in the query, else the one with the called number, else `nil` (the default agent).
+    private static func agent(for requested: String?, calledNumber: String?, store: any ParleyStore) async throws -> String? {
+        if let requested {
+            guard try await store.agent(id: requested) != nil else { throw AgentNotFound(agentID: requested) }
+            return requested
+        }
+        guard let calledNumber, !calledNumber.isEmpty else { return nil }
+        for record in try await store.agents() {
+            if let definition = try? AgentRoutes.decode(record), definition.telephony?.phoneNumbers?.contains(calledNumber) == true {
+                return record.id
+            }
+        }
+        return nil
+    }
+
+    /// The TwiML that connects the call to the media stream, a bidirectional `<Connect><Stream>`.
+    static func twiML(streamURL: String, token: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <Response><Connect><Stream url="\(xmlEscaped(streamURL))"><Parameter name="\(tokenParameter)" value="\(xmlEscaped(token))"/></Stream></Connect></Response>
+        """
+    }
+
+    /// The base URL Twilio reaches the server at: the configured public URL, else the
+    /// request's `Host` (https unless it is a loopback address or a proxy said http).
+    static func publicBase(of request: HTTPRequest, settings: TelephonySettings) -> String {
+        if let base = settings.publicBase { return base }
+        let host = request.headers["Host"] ?? "127.0.0.1"
+        let forwarded = request.headers["X-Forwarded-Proto"]?.lowercased()
+        let isLoopback = host.hasPrefix("127.0.0.1") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
+        let scheme = forwarded ?? (isLoopback ? "http" : "https")
+        return "\(scheme)://\(host)"
+    }
+
+    /// The URL Twilio signed: the public base, the path and the query (`?agent=` is the only
+    /// parameter Parley reads; several are put in name order).
+    static func signedURL(of request: HTTPRequest, settings: TelephonySettings) -> String {
+        var url = publicBase(of: request, settings: settings) + request.path
+        if !request.query.isEmpty {
+            let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))
+            url += "?" + request.query.sorted { $0.key < $1.key }.map { name, value in
+                "\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+            }.joined(separator: "&")
+        }
+        return url
+    }
+
+    /// The media stream's WebSocket URL (wss for https).
+    static func streamURL(of request: HTTPRequest, settings: TelephonySettings) -> String {
+        let base = publicBase(of: request, settings: settings)
+        let socketBase = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.drop { $0 != "/" }.dropFirst(2)
+        return socketBase + streamPath
+    }
+
+    private static func xmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
