@@ -170,20 +170,24 @@ private struct SpeechScene {
         }
     }
 
-    @Test func userSpeechDuringPlaybackInterruptsAfterTheMinimumDuration() {
-        // The agent is speaking for the whole scene; the user's first sentence should cut it off
-        // between 250 ms and 400 ms after they start talking.
+    @Test func userSpeechDuringPlaybackPausesTheAgentAfterTheMinimumDuration() {
+        // The agent is speaking for the whole scene; the user's first sentence should pause it
+        // between 160 ms and 300 ms after they start talking, and interrupt it within a second.
         let scene = SpeechScene(snrDB: 20, seed: 35)
         var vad = EnergyVAD()
-        var policy = BargeInPolicy()
+        var policy = InterruptionPolicy()
+        var pauses: [Int] = []
         var interruptions: [Int] = []
         for start in stride(from: 0, through: scene.samples.count - 320, by: 320) {
             let probability = vad.speechProbability(of: Array(scene.samples[start..<(start + 320)]))
-            if policy.process(probability: probability, agent: .speaking, at: start / 16 + 20) == .interrupt {
-                interruptions.append(start / 16 + 20)
+            switch policy.process(probability: probability, agent: .speaking, at: start / 16 + 20) {
+            case .pause: pauses.append(start / 16 + 20)
+            case .interrupt: interruptions.append(start / 16 + 20)
+            default: break
             }
         }
         let onset = scene.utterances[0].startMs
-        #expect(interruptions.first.map { (onset + 250...onset + 400).contains($0) } == true, "\(interruptions) for speech at \(onset)")
+        #expect(pauses.first.map { (onset + 160...onset + 300).contains($0) } == true, "\(pauses) for speech at \(onset)")
+        #expect(interruptions.first.map { (onset + 900...onset + 1_000).contains($0) } == true, "\(interruptions) for speech at \(onset)")
     }
 }

@@ -37,6 +37,7 @@ extension RealtimeSessionSettings {
         toolChoice = try Self.decodeToolChoice(session, key: "tool_choice")
         temperature = try Self.decodeTemperature(session, key: "temperature")
         parleyEvents = try session.bool("parley_events")
+        interruption = try Self.decodeInterruption(session)
         self.sessionType = sessionType
     }
 
@@ -159,6 +160,18 @@ extension RealtimeSessionSettings {
             throw .invalidValue(reader.path(of: "speed"), "\(speed) is outside 0.25…1.5.")
         }
         return speed
+    }
+
+    /// Decodes Parley's `parley_interruption` object.
+    private static func decodeInterruption(_ session: RealtimeJSONReader) throws(RealtimeProtocolError) -> InterruptionSettings? {
+        guard let reader = try session.object("parley_interruption") else { return nil }
+        let settings = InterruptionSettings(
+            minimumSpeechMs: try reader.int("min_speech_ms"), maximumBackchannelMs: try reader.int("max_backchannel_ms"),
+            gapToleranceMs: try reader.int("gap_tolerance_ms"), threshold: try reader.double("threshold"),
+            playbackThreshold: try reader.double("playback_threshold"), backchannels: try reader.strings("backchannels")
+        )
+        if let first = settings.validationProblems().first { throw .invalidValue(reader.path(of: first.field), first.problem) }
+        return settings
     }
 
     private static func decodeTranscription(_ value: JSONValue, path: String) throws(RealtimeProtocolError) -> RealtimeInputTranscription {

@@ -44,6 +44,7 @@ extension RealtimeSessionSettings {
         }
         if let tools { configuration.clientTools = tools }
         if let toolChoice { configuration.toolChoice = toolChoice }
+        if let interruption { configuration.interruption = interruption.applied(to: configuration.interruption) }
         if let temperature { configuration.temperature = temperature }
         switch maxOutputTokens {
         case .limited(let tokens)?: configuration.maxResponseTokens = tokens

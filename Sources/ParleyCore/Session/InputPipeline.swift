@@ -14,7 +14,9 @@ struct InputPipeline {
 
     private var detector: any VoiceActivityDetector
     private var turnDetector: TurnDetector
-    private var bargeInPolicy = BargeInPolicy()
+    private var interruptionPolicy = InterruptionPolicy()
+    /// The last few seconds of input, for judging what was said over the agent.
+    private var recentAudio = RecentAudio(keepingMs: 3_000)
     private var resampler: (sourceRate: Int, resampler: any Resampler)?
     private var pendingFrameSamples: [Float] = []
     /// Samples at `rate` received since the session began.
@@ -52,6 +54,7 @@ struct InputPipeline {
     /// Takes the settings that apply from the next frame.
     mutating func apply(_ configuration: VoiceSessionConfiguration) {
         maximumBufferSamples = configuration.maximumInputBufferMs * rate / 1000
+        interruptionPolicy.configuration = configuration.interruption
         guard let vad = configuration.turnDetection else { return }
         turnDetector.configuration.threshold = Float(vad.threshold)
         turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs
@@ -59,7 +62,6 @@ struct InputPipeline {
         turnDetector.configuration.idleTimeoutMs = vad.idleTimeoutMs
         turnDetector.configuration.completionCheck = vad.eagerness?.completionCheck
         turnDetector.configuration.maximumUtteranceMs = configuration.maximumUtteranceMs
-        bargeInPolicy.configuration.threshold = Float(vad.threshold)
     }
 
     /// Converts PCM16 at `sourceRate` to Float samples at `rate`, keeping one streaming
@@ -93,6 +95,7 @@ struct InputPipeline {
     /// Cuts audio into VAD frames and scores each one.
     mutating func frames(from samples: [Float]) -> [Frame] {
         pendingFrameSamples += samples
+        recentAudio.append(samples, rate: rate, endingAtMs: receivedMs)
         let frameLength = detector.frameLength
         var frames: [Frame] = []
         var start = 0
@@ -135,10 +138,26 @@ struct InputPipeline {
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
     mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }
 
-    /// Asks the barge-in policy about a frame.
-    mutating func bargeIn(probability: Float, activity: BargeInPolicy.AgentActivity, endMs: Int) -> BargeInPolicy.Action {
-        bargeInPolicy.process(probability: probability, agent: activity, at: endMs)
+    /// Asks the interruption policy about a frame.
+    mutating func interruption(probability: Float, activity: InterruptionPolicy.AgentActivity, endMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.process(probability: probability, agent: activity, at: endMs)
     }
+
+    /// Hands the interruption policy the words of the speech it asked to judge.
+    mutating func interruptionJudged(words: String, speechStartMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.judged(words: words, speechStartMs: speechStartMs)
+    }
+
+    /// Whether speech over the agent is being decided.
+    var isDecidingInterruption: Bool { interruptionPolicy.isDeciding }
+
+    /// The input audio from `startMs` to `endMs`, as far as it is still kept.
+    func recentAudio(fromMs startMs: Int, toMs endMs: Int) -> [Float] {
+        recentAudio.samples(fromMs: startMs, toMs: endMs, rate: rate)
+    }
+
+    /// Forgets the turn in progress (speech over the agent that meant nothing).
+    mutating func dropTurnInProgress() { turnDetector.dropTurn() }
 
     /// Takes the push-to-talk buffer.
     mutating func takeManualBuffer() -> [Float] {
@@ -157,7 +176,7 @@ struct InputPipeline {
         manualBuffer = []
         pendingFrameSamples = []
         turnDetector.reset()
-        bargeInPolicy.reset()
+        interruptionPolicy.reset()
         detector.reset()
     }
 }

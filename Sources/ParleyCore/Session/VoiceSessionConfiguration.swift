@@ -84,6 +84,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// until the turn ends, and it is dropped if the user speaks again. Only for agents without
     /// tools, so nothing with side effects runs before the turn is certain.
     public var preemptiveGeneration: Bool
+    /// How speech over the agent is told apart from backchannels and noise (Parley's
+    /// `parley_interruption`); applies when `turnDetection.interruptResponse` is on.
+    public var interruption: InterruptionPolicy.Configuration
 
     /// Creates a configuration.
     public init(
@@ -99,7 +102,8 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         maximumUtteranceMs: Int = 30_000,
         maximumInputBufferMs: Int = 120_000,
         preemptiveTranscriptionAfterMs: Int? = 30,
-        preemptiveGeneration: Bool = true
+        preemptiveGeneration: Bool = true,
+        interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration()
     ) {
         self.instructions = instructions
         self.turnDetection = turnDetection
@@ -114,5 +118,6 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.maximumInputBufferMs = maximumInputBufferMs
         self.preemptiveTranscriptionAfterMs = preemptiveTranscriptionAfterMs
         self.preemptiveGeneration = preemptiveGeneration
+        self.interruption = interruption
     }
 }

@@ -74,11 +74,13 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     /// Push-to-talk by default.
     public var manualTurns: Bool?
     public var memory: MemorySettings?
+    /// How speech over the agent is told apart from backchannels and noise in its sessions.
+    public var interruption: InterruptionSettings?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory
+        case id, name, instructions, voice, llm, tools, memory, interruption
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -95,6 +97,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let threshold = turnDetection?.threshold, !(0...1).contains(threshold) {
             problems.append("turn_detection.threshold: must be between 0 and 1")
         }
+        for (field, problem) in interruption?.validationProblems() ?? [] { problems.append("interruption.\(field): \(problem)") }
         if let maxMessages = memory?.maxMessages, maxMessages < 2 { problems.append("memory.max_messages: must be at least 2") }
         var names = Set<String>()
         for (index, tool) in (tools ?? []).enumerated() {
@@ -144,5 +147,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.turnDetection { turnDetection = value }
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }
+        if let value = patch.interruption { interruption = value }
     }
 }

@@ -135,7 +135,8 @@ struct SessionSetup {
             temperature: agent.llm?.temperature,
             maxResponseTokens: agent.llm?.maxOutputTokens ?? (agentModel == nil ? context.settings.replyTokenLimit : nil),
             preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs,
-            preemptiveGeneration: context.settings.preemptiveGeneration
+            preemptiveGeneration: context.settings.preemptiveGeneration,
+            interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
         )
 
         var options = AgentOptions()
