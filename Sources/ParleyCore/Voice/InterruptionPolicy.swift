@@ -40,7 +40,7 @@ public struct InterruptionPolicy: Sendable {
 
         /// The backchannels recognised by default.
         public static let defaultBackchannels = [
-            "mm", "mmm", "hm", "hmm", "mhm", "mm hmm", "mm hm", "uh huh", "uh", "um", "ah", "oh", "aha",
+            "mm", "mmm", "hm", "hmm", "mhm", "mhmm", "mmhmm", "mm hmm", "mm hm", "uh huh", "uhhuh", "uh", "um", "ah", "oh", "aha",
             "yeah", "yes", "yep", "yup", "ok", "okay", "right", "sure", "alright", "all right",
             "i see", "got it", "gotcha", "cool", "nice", "great", "good", "wow", "exactly", "true", "indeed",
         ]
