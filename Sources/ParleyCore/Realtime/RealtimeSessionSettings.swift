@@ -118,6 +118,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     /// Parley's extension `parley_interruption`: how speech over the agent is told apart from
     /// backchannels and noise. Never written back.
     public var interruption: InterruptionSettings?
+    /// Noise reduction of the input: `.some(nil)` turns it off (`noise_reduction: null`).
+    public var noiseReduction: NoiseReduction??
 
     /// The sample rate of pcm16 audio in the protocol: 24 kHz.
     public static let supportedAudioRate = 24_000
@@ -129,8 +131,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
         maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil,
-        interruption: InterruptionSettings? = nil
+        interruption: InterruptionSettings? = nil, noiseReduction: NoiseReduction?? = nil
     ) {
+        self.noiseReduction = noiseReduction
         self.interruption = interruption
         self.sessionType = sessionType
         self.instructions = instructions
@@ -165,7 +168,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens,
             parleyEvents: update.parleyEvents ?? parleyEvents,
             sessionType: update.sessionType ?? sessionType,
-            interruption: update.interruption ?? interruption
+            interruption: update.interruption ?? interruption,
+            noiseReduction: update.noiseReduction ?? noiseReduction
         )
     }
 

@@ -13,6 +13,10 @@ struct InputPipeline {
     }
 
     private var detector: any VoiceActivityDetector
+    /// Makes the noise suppressor `noise_reduction` asks for, when the session has one.
+    private let makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
+    /// The suppressor in use and its kind.
+    private var noiseSuppressor: (kind: NoiseReduction, suppressor: any NoiseSuppressor)?
     private var turnDetector: TurnDetector
     private var interruptionPolicy = InterruptionPolicy()
     /// The last few seconds of input, for judging what was said over the agent.
@@ -31,8 +35,12 @@ struct InputPipeline {
     /// The rate everything here runs at: the recognizer's (and the VAD's) rate.
     let rate: Int
 
-    init(detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration) {
+    init(
+        detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration,
+        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil
+    ) {
         self.detector = detector
+        self.makeNoiseSuppressor = makeNoiseSuppressor
         rate = recognizerRate
         turnDetector = TurnDetector(sampleRate: recognizerRate)
         maximumBufferSamples = configuration.maximumInputBufferMs * recognizerRate / 1000
@@ -55,6 +63,13 @@ struct InputPipeline {
     mutating func apply(_ configuration: VoiceSessionConfiguration) {
         maximumBufferSamples = configuration.maximumInputBufferMs * rate / 1000
         interruptionPolicy.configuration = configuration.interruption
+        if noiseSuppressor?.kind != configuration.noiseReduction {
+            if let kind = configuration.noiseReduction, let makeNoiseSuppressor {
+                noiseSuppressor = (kind, makeNoiseSuppressor(kind, detector.frameLength, rate))
+            } else {
+                noiseSuppressor = nil
+            }
+        }
         guard let vad = configuration.turnDetection else { return }
         turnDetector.configuration.threshold = Float(vad.threshold)
         turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs
@@ -95,20 +110,17 @@ struct InputPipeline {
     /// Cuts audio into VAD frames and scores each one.
     mutating func frames(from samples: [Float]) -> [Frame] {
         pendingFrameSamples += samples
-        recentAudio.append(samples, rate: rate, endingAtMs: receivedMs)
         let frameLength = detector.frameLength
         var frames: [Frame] = []
         var start = 0
         let firstSampleIndex = receivedSamples - pendingFrameSamples.count
         while pendingFrameSamples.count - start >= frameLength {
-            let frame = Array(pendingFrameSamples[start..<start + frameLength])
+            var frame = Array(pendingFrameSamples[start..<start + frameLength])
+            noiseSuppressor?.suppressor.suppress(&frame)
             let startMs = (firstSampleIndex + start) * 1000 / rate
-            frames.append(Frame(
-                samples: frame,
-                probability: detector.speechProbability(of: frame),
-                startMs: startMs,
-                endMs: (firstSampleIndex + start + frameLength) * 1000 / rate
-            ))
+            let endMs = (firstSampleIndex + start + frameLength) * 1000 / rate
+            recentAudio.append(frame, rate: rate, endingAtMs: endMs)
+            frames.append(Frame(samples: frame, probability: detector.speechProbability(of: frame), startMs: startMs, endMs: endMs))
             start += frameLength
         }
         pendingFrameSamples.removeFirst(start)
@@ -162,7 +174,18 @@ struct InputPipeline {
     /// Takes the push-to-talk buffer.
     mutating func takeManualBuffer() -> [Float] {
         defer { manualBuffer = [] }
-        return manualBuffer
+        guard noiseSuppressor != nil else { return manualBuffer }
+        // Suppressed frame by frame; the last frame is padded with silence, then cut back.
+        let frameLength = detector.frameLength
+        var cleaned: [Float] = []
+        cleaned.reserveCapacity(manualBuffer.count + frameLength)
+        for start in stride(from: 0, to: manualBuffer.count, by: frameLength) {
+            var frame = Array(manualBuffer[start..<min(start + frameLength, manualBuffer.count)])
+            frame += [Float](repeating: 0, count: frameLength - frame.count)
+            noiseSuppressor?.suppressor.suppress(&frame)
+            cleaned += frame
+        }
+        return Array(cleaned.prefix(manualBuffer.count))
     }
 
     /// Takes the audio of the turn in progress and returns the detector to quiet.

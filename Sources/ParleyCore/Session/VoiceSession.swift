@@ -40,6 +40,9 @@ public actor VoiceSession {
     /// Whether the session can run `semantic_vad` (its providers include a turn-completion model).
     public nonisolated var judgesTurnCompletion: Bool { providers.turnCompletionModel != nil }
 
+    /// Whether the session can run `noise_reduction` (its providers include a noise suppressor).
+    public nonisolated var suppressesNoise: Bool { providers.makeNoiseSuppressor != nil }
+
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
@@ -107,7 +110,8 @@ public actor VoiceSession {
         self.input = InputPipeline(
             detector: providers.makeVoiceActivityDetector(),
             recognizerRate: providers.recognizer.sampleRate,
-            configuration: configuration
+            configuration: configuration,
+            makeNoiseSuppressor: providers.makeNoiseSuppressor
         )
         if configuration.turnDetection?.idleTimeoutMs != nil { input.armIdleTimeout(atMs: 0) }
     }

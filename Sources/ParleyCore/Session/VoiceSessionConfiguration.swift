@@ -87,6 +87,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// How speech over the agent is told apart from backchannels and noise (Parley's
     /// `parley_interruption`); applies when `turnDetection.interruptResponse` is on.
     public var interruption: InterruptionPolicy.Configuration
+    /// Noise suppression of the input before the VAD and the recognizer (`noise_reduction`),
+    /// or `nil` for none.
+    public var noiseReduction: NoiseReduction?
 
     /// Creates a configuration.
     public init(
@@ -103,8 +106,10 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         maximumInputBufferMs: Int = 120_000,
         preemptiveTranscriptionAfterMs: Int? = 30,
         preemptiveGeneration: Bool = true,
-        interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration()
+        interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration(),
+        noiseReduction: NoiseReduction? = nil
     ) {
+        self.noiseReduction = noiseReduction
         self.instructions = instructions
         self.turnDetection = turnDetection
         self.speech = speech

@@ -23,6 +23,9 @@ public struct VoiceSessionProviders: Sendable {
     /// Judges whether a pause ends the turn, for `semantic_vad`; `nil` when the server has no
     /// such model (a session then cannot use `semantic_vad`).
     public var turnCompletionModel: (any TurnCompletionModel)?
+    /// Makes a noise suppressor for `noise_reduction` (frames of `frameLength` samples at
+    /// `sampleRate`); `nil` when the server has none (a session then cannot ask for it).
+    public var makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)?
 
     /// Creates a provider set.
     public init(
@@ -34,8 +37,10 @@ public struct VoiceSessionProviders: Sendable {
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
         makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler,
-        turnCompletionModel: (any TurnCompletionModel)? = nil
+        turnCompletionModel: (any TurnCompletionModel)? = nil,
+        makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)? = nil
     ) {
+        self.makeNoiseSuppressor = makeNoiseSuppressor
         self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.model = model

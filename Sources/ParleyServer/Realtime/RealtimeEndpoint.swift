@@ -151,7 +151,8 @@ struct SessionSetup {
             agentOptions: options,
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
-            turnCompletionModel: engines.turnCompletionModel
+            turnCompletionModel: engines.turnCompletionModel,
+            makeNoiseSuppressor: engines.makeNoiseSuppressor
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
