@@ -38,6 +38,7 @@ extension RealtimeSessionSettings {
         temperature = try Self.decodeTemperature(session, key: "temperature")
         parleyEvents = try session.bool("parley_events")
         interruption = try Self.decodeInterruption(session)
+        echoCancellation = try session.bool("parley_echo_cancellation")
         self.sessionType = sessionType
     }
 

@@ -46,6 +46,7 @@ extension RealtimeSessionSettings {
         if let tools { configuration.clientTools = tools }
         if let toolChoice { configuration.toolChoice = toolChoice }
         if let noiseReduction { configuration.noiseReduction = noiseReduction }
+        if let echoCancellation { configuration.cancelsEcho = echoCancellation }
         if let interruption { configuration.interruption = interruption.applied(to: configuration.interruption) }
         if let temperature { configuration.temperature = temperature }
         switch maxOutputTokens {

@@ -120,6 +120,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var interruption: InterruptionSettings?
     /// Noise reduction of the input: `.some(nil)` turns it off (`noise_reduction: null`).
     public var noiseReduction: NoiseReduction??
+    /// Parley's extension `parley_echo_cancellation`: whether the session takes its own output
+    /// out of its input (for clients that cannot cancel echo). Never written back.
+    public var echoCancellation: Bool?
 
     /// The sample rate of pcm16 audio in the protocol: 24 kHz.
     public static let supportedAudioRate = 24_000
@@ -131,8 +134,9 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
         maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil,
-        interruption: InterruptionSettings? = nil, noiseReduction: NoiseReduction?? = nil
+        interruption: InterruptionSettings? = nil, noiseReduction: NoiseReduction?? = nil, echoCancellation: Bool? = nil
     ) {
+        self.echoCancellation = echoCancellation
         self.noiseReduction = noiseReduction
         self.interruption = interruption
         self.sessionType = sessionType
@@ -169,7 +173,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             parleyEvents: update.parleyEvents ?? parleyEvents,
             sessionType: update.sessionType ?? sessionType,
             interruption: update.interruption ?? interruption,
-            noiseReduction: update.noiseReduction ?? noiseReduction
+            noiseReduction: update.noiseReduction ?? noiseReduction,
+            echoCancellation: update.echoCancellation ?? echoCancellation
         )
     }
 

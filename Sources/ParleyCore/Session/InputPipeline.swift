@@ -17,6 +17,11 @@ struct InputPipeline {
     private let makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
     /// The suppressor in use and its kind.
     private var noiseSuppressor: (kind: NoiseReduction, suppressor: any NoiseSuppressor)?
+    /// Makes the echo canceller `parley_echo_cancellation` asks for, when the session has one.
+    private let makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)?
+    /// The echo canceller in use, with what the session's output played.
+    private var echoCanceller: (any EchoCanceller)?
+    private var played = PlayedAudioTimeline()
     private var turnDetector: TurnDetector
     private var interruptionPolicy = InterruptionPolicy()
     /// The last few seconds of input, for judging what was said over the agent.
@@ -37,10 +42,12 @@ struct InputPipeline {
 
     init(
         detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration,
-        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil
+        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)? = nil
     ) {
         self.detector = detector
         self.makeNoiseSuppressor = makeNoiseSuppressor
+        self.makeEchoCanceller = makeEchoCanceller
         rate = recognizerRate
         turnDetector = TurnDetector(sampleRate: recognizerRate)
         maximumBufferSamples = configuration.maximumInputBufferMs * recognizerRate / 1000
@@ -69,6 +76,10 @@ struct InputPipeline {
             } else {
                 noiseSuppressor = nil
             }
+        }
+        if configuration.cancelsEcho != (echoCanceller != nil) {
+            echoCanceller = configuration.cancelsEcho ? makeEchoCanceller?(detector.frameLength, rate) : nil
+            played = PlayedAudioTimeline()
         }
         guard let vad = configuration.turnDetection else { return }
         turnDetector.configuration.threshold = Float(vad.threshold)
@@ -100,6 +111,14 @@ struct InputPipeline {
         return converted
     }
 
+    /// Whether the session's output is cancelled from the input (so it wants `played(_:)`).
+    var cancelsEcho: Bool { echoCanceller != nil }
+
+    /// Records output audio (at the input rate) the client starts playing now, for the echo canceller.
+    mutating func played(_ samples: [Float]) {
+        played.add(samples, sentAtSample: receivedSamples)
+    }
+
     /// Adds push-to-talk audio; `false` (and nothing added) when the buffer is full.
     mutating func buffer(_ samples: [Float]) -> Bool {
         guard manualBuffer.count + samples.count <= maximumBufferSamples else { return false }
@@ -116,6 +135,9 @@ struct InputPipeline {
         let firstSampleIndex = receivedSamples - pendingFrameSamples.count
         while pendingFrameSamples.count - start >= frameLength {
             var frame = Array(pendingFrameSamples[start..<start + frameLength])
+            if echoCanceller != nil {
+                echoCanceller?.cancel(&frame, played: played.take(from: firstSampleIndex + start, count: frameLength))
+            }
             noiseSuppressor?.suppressor.suppress(&frame)
             let startMs = (firstSampleIndex + start) * 1000 / rate
             let endMs = (firstSampleIndex + start + frameLength) * 1000 / rate

@@ -43,6 +43,9 @@ public actor VoiceSession {
     /// Whether the session can run `noise_reduction` (its providers include a noise suppressor).
     public nonisolated var suppressesNoise: Bool { providers.makeNoiseSuppressor != nil }
 
+    /// Whether the session can cancel its own output from its input (`parley_echo_cancellation`).
+    public nonisolated var cancelsEcho: Bool { providers.makeEchoCanceller != nil }
+
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
@@ -66,6 +69,8 @@ public actor VoiceSession {
     /// Speech over the agent: the turn actions held until the interruption is decided, where
     /// the agent's audio was paused, and the transcription judging it.
     private var interruption = InterruptionState()
+    /// Converts the output to the input's rate for the echo canceller's reference.
+    private var echoReferenceResampler: (any Resampler)?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
 
@@ -111,7 +116,8 @@ public actor VoiceSession {
             detector: providers.makeVoiceActivityDetector(),
             recognizerRate: providers.recognizer.sampleRate,
             configuration: configuration,
-            makeNoiseSuppressor: providers.makeNoiseSuppressor
+            makeNoiseSuppressor: providers.makeNoiseSuppressor,
+            makeEchoCanceller: providers.makeEchoCanceller
         )
         if configuration.turnDetection?.idleTimeoutMs != nil { input.armIdleTimeout(atMs: 0) }
     }
@@ -478,6 +484,13 @@ public actor VoiceSession {
         return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
     }
 
+    /// Hands the echo canceller the output audio the client starts playing now.
+    private func recordPlayed(_ samples: [Int16]) {
+        if echoReferenceResampler == nil { echoReferenceResampler = providers.makeResampler(outputSampleRate, input.rate) }
+        let floats = SampleConversion.float(samples)
+        input.played(outputSampleRate == input.rate ? floats : echoReferenceResampler?.process(floats) ?? [])
+    }
+
     // MARK: - Interruptions
 
     /// Carries out what the interruption policy decided at input time `nowMs`.
@@ -817,6 +830,7 @@ public actor VoiceSession {
             openMessageItem(&active)
             active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
             active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
+            if input.cancelsEcho { recordPlayed(samples) }
             active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
             emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
         case .toolCallStarted(let call):

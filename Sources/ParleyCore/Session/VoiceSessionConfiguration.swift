@@ -90,6 +90,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// Noise suppression of the input before the VAD and the recognizer (`noise_reduction`),
     /// or `nil` for none.
     public var noiseReduction: NoiseReduction?
+    /// Whether the session takes its own output out of its input (Parley's
+    /// `parley_echo_cancellation`), for clients that cannot cancel echo themselves.
+    public var cancelsEcho: Bool
 
     /// Creates a configuration.
     public init(
@@ -107,8 +110,10 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         preemptiveTranscriptionAfterMs: Int? = 30,
         preemptiveGeneration: Bool = true,
         interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration(),
-        noiseReduction: NoiseReduction? = nil
+        noiseReduction: NoiseReduction? = nil,
+        cancelsEcho: Bool = false
     ) {
+        self.cancelsEcho = cancelsEcho
         self.noiseReduction = noiseReduction
         self.instructions = instructions
         self.turnDetection = turnDetection

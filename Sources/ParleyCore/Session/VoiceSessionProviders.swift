@@ -26,6 +26,9 @@ public struct VoiceSessionProviders: Sendable {
     /// Makes a noise suppressor for `noise_reduction` (frames of `frameLength` samples at
     /// `sampleRate`); `nil` when the server has none (a session then cannot ask for it).
     public var makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)?
+    /// Makes an echo canceller for Parley's `parley_echo_cancellation` (frames of `frameLength`
+    /// samples at `sampleRate`); `nil` when the server has none.
+    public var makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)?
 
     /// Creates a provider set.
     public init(
@@ -38,8 +41,10 @@ public struct VoiceSessionProviders: Sendable {
         makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
         makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler,
         turnCompletionModel: (any TurnCompletionModel)? = nil,
-        makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)? = nil
+        makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)? = nil
     ) {
+        self.makeEchoCanceller = makeEchoCanceller
         self.makeNoiseSuppressor = makeNoiseSuppressor
         self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer

@@ -44,7 +44,8 @@ public enum ProviderFactory {
             turnCompletionModel: turnCompletion.model,
             makeNoiseSuppressor: { kind, frameLength, sampleRate in
                 SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
-            }
+            },
+            makeEchoCanceller: { frameLength, sampleRate in SpeexEchoCanceller(frameLength: frameLength, sampleRate: sampleRate) }
         )
     }
 

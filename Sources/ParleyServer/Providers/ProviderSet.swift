@@ -20,6 +20,8 @@ public struct ProviderSet: Sendable {
     public var turnCompletionModel: (any TurnCompletionModel)?
     /// Makes noise suppressors for `noise_reduction`; `nil` when the server has none.
     public var makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
+    /// Makes echo cancellers for `parley_echo_cancellation`; `nil` when the server has none.
+    public var makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)?
     /// The engines in use, for the start-up banner and `GET /v1/status`.
     public var components: [ProviderComponent]
     /// One line the web page shows about the engines, when there is something to say (the
@@ -39,8 +41,10 @@ public struct ProviderSet: Sendable {
         components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
         turnCompletionModel: (any TurnCompletionModel)? = nil,
-        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil
+        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)? = nil
     ) {
+        self.makeEchoCanceller = makeEchoCanceller
         self.turnCompletionModel = turnCompletionModel
         self.makeNoiseSuppressor = makeNoiseSuppressor
         self.recognizer = recognizer

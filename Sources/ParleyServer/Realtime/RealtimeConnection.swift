@@ -146,6 +146,13 @@ actor RealtimeConnection {
                 ))
                 return
             }
+            if update.echoCancellation == true, !session.cancelsEcho {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value", message: "This server has no echo canceller. The session is unchanged.",
+                    param: "session.parley_echo_cancellation", eventID: eventID
+                ))
+                return
+            }
             configuration = update.applied(to: configuration)
             // Every session.update is of one kind or the other; only a transcription one says so.
             isTranscriptionSession = update.sessionType == .transcription

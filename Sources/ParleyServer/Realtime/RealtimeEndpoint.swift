@@ -152,7 +152,8 @@ struct SessionSetup {
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel,
-            makeNoiseSuppressor: engines.makeNoiseSuppressor
+            makeNoiseSuppressor: engines.makeNoiseSuppressor,
+            makeEchoCanceller: engines.makeEchoCanceller
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
