@@ -17,11 +17,12 @@ import Testing
             SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
         }
         let makeNoiseSuppressor = suppressesNoise ? speex : nil
+        let speexEcho: @Sendable (Int, Int) -> any EchoCanceller = { SpeexEchoCanceller(frameLength: $0, sampleRate: $1) }
         let providers = ProviderSet(
             recognizer: recognizer, languageModel: ScriptedLanguageModel(replies: [.text(reply), .text("Okay.")]),
             synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 200),
             makeVoiceActivityDetector: { vad }, makeResampler: ProviderFactory.resampler,
-            makeNoiseSuppressor: makeNoiseSuppressor
+            makeNoiseSuppressor: makeNoiseSuppressor, makeEchoCanceller: suppressesNoise ? speexEcho : nil
         )
         return try TestServer.start(providers: providers)
     }
@@ -59,7 +60,7 @@ import Testing
         await server.stop()
     }
 
-    @Test func noiseReductionIsSetReadBackAndRefusedWhereTheServerHasNone() async throws {
+    @Test func noiseReductionAndEchoCancellationAreRefusedWhereTheServerHasNone() async throws {
         let server = try Self.server(recognizer: FixedSpeechRecognizer(text: "Hello."))
         let client = try await RealtimeTestClient.connect(server)
         try client.send(#"{"type":"session.update","session":{"type":"realtime","audio":{"input":{"noise_reduction":{"type":"far_field"}}}}}"#)
@@ -68,6 +69,9 @@ import Testing
         try client.send(#"{"type":"session.update","event_id":"evt_2","session":{"type":"realtime","parley_interruption":{"max_backchannel_ms":-1}}}"#)
         let refused = try #require(await client.next("error"))
         #expect(refused["error"]?["param"]?.stringValue == "session.parley_interruption.max_backchannel_ms")
+        try client.send(#"{"type":"session.update","session":{"type":"realtime","parley_echo_cancellation":true}}"#)
+        let echoUpdated = await client.next("session.updated")
+        #expect(echoUpdated?.jsonText.contains("parley_echo_cancellation") == false)
         await server.stop()
 
         let plain = try Self.server(recognizer: FixedSpeechRecognizer(text: "Hello."), suppressesNoise: false)
@@ -76,6 +80,9 @@ import Testing
         let error = try #require(await other.next("error"))
         #expect(error["error"]?["code"]?.stringValue == "invalid_value")
         #expect(error["error"]?["param"]?.stringValue == "session.audio.input.noise_reduction")
+        try other.send(#"{"type":"session.update","session":{"type":"realtime","parley_echo_cancellation":true}}"#)
+        let echoError = try #require(await other.next("error"))
+        #expect(echoError["error"]?["param"]?.stringValue == "session.parley_echo_cancellation")
         await plain.stop()
     }
 }
