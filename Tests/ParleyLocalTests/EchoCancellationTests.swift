@@ -24,15 +24,8 @@ import Testing
         configuration.cancelsEcho = cancellingEcho
         // What the agent says is only in the audio: responses start once the turn has ended.
         configuration.preemptiveGeneration = false
-        let session = VoiceSession(providers: providers, configuration: configuration)
-        let recorder = SessionRecorder()
-        recorder.record(session)
-        var input = SpokenInput(session)
-        try await input.pause(milliseconds: 300)
-        try await input.say("What time is it in Tokyo right now?")
-        try await input.pause(milliseconds: 600)
-        // Nothing more is sent until the reply has been: it all plays from here on.
-        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        // Nothing more is sent until the reply has been: it all plays from there on.
+        var (_, recorder, input) = try await AnsweredSession.make(providers: providers, configuration: configuration, pauseMs: 600)
         let played = await recorder.events.flatMap { event -> [Int16] in
             if case .agentAudio(_, _, let samples) = event { samples } else { [] }
         }

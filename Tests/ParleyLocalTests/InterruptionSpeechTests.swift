@@ -19,14 +19,7 @@ import Testing
             makeVoiceActivityDetector: { vad },
             makeResampler: VoiceSessionProviders.sincResampler
         )
-        let session = VoiceSession(providers: providers, configuration: VoiceSessionConfiguration())
-        let recorder = SessionRecorder()
-        recorder.record(session)
-        var input = SpokenInput(session)
-        try await input.pause(milliseconds: 300)
-        try await input.say("What time is it in Tokyo right now?")
-        try await input.pause(milliseconds: 1_000)
-        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        var (session, recorder, input) = try await AnsweredSession.make(providers: providers, configuration: VoiceSessionConfiguration())
         try await input.pause(milliseconds: 500)
         try await input.play(overlay)
         try await input.pause(milliseconds: 800)
@@ -74,5 +67,26 @@ import Testing
         if case .assistant(let text, _, let interrupted)? = messages.dropFirst().first {
             #expect(interrupted && text.count < Self.reply.count)
         }
+    }
+}
+
+/// A session with real ears that has been asked a question (after 300 ms of silence, followed
+/// by `pauseMs` of silence) and has sent its whole reply; nothing more has been sent since, so
+/// the reply plays from the input's current time.
+enum AnsweredSession {
+    static let question = "What time is it in Tokyo right now?"
+
+    static func make(
+        providers: VoiceSessionProviders, configuration: VoiceSessionConfiguration, pauseMs: Int = 1_000
+    ) async throws -> (VoiceSession, SessionRecorder, SpokenInput) {
+        let session = VoiceSession(providers: providers, configuration: configuration)
+        let recorder = SessionRecorder()
+        recorder.record(session)
+        var input = SpokenInput(session)
+        try await input.pause(milliseconds: 300)
+        try await input.say(question)
+        try await input.pause(milliseconds: pauseMs)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        return (session, recorder, input)
     }
 }
