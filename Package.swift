@@ -36,6 +36,8 @@ let package = Package(
         // The PostgreSQL client library, for the store's PostgreSQL engine.
         cLibrary("CLibPQ", pkgConfig: "libpq", apt: ["libpq-dev"], brew: ["libpq"]),
         cLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"], brew: ["libsoxr"]),
+        // Noise suppression and echo cancellation of the input (noise_reduction).
+        cLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: ["libspeexdsp-dev"], brew: ["speexdsp"]),
         cLibrary("CFlite", apt: ["flite1-dev"], brew: ["flite"]),
         // Built from the whisper.cpp source in the pywhispercpp sdist by scripts/setup.
         // glibc's allocator settings (part of libc: nothing to install).
@@ -55,7 +57,7 @@ let package = Package(
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),

@@ -89,7 +89,7 @@ import Testing
                 ToolDefinition(name: "t1", description: "d", parameters: .object(["type": .string("object"), "properties": .object([:])])),
                 ToolDefinition(name: "t2", description: "", parameters: .object(["type": .string("object"), "properties": .object([:])])),
             ],
-            toolChoice: ToolChoice.none, maxOutputTokens: .unlimited
+            toolChoice: ToolChoice.none, maxOutputTokens: .unlimited, noiseReduction: .some(nil)
         )
         #expect(try RealtimeClientEvent.decode(json, dialect: .ga) == .sessionUpdate(expected, eventID: "s1"))
     }

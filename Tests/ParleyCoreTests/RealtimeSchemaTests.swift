@@ -73,7 +73,8 @@ import Testing
             instructions: "Be brief.", voice: dialect == .ga ? "marin" : "verse", speed: 1.1,
             outputModalities: [.audio], inputAudioFormat: .pcm16, outputAudioFormat: .pcm16,
             turnDetection: .serverVAD(vad), inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: "Parley"),
-            tools: tools, toolChoice: .required, temperature: dialect == .ga ? nil : 0.7, maxOutputTokens: .limited(512)
+            tools: tools, toolChoice: .required, temperature: dialect == .ga ? nil : 0.7, maxOutputTokens: .limited(512),
+            noiseReduction: .some(dialect == .ga ? .nearField : .farField)
         )
         #expect(decoded["evt_session_update_full"] == .sessionUpdate(full, eventID: "evt_session_update_full"))
         #expect(decoded["evt_session_update_manual"] == .sessionUpdate(
@@ -143,13 +144,13 @@ enum RealtimeSamples {
         instructions: "Be brief \"and\" kind.\nAlways.", voice: "alloy", speed: 1.0, outputModalities: [.audio],
         inputAudioFormat: .pcm16, outputAudioFormat: .pcm16, turnDetection: .serverVAD(ServerVADSettings(idleTimeoutMs: 5000)),
         inputTranscription: .enabled(model: "whisper-1", language: "en", prompt: nil), tools: [weatherTool],
-        toolChoice: .auto, temperature: 0.8, maxOutputTokens: .unlimited
+        toolChoice: .auto, temperature: 0.8, maxOutputTokens: .unlimited, noiseReduction: .some(.farField)
     )
 
     static let textOnlySettings = RealtimeSessionSettings(
         instructions: "", voice: "verse", speed: 1.25, outputModalities: [.text], inputAudioFormat: .pcm16,
         outputAudioFormat: .pcm16, turnDetection: .manual, inputTranscription: .disabled, tools: [],
-        toolChoice: ToolChoice.none, temperature: nil, maxOutputTokens: .limited(300)
+        toolChoice: ToolChoice.none, temperature: nil, maxOutputTokens: .limited(300), noiseReduction: .some(nil)
     )
 
     static func items(dialect: RealtimeDialect) -> [RealtimeItem] {

@@ -77,7 +77,7 @@ import Testing
         let recognizer = ScriptedSpeechRecognizer(results: [.success("Tell me a long story")], gate: gate)
         let model = ScriptedLanguageModel(replies: [.text("Once upon a time.")])
         let (session, recorder) = makeSession(recognizer: recognizer, model: model, configuration: configuration)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         try await session.commitAudio()
         await session.createResponse()
         #expect(await session.hasActiveResponse)
@@ -119,8 +119,8 @@ import Testing
         let (session, recorder) = makeSession(model: model)
         try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.audio))
-        // The user talks over the agent for 600 ms while its audio plays.
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        // The user talks over the agent for a second while its audio plays: longer than any backchannel.
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         // The session cuts its own record; `truncated` answers only a client's truncate.
         #expect(await recorder.count(Match.truncated) == 0)
@@ -141,7 +141,7 @@ import Testing
         let (session, recorder) = makeSession(model: model, synthesizer: synthesizer)
         try await speakOneTurn(into: session)
         await gate.waitForArrivals(1)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         #expect(await recorder.count(Match.audio) == 0)
     }
@@ -154,7 +154,7 @@ import Testing
         try await speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.toolStarted))
         await gate.waitForArrivals(1)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         #expect(await recorder.wait { _ in tool.cancellations == 1 })
     }
@@ -298,7 +298,7 @@ enum EventKind: Equatable {
     case speechStarted, speechStopped, turnJudged, inputCommitted, inputCleared, idleTimeout, userTranscriptPartial, userTranscriptFinal
     case userTranscriptFailed, itemAdded, itemCompleted, itemDeleted, itemTruncated, responseStarted, outputItemStarted
     case agentTextDelta, agentAudio, outputItemDone, toolCallStarted, toolCallFinished, functionCallRequested
-    case responseDone, error, turnMetrics
+    case responseDone, error, turnMetrics, outputAudioPaused, outputAudioResumed, interruptionDecided
 
     init(_ event: VoiceSessionEvent) {
         self = switch event {
@@ -326,6 +326,9 @@ enum EventKind: Equatable {
         case .responseDone: .responseDone
         case .error: .error
         case .turnMetrics: .turnMetrics
+        case .outputAudioPaused: .outputAudioPaused
+        case .outputAudioResumed: .outputAudioResumed
+        case .interruptionDecided: .interruptionDecided
         }
     }
 }

@@ -172,6 +172,11 @@ struct SpokenInput {
         return try #require(verdicts.dropFirst(count - 1).first)
     }
 
+    /// Plays 16 kHz samples.
+    mutating func play(_ samples: [Float]) async throws {
+        try await send(SampleConversion.pcm16(samples))
+    }
+
     mutating func pause(milliseconds: Int) async throws {
         try await send([Int16](repeating: 0, count: 16 * milliseconds))
     }

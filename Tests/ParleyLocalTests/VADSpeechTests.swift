@@ -1,6 +1,7 @@
 import CFlite
 import Foundation
 import ParleyCore
+import ParleyTesting
 import Testing
 @testable import ParleyLocal
 
@@ -30,25 +31,6 @@ private final class TestVoice: @unchecked Sendable {
     }
 
     static let sampleRate = 16_000
-}
-
-/// A seeded SplitMix64 generator with Gaussian samples, so noisy scenes are reproducible.
-private struct NoiseGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func gaussian() -> Float {
-        let u1 = Float(next() >> 40 | 1) * 0x1p-24
-        let angle = 2 * Float.pi * Float(next() >> 40) * 0x1p-24
-        return (-2 * log(u1)).squareRoot() * cos(angle)
-    }
 }
 
 /// Two spoken sentences with pauses around them, in white noise at a chosen SNR.
@@ -82,7 +64,7 @@ private struct SpeechScene {
         let active = utterances.flatMap { clean[($0.0 * perMs)..<($0.1 * perMs)] }
         let speechRMS = (active.reduce(0) { $0 + $1 * $1 } / Float(active.count)).squareRoot()
         let noiseRMS = speechRMS / Float(pow(10, Double(snrDB) / 20))
-        var generator = NoiseGenerator(state: seed)
+        var generator = SeededNoise(seed: seed)
         samples = clean.map { $0 + noiseRMS * generator.gaussian() }
         self.noiseRMS = noiseRMS
         self.clean = clean
@@ -170,20 +152,24 @@ private struct SpeechScene {
         }
     }
 
-    @Test func userSpeechDuringPlaybackInterruptsAfterTheMinimumDuration() {
-        // The agent is speaking for the whole scene; the user's first sentence should cut it off
-        // between 250 ms and 400 ms after they start talking.
+    @Test func userSpeechDuringPlaybackPausesTheAgentAfterTheMinimumDuration() {
+        // The agent is speaking for the whole scene; the user's first sentence should pause it
+        // between 160 ms and 300 ms after they start talking, and interrupt it within a second.
         let scene = SpeechScene(snrDB: 20, seed: 35)
         var vad = EnergyVAD()
-        var policy = BargeInPolicy()
+        var policy = InterruptionPolicy()
+        var pauses: [Int] = []
         var interruptions: [Int] = []
         for start in stride(from: 0, through: scene.samples.count - 320, by: 320) {
             let probability = vad.speechProbability(of: Array(scene.samples[start..<(start + 320)]))
-            if policy.process(probability: probability, agent: .speaking, at: start / 16 + 20) == .interrupt {
-                interruptions.append(start / 16 + 20)
+            switch policy.process(probability: probability, agent: .speaking, at: start / 16 + 20) {
+            case .pause: pauses.append(start / 16 + 20)
+            case .interrupt: interruptions.append(start / 16 + 20)
+            default: break
             }
         }
         let onset = scene.utterances[0].startMs
-        #expect(interruptions.first.map { (onset + 250...onset + 400).contains($0) } == true, "\(interruptions) for speech at \(onset)")
+        #expect(pauses.first.map { (onset + 160...onset + 300).contains($0) } == true, "\(pauses) for speech at \(onset)")
+        #expect(interruptions.first.map { (onset + 900...onset + 1_000).contains($0) } == true, "\(interruptions) for speech at \(onset)")
     }
 }

@@ -337,6 +337,16 @@ export class Conversation {
     if (this.speaker.busy) this.interrupt("vad");
   }
 
+  /** The server heard speech over the agent that may interrupt it: hold the agent's audio. */
+  outputAudioPaused() {
+    if (this.handsFree) this.speaker.pause();
+  }
+
+  /** The speech over the agent was a backchannel or a noise: the agent goes on. */
+  outputAudioResumed() {
+    this.speaker.resume();
+  }
+
   speechStopped() {
     this.userSpeaking = false;
     if (!this.hold) this.orb.hide();
@@ -581,6 +591,8 @@ const SERVER_EVENT_HANDLERS = Object.freeze({
   "session.updated": Conversation.prototype.sessionUpdated,
   "input_audio_buffer.speech_started": Conversation.prototype.speechStarted,
   "input_audio_buffer.speech_stopped": Conversation.prototype.speechStopped,
+  "parley.output_audio.paused": Conversation.prototype.outputAudioPaused,
+  "parley.output_audio.resumed": Conversation.prototype.outputAudioResumed,
   "input_audio_buffer.committed": Conversation.prototype.inputCommitted,
   "conversation.item.added": Conversation.prototype.itemAdded,
   "conversation.item.created": Conversation.prototype.itemAdded,

@@ -1,5 +1,6 @@
 // AudioWorklet processor that plays queued 24 kHz speech chunks at the context's rate, stops at
-// once on request and reports, per item, how much of it has been played.
+// once on request, pauses and resumes without losing its place, and reports, per item, how much
+// of it has been played.
 
 const WIRE_RATE = 24000;
 const REPORT_INTERVAL_FRAMES = Math.round(sampleRate / 20);
@@ -17,6 +18,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     this.totalSamples = 0;
     this.playing = false;
     this.framesSinceReport = 0;
+    this.paused = false;
     this.port.onmessage = (event) => this.receive(event.data);
   }
 
@@ -25,6 +27,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
       this.queue.push({ itemId: message.itemId, samples: message.samples });
     } else if (message.type === "stop") {
       this.stop(message.requestId);
+    } else if (message.type === "pause" || message.type === "resume") {
+      this.paused = message.type === "pause";
     }
   }
 
@@ -40,6 +44,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     this.readIndex = 0;
     this.fraction = 0;
     this.playing = false;
+    this.paused = false;
     this.port.postMessage({
       type: "stopped", requestId, wasPlaying, itemId, playedSamples, ...this.counters(),
     });
@@ -53,6 +58,10 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     const channels = outputs[0];
     const output = channels[0];
     let frame = 0;
+    if (this.paused) {
+      for (const channel of channels) channel.fill(0);
+      return true;
+    }
     if (this.queue.length > 0 && !this.playing) {
       this.playing = true;
       this.port.postMessage({ type: "started" });

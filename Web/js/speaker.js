@@ -93,6 +93,16 @@ export class Speaker {
     });
   }
 
+  /** Holds playback where it is (speech over the agent that may interrupt it). */
+  pause() {
+    this.post({ type: "pause" });
+  }
+
+  /** Plays on from where `pause()` held it. */
+  resume() {
+    this.post({ type: "resume" });
+  }
+
   post(message, transfer = []) {
     if (this.node) this.node.port.postMessage(message, transfer);
     else if (!this.failure) this.waiting.push(message);

@@ -37,6 +37,8 @@ extension RealtimeSessionSettings {
         toolChoice = try Self.decodeToolChoice(session, key: "tool_choice")
         temperature = try Self.decodeTemperature(session, key: "temperature")
         parleyEvents = try session.bool("parley_events")
+        interruption = try Self.decodeInterruption(session)
+        echoCancellation = try session.bool("parley_echo_cancellation")
         self.sessionType = sessionType
     }
 
@@ -54,6 +56,7 @@ extension RealtimeSessionSettings {
             if let turnDetection = input.member("turn_detection") {
                 settings.turnDetection = try decodeTurnDetection(turnDetection, path: input.path(of: "turn_detection"))
             }
+            settings.noiseReduction = try decodeNoiseReduction(input, key: "noise_reduction")
         }
         if let output {
             settings.outputAudioFormat = try decodeGAFormat(output)
@@ -77,6 +80,7 @@ extension RealtimeSessionSettings {
         if let turnDetection = session.member("turn_detection") {
             settings.turnDetection = try decodeTurnDetection(turnDetection, path: session.path(of: "turn_detection"))
         }
+        settings.noiseReduction = try decodeNoiseReduction(session, key: "input_audio_noise_reduction")
         settings.voice = try decodeVoice(session)
         settings.speed = try decodeSpeed(session)
         return settings
@@ -159,6 +163,31 @@ extension RealtimeSessionSettings {
             throw .invalidValue(reader.path(of: "speed"), "\(speed) is outside 0.25…1.5.")
         }
         return speed
+    }
+
+    /// Decodes `noise_reduction` (beta `input_audio_noise_reduction`): `null` is off, an object
+    /// names its `type`; `nil` when not mentioned.
+    private static func decodeNoiseReduction(_ reader: RealtimeJSONReader, key: String) throws(RealtimeProtocolError) -> NoiseReduction?? {
+        guard let value = reader.member(key) else { return nil }
+        if value == .null { return .some(nil) }
+        let object = try RealtimeJSONReader(value, path: reader.path(of: key))
+        let type = try object.string("type") ?? ""
+        guard let kind = NoiseReduction(rawValue: type) else {
+            throw .invalidValue(object.path(of: "type"), "\(quotedExcerpt(type)) is not a noise reduction type; use 'near_field', 'far_field', or null for none.")
+        }
+        return .some(kind)
+    }
+
+    /// Decodes Parley's `parley_interruption` object.
+    private static func decodeInterruption(_ session: RealtimeJSONReader) throws(RealtimeProtocolError) -> InterruptionSettings? {
+        guard let reader = try session.object("parley_interruption") else { return nil }
+        let settings = InterruptionSettings(
+            minimumSpeechMs: try reader.int("min_speech_ms"), maximumBackchannelMs: try reader.int("max_backchannel_ms"),
+            gapToleranceMs: try reader.int("gap_tolerance_ms"), threshold: try reader.double("threshold"),
+            playbackThreshold: try reader.double("playback_threshold"), backchannels: try reader.strings("backchannels")
+        )
+        if let first = settings.validationProblems().first { throw .invalidValue(reader.path(of: first.field), first.problem) }
+        return settings
     }
 
     private static func decodeTranscription(_ value: JSONValue, path: String) throws(RealtimeProtocolError) -> RealtimeInputTranscription {
@@ -266,7 +295,7 @@ extension RealtimeSessionSettings {
     private func writeGA(to writer: inout RealtimeJSONWriter) {
         if let outputModalities { writer.field("output_modalities", Self.modalityNames(outputModalities, dialect: .ga)) }
         writer.field("instructions", ifPresent: instructions)
-        let mentionsInput = inputAudioFormat != nil || inputTranscription != nil || turnDetection != nil
+        let mentionsInput = inputAudioFormat != nil || inputTranscription != nil || turnDetection != nil || noiseReduction != nil
         let mentionsOutput = outputAudioFormat != nil || voice != nil || speed != nil
         if mentionsInput || mentionsOutput {
             writer.object("audio") { audio in
@@ -275,6 +304,7 @@ extension RealtimeSessionSettings {
                         if let inputAudioFormat { input.object("format") { Self.writeGAFormat(inputAudioFormat, to: &$0) } }
                         if let inputTranscription { Self.writeTranscription(inputTranscription, key: "transcription", to: &input) }
                         if let turnDetection { Self.writeTurnDetection(turnDetection, dialect: .ga, to: &input) }
+                        if let noiseReduction { Self.writeNoiseReduction(noiseReduction, key: "noise_reduction", to: &input) }
                     }
                 }
                 if mentionsOutput {
@@ -299,6 +329,7 @@ extension RealtimeSessionSettings {
         writer.field("output_audio_format", ifPresent: outputAudioFormat?.betaName)
         if let inputTranscription { Self.writeTranscription(inputTranscription, key: "input_audio_transcription", to: &writer) }
         if let turnDetection { Self.writeTurnDetection(turnDetection, dialect: .beta, to: &writer) }
+        if let noiseReduction { Self.writeNoiseReduction(noiseReduction, key: "input_audio_noise_reduction", to: &writer) }
         writeCommon(to: &writer, dialect: .beta)
         writer.field("temperature", ifPresent: temperature)
         if let maxOutputTokens { Self.writeTokenLimit(maxOutputTokens, key: "max_response_output_tokens", to: &writer) }
@@ -335,6 +366,11 @@ extension RealtimeSessionSettings {
                 object.field("prompt", ifPresent: prompt)
             }
         }
+    }
+
+    private static func writeNoiseReduction(_ noiseReduction: NoiseReduction?, key: String, to writer: inout RealtimeJSONWriter) {
+        guard let noiseReduction else { return writer.nullField(key) }
+        writer.object(key) { $0.field("type", noiseReduction.rawValue) }
     }
 
     private static func writeTurnDetection(_ turnDetection: RealtimeTurnDetection, dialect: RealtimeDialect, to writer: inout RealtimeJSONWriter) {

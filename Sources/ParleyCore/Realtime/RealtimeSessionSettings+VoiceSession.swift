@@ -25,7 +25,8 @@ extension RealtimeSessionSettings {
             tools: configuration.clientTools,
             toolChoice: configuration.toolChoice,
             temperature: configuration.temperature,
-            maxOutputTokens: configuration.maxResponseTokens.map { .limited($0) } ?? .unlimited
+            maxOutputTokens: configuration.maxResponseTokens.map { .limited($0) } ?? .unlimited,
+            noiseReduction: .some(configuration.noiseReduction)
         )
     }
 
@@ -44,6 +45,9 @@ extension RealtimeSessionSettings {
         }
         if let tools { configuration.clientTools = tools }
         if let toolChoice { configuration.toolChoice = toolChoice }
+        if let noiseReduction { configuration.noiseReduction = noiseReduction }
+        if let echoCancellation { configuration.cancelsEcho = echoCancellation }
+        if let interruption { configuration.interruption = interruption.applied(to: configuration.interruption) }
         if let temperature { configuration.temperature = temperature }
         switch maxOutputTokens {
         case .limited(let tokens)?: configuration.maxResponseTokens = tokens

@@ -115,6 +115,14 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     /// Parley's extension `parley_events`: whether the client wants Parley's own `parley.*`
     /// events (live transcript replacements, tool progress, turn metrics). Never written back.
     public var parleyEvents: Bool?
+    /// Parley's extension `parley_interruption`: how speech over the agent is told apart from
+    /// backchannels and noise. Never written back.
+    public var interruption: InterruptionSettings?
+    /// Noise reduction of the input: `.some(nil)` turns it off (`noise_reduction: null`).
+    public var noiseReduction: NoiseReduction??
+    /// Parley's extension `parley_echo_cancellation`: whether the session takes its own output
+    /// out of its input (for clients that cannot cancel echo). Never written back.
+    public var echoCancellation: Bool?
 
     /// The sample rate of pcm16 audio in the protocol: 24 kHz.
     public static let supportedAudioRate = 24_000
@@ -125,8 +133,12 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
         outputModalities: [RealtimeModality]? = nil, inputAudioFormat: RealtimeAudioFormat? = nil, outputAudioFormat: RealtimeAudioFormat? = nil,
         turnDetection: RealtimeTurnDetection? = nil, inputTranscription: RealtimeInputTranscription? = nil,
         tools: [ToolDefinition]? = nil, toolChoice: ToolChoice? = nil, temperature: Double? = nil,
-        maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil
+        maxOutputTokens: RealtimeTokenLimit? = nil, parleyEvents: Bool? = nil, sessionType: RealtimeSessionType? = nil,
+        interruption: InterruptionSettings? = nil, noiseReduction: NoiseReduction?? = nil, echoCancellation: Bool? = nil
     ) {
+        self.echoCancellation = echoCancellation
+        self.noiseReduction = noiseReduction
+        self.interruption = interruption
         self.sessionType = sessionType
         self.instructions = instructions
         self.voice = voice
@@ -159,7 +171,10 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             temperature: update.temperature ?? temperature,
             maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens,
             parleyEvents: update.parleyEvents ?? parleyEvents,
-            sessionType: update.sessionType ?? sessionType
+            sessionType: update.sessionType ?? sessionType,
+            interruption: update.interruption ?? interruption,
+            noiseReduction: update.noiseReduction ?? noiseReduction,
+            echoCancellation: update.echoCancellation ?? echoCancellation
         )
     }
 

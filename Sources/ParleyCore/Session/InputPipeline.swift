@@ -13,8 +13,19 @@ struct InputPipeline {
     }
 
     private var detector: any VoiceActivityDetector
+    /// Makes the noise suppressor `noise_reduction` asks for, when the session has one.
+    private let makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
+    /// The suppressor in use and its kind.
+    private var noiseSuppressor: (kind: NoiseReduction, suppressor: any NoiseSuppressor)?
+    /// Makes the echo canceller `parley_echo_cancellation` asks for, when the session has one.
+    private let makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)?
+    /// The echo canceller in use, with what the session's output played.
+    private var echoCanceller: (any EchoCanceller)?
+    private var played = PlayedAudioTimeline()
     private var turnDetector: TurnDetector
-    private var bargeInPolicy = BargeInPolicy()
+    private var interruptionPolicy = InterruptionPolicy()
+    /// The last few seconds of input, for judging what was said over the agent.
+    private var recentAudio = RecentAudio(keepingMs: 3_000)
     private var resampler: (sourceRate: Int, resampler: any Resampler)?
     private var pendingFrameSamples: [Float] = []
     /// Samples at `rate` received since the session began.
@@ -29,8 +40,14 @@ struct InputPipeline {
     /// The rate everything here runs at: the recognizer's (and the VAD's) rate.
     let rate: Int
 
-    init(detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration) {
+    init(
+        detector: any VoiceActivityDetector, recognizerRate: Int, configuration: VoiceSessionConfiguration,
+        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)? = nil
+    ) {
         self.detector = detector
+        self.makeNoiseSuppressor = makeNoiseSuppressor
+        self.makeEchoCanceller = makeEchoCanceller
         rate = recognizerRate
         turnDetector = TurnDetector(sampleRate: recognizerRate)
         maximumBufferSamples = configuration.maximumInputBufferMs * recognizerRate / 1000
@@ -52,6 +69,18 @@ struct InputPipeline {
     /// Takes the settings that apply from the next frame.
     mutating func apply(_ configuration: VoiceSessionConfiguration) {
         maximumBufferSamples = configuration.maximumInputBufferMs * rate / 1000
+        interruptionPolicy.configuration = configuration.interruption
+        if noiseSuppressor?.kind != configuration.noiseReduction {
+            if let kind = configuration.noiseReduction, let makeNoiseSuppressor {
+                noiseSuppressor = (kind, makeNoiseSuppressor(kind, detector.frameLength, rate))
+            } else {
+                noiseSuppressor = nil
+            }
+        }
+        if configuration.cancelsEcho != (echoCanceller != nil) {
+            echoCanceller = configuration.cancelsEcho ? makeEchoCanceller?(detector.frameLength, rate) : nil
+            played = PlayedAudioTimeline()
+        }
         guard let vad = configuration.turnDetection else { return }
         turnDetector.configuration.threshold = Float(vad.threshold)
         turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs
@@ -59,7 +88,6 @@ struct InputPipeline {
         turnDetector.configuration.idleTimeoutMs = vad.idleTimeoutMs
         turnDetector.configuration.completionCheck = vad.eagerness?.completionCheck
         turnDetector.configuration.maximumUtteranceMs = configuration.maximumUtteranceMs
-        bargeInPolicy.configuration.threshold = Float(vad.threshold)
     }
 
     /// Converts PCM16 at `sourceRate` to Float samples at `rate`, keeping one streaming
@@ -83,6 +111,14 @@ struct InputPipeline {
         return converted
     }
 
+    /// Whether the session's output is cancelled from the input (so it wants `played(_:)`).
+    var cancelsEcho: Bool { echoCanceller != nil }
+
+    /// Records output audio (at the input rate) the client starts playing now, for the echo canceller.
+    mutating func played(_ samples: [Float]) {
+        played.add(samples, sentAtSample: receivedSamples)
+    }
+
     /// Adds push-to-talk audio; `false` (and nothing added) when the buffer is full.
     mutating func buffer(_ samples: [Float]) -> Bool {
         guard manualBuffer.count + samples.count <= maximumBufferSamples else { return false }
@@ -98,14 +134,15 @@ struct InputPipeline {
         var start = 0
         let firstSampleIndex = receivedSamples - pendingFrameSamples.count
         while pendingFrameSamples.count - start >= frameLength {
-            let frame = Array(pendingFrameSamples[start..<start + frameLength])
+            var frame = Array(pendingFrameSamples[start..<start + frameLength])
+            if echoCanceller != nil {
+                echoCanceller?.cancel(&frame, played: played.take(from: firstSampleIndex + start, count: frameLength))
+            }
+            noiseSuppressor?.suppressor.suppress(&frame)
             let startMs = (firstSampleIndex + start) * 1000 / rate
-            frames.append(Frame(
-                samples: frame,
-                probability: detector.speechProbability(of: frame),
-                startMs: startMs,
-                endMs: (firstSampleIndex + start + frameLength) * 1000 / rate
-            ))
+            let endMs = (firstSampleIndex + start + frameLength) * 1000 / rate
+            recentAudio.append(frame, rate: rate, endingAtMs: endMs)
+            frames.append(Frame(samples: frame, probability: detector.speechProbability(of: frame), startMs: startMs, endMs: endMs))
             start += frameLength
         }
         pendingFrameSamples.removeFirst(start)
@@ -135,15 +172,42 @@ struct InputPipeline {
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
     mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }
 
-    /// Asks the barge-in policy about a frame.
-    mutating func bargeIn(probability: Float, activity: BargeInPolicy.AgentActivity, endMs: Int) -> BargeInPolicy.Action {
-        bargeInPolicy.process(probability: probability, agent: activity, at: endMs)
+    /// Asks the interruption policy about a frame.
+    mutating func interruption(probability: Float, activity: InterruptionPolicy.AgentActivity, endMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.process(probability: probability, agent: activity, at: endMs)
     }
+
+    /// Hands the interruption policy the words of the speech it asked to judge.
+    mutating func interruptionJudged(words: String, speechStartMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.judged(words: words, speechStartMs: speechStartMs)
+    }
+
+    /// Whether speech over the agent is being decided.
+    var isDecidingInterruption: Bool { interruptionPolicy.isDeciding }
+
+    /// The input audio from `startMs` to `endMs`, as far as it is still kept.
+    func recentAudio(fromMs startMs: Int, toMs endMs: Int) -> [Float] {
+        recentAudio.samples(fromMs: startMs, toMs: endMs, rate: rate)
+    }
+
+    /// Forgets the turn in progress (speech over the agent that meant nothing).
+    mutating func dropTurnInProgress() { turnDetector.dropTurn() }
 
     /// Takes the push-to-talk buffer.
     mutating func takeManualBuffer() -> [Float] {
         defer { manualBuffer = [] }
-        return manualBuffer
+        guard noiseSuppressor != nil else { return manualBuffer }
+        // Suppressed frame by frame; the last frame is padded with silence, then cut back.
+        let frameLength = detector.frameLength
+        var cleaned: [Float] = []
+        cleaned.reserveCapacity(manualBuffer.count + frameLength)
+        for start in stride(from: 0, to: manualBuffer.count, by: frameLength) {
+            var frame = Array(manualBuffer[start..<min(start + frameLength, manualBuffer.count)])
+            frame += [Float](repeating: 0, count: frameLength - frame.count)
+            noiseSuppressor?.suppressor.suppress(&frame)
+            cleaned += frame
+        }
+        return Array(cleaned.prefix(manualBuffer.count))
     }
 
     /// Takes the audio of the turn in progress and returns the detector to quiet.
@@ -157,7 +221,7 @@ struct InputPipeline {
         manualBuffer = []
         pendingFrameSamples = []
         turnDetector.reset()
-        bargeInPolicy.reset()
+        interruptionPolicy.reset()
         detector.reset()
     }
 }

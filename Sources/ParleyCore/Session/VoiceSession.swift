@@ -40,6 +40,12 @@ public actor VoiceSession {
     /// Whether the session can run `semantic_vad` (its providers include a turn-completion model).
     public nonisolated var judgesTurnCompletion: Bool { providers.turnCompletionModel != nil }
 
+    /// Whether the session can run `noise_reduction` (its providers include a noise suppressor).
+    public nonisolated var suppressesNoise: Bool { providers.makeNoiseSuppressor != nil }
+
+    /// Whether the session can cancel its own output from its input (`parley_echo_cancellation`).
+    public nonisolated var cancelsEcho: Bool { providers.makeEchoCanceller != nil }
+
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
@@ -58,6 +64,13 @@ public actor VoiceSession {
     /// Out-of-band responses in progress, by id: they run beside `response`.
     private var outOfBandResponses: [String: ActiveResponse] = [:]
     private var deferredResponse: DeferredResponse?
+    /// The last reply that finished while its audio may still be playing at the client.
+    private var playingReply: (itemID: String, playback: PlaybackEstimate)?
+    /// Speech over the agent: the turn actions held until the interruption is decided, where
+    /// the agent's audio was paused, and the transcription judging it.
+    private var interruption = InterruptionState()
+    /// Converts the output to the input's rate for the echo canceller's reference.
+    private var echoReferenceResampler: (any Resampler)?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
 
@@ -102,7 +115,9 @@ public actor VoiceSession {
         self.input = InputPipeline(
             detector: providers.makeVoiceActivityDetector(),
             recognizerRate: providers.recognizer.sampleRate,
-            configuration: configuration
+            configuration: configuration,
+            makeNoiseSuppressor: providers.makeNoiseSuppressor,
+            makeEchoCanceller: providers.makeEchoCanceller
         )
         if configuration.turnDetection?.idleTimeoutMs != nil { input.armIdleTimeout(atMs: 0) }
     }
@@ -142,6 +157,8 @@ public actor VoiceSession {
     /// Starts the turn's transcription once its silence is long enough, or drops one the
     /// user talked over (with the response started on it).
     private func followSilence(atMs nowMs: Int) {
+        // Speech over the agent is not a turn until it is judged to interrupt.
+        guard !interruption.isHoldingTurn else { return }
         let started = preemptiveTranscription.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
             turn: { input.turnInProgress }, recognizer: providers.recognizer
@@ -196,6 +213,7 @@ public actor VoiceSession {
     public func clearAudio() {
         guard !isClosed else { return }
         input.clear()
+        interruption.discardHeldTurn()
         partialTask?.cancel()
         dropPreemptiveWork()
         speechItemID = nil
@@ -347,6 +365,7 @@ public actor VoiceSession {
         for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
         dropPreemptiveWork()
+        interruption.judgement?.cancel()
         transcriptionTask?.cancel()
         transcriptionQueue.forEach { $0.preemptive?.cancel() }
         transcriptionQueue.removeAll()
@@ -374,23 +393,29 @@ public actor VoiceSession {
     /// Whether any task of the session is still running (for leak checks).
     public var hasRunningTasks: Bool {
         responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
+            || interruption.judgement != nil
             || speculativeResponse != nil || !outOfBandResponses.isEmpty
     }
 
     // MARK: - Turn detection
 
     private func handle(frame: InputPipeline.Frame) {
-        let activity = agentActivity(atInputMs: frame.endMs)
-        if input.bargeIn(probability: frame.probability, activity: activity, endMs: frame.endMs) == .interrupt,
-           configuration.turnDetection?.interruptResponse ?? false, let active = response {
-            let heardMs = active.playback.heardMilliseconds(atInputMs: frame.endMs)
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: heardMs)
+        if configuration.turnDetection?.interruptResponse == true {
+            let activity = agentActivity(atInputMs: frame.endMs)
+            carryOut(input.interruption(probability: frame.probability, activity: activity, endMs: frame.endMs), atMs: frame.endMs)
         }
         handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
     }
 
-    /// Announces turns the detector started or ended, and commits ended ones.
-    private func handle(turnActions: [TurnDetector.Action], atMs nowMs: Int) {
+    /// Announces turns the detector started or ended, and commits ended ones; while speech
+    /// over the agent is being judged, holds them until the verdict.
+    private func handle(turnActions newActions: [TurnDetector.Action], atMs nowMs: Int) {
+        let holding = configuration.turnDetection?.interruptResponse == true
+            && (input.isDecidingInterruption || agentActivity(atInputMs: nowMs) != .idle)
+        process(turnActions: interruption.admit(newActions, holding: holding, deciding: input.isDecidingInterruption), atMs: nowMs)
+    }
+
+    private func process(turnActions: [TurnDetector.Action], atMs nowMs: Int) {
         for action in turnActions {
             switch action {
             case .speechStarted(let startMs):
@@ -455,9 +480,84 @@ public actor VoiceSession {
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 
-    private func agentActivity(atInputMs inputMs: Int) -> BargeInPolicy.AgentActivity {
-        guard let active = response else { return .idle }
+    private func agentActivity(atInputMs inputMs: Int) -> InterruptionPolicy.AgentActivity {
+        guard let active = response else {
+            return playingReply?.playback.isPlaying(atInputMs: inputMs) == true ? .speaking : .idle
+        }
         return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
+    }
+
+    /// Hands the echo canceller the output audio the client starts playing now.
+    private func recordPlayed(_ samples: [Int16]) {
+        if echoReferenceResampler == nil { echoReferenceResampler = providers.makeResampler(outputSampleRate, input.rate) }
+        let floats = SampleConversion.float(samples)
+        input.played(outputSampleRate == input.rate ? floats : echoReferenceResampler?.process(floats) ?? [])
+    }
+
+    // MARK: - Interruptions
+
+    /// Carries out what the interruption policy decided at input time `nowMs`.
+    private func carryOut(_ action: InterruptionPolicy.Action, atMs nowMs: Int, words: String? = nil) {
+        switch action {
+        case .none:
+            break
+        case .pause:
+            interruption.pausedAtMs = nowMs
+            emit(.outputAudioPaused(audioMs: nowMs))
+        case .judge(let startMs, let endMs):
+            judgeInterruption(speechStartMs: startMs, speechEndMs: endMs)
+        case .interrupt(let startMs, let reason):
+            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: true, reason: reason, words: words))
+            interruptAgent(atMs: nowMs)
+        case .resume(let startMs, let reason):
+            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: false, reason: reason, words: words))
+            if interruption.pausedAtMs != nil { emit(.outputAudioResumed(audioMs: nowMs)) }
+            interruption.pausedAtMs = nil
+            interruption.discardHeldTurn()
+            input.dropTurnInProgress()
+            speechItemID = nil
+            partialTask?.cancel()
+            dropPreemptiveWork()
+        }
+    }
+
+    /// Transcribes the speech heard over the agent, off the session's executor, and hands the
+    /// words to the policy.
+    private func judgeInterruption(speechStartMs: Int, speechEndMs: Int) {
+        let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
+        let recognizer = providers.recognizer
+        interruption.judgement?.cancel()
+        interruption.judgement = Task { [weak self] in
+            // A failed transcription heard no words: the agent goes on.
+            let words = (try? await recognizer.transcribe(clip, isFinal: true))?.text ?? ""
+            await self?.interruptionJudged(words: words, speechStartMs: speechStartMs)
+        }
+    }
+
+    private func interruptionJudged(words: String, speechStartMs: Int) {
+        interruption.judgement = nil
+        guard !isClosed else { return }
+        carryOut(input.interruptionJudged(words: words, speechStartMs: speechStartMs), atMs: input.receivedMs, words: words)
+    }
+
+    /// The user meant to interrupt: their turn goes on from where it began, and the agent stops
+    /// where its audio stopped; the stored reply keeps what was heard by then.
+    private func interruptAgent(atMs nowMs: Int) {
+        let stoppedAtMs = interruption.pausedAtMs ?? nowMs
+        interruption.pausedAtMs = nil
+        // The turn is announced before the response ends, so the response ends as cut off by it.
+        process(turnActions: interruption.releaseHeldTurn(), atMs: nowMs)
+        if let active = response {
+            finishResponse(active.id, status: .cancelled, error: nil, heardMs: active.playback.heardMilliseconds(atInputMs: stoppedAtMs))
+        } else if let reply = playingReply, reply.playback.isPlaying(atInputMs: stoppedAtMs),
+                  case .assistant(_, let toolCalls, _)? = ledger.message(id: reply.itemID), let tracker = spokenTexts[reply.itemID] {
+            // The reply had finished being sent but was still playing: it is stored as heard.
+            let heard = tracker.heardText(upToMilliseconds: reply.playback.heardMilliseconds(atInputMs: stoppedAtMs))
+            let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
+            ledger.upsert(id: reply.itemID, message: message)
+            emit(.itemCompleted(itemID: reply.itemID, message: message))
+        }
+        playingReply = nil
     }
 
     private func commit(
@@ -733,6 +833,7 @@ public actor VoiceSession {
             openMessageItem(&active)
             active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
             active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
+            if input.cancelsEcho { recordPlayed(samples) }
             active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
             providers.recorder?.recordAgent(samples, sampleRate: outputSampleRate, itemID: active.itemID)
             emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
@@ -824,6 +925,7 @@ public actor VoiceSession {
             if !active.isOutOfBand {
                 remember(active.tracker, for: active.itemID)
                 ledger.upsert(id: active.itemID, message: message)
+                playingReply = interrupted || !active.speaks ? nil : (active.itemID, active.playback)
             }
             emit(.outputItemDone(responseID: responseID, itemID: active.itemID, message: message))
             if !active.isOutOfBand { emit(.itemCompleted(itemID: active.itemID, message: message)) }

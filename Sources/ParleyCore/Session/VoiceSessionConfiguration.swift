@@ -84,6 +84,15 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// until the turn ends, and it is dropped if the user speaks again. Only for agents without
     /// tools, so nothing with side effects runs before the turn is certain.
     public var preemptiveGeneration: Bool
+    /// How speech over the agent is told apart from backchannels and noise (Parley's
+    /// `parley_interruption`); applies when `turnDetection.interruptResponse` is on.
+    public var interruption: InterruptionPolicy.Configuration
+    /// Noise suppression of the input before the VAD and the recognizer (`noise_reduction`),
+    /// or `nil` for none.
+    public var noiseReduction: NoiseReduction?
+    /// Whether the session takes its own output out of its input (Parley's
+    /// `parley_echo_cancellation`), for clients that cannot cancel echo themselves.
+    public var cancelsEcho: Bool
 
     /// Creates a configuration.
     public init(
@@ -99,8 +108,13 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         maximumUtteranceMs: Int = 30_000,
         maximumInputBufferMs: Int = 120_000,
         preemptiveTranscriptionAfterMs: Int? = 30,
-        preemptiveGeneration: Bool = true
+        preemptiveGeneration: Bool = true,
+        interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration(),
+        noiseReduction: NoiseReduction? = nil,
+        cancelsEcho: Bool = false
     ) {
+        self.cancelsEcho = cancelsEcho
+        self.noiseReduction = noiseReduction
         self.instructions = instructions
         self.turnDetection = turnDetection
         self.speech = speech
@@ -114,5 +128,6 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.maximumInputBufferMs = maximumInputBufferMs
         self.preemptiveTranscriptionAfterMs = preemptiveTranscriptionAfterMs
         self.preemptiveGeneration = preemptiveGeneration
+        self.interruption = interruption
     }
 }

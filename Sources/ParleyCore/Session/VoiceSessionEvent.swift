@@ -53,6 +53,14 @@ public enum VoiceSessionEvent: Sendable {
     /// that the turn is complete, and whether that ended the turn there (a verdict on a pause
     /// the person has since spoken after ends nothing).
     case turnJudged(itemID: String, audioMs: Int, probability: Float, endsTurn: Bool)
+    /// Speech began over the agent and may interrupt it: a client that can should pause the
+    /// agent's audio (at input audio time `audioMs`) until `outputAudioResumed` or the response ends.
+    case outputAudioPaused(audioMs: Int)
+    /// The speech over the agent meant nothing: the agent's audio goes on.
+    case outputAudioResumed(audioMs: Int)
+    /// Speech from `speechStartMs` over the agent was judged at `audioMs`: an interruption or
+    /// not, why, and the words heard when they were needed.
+    case interruptionDecided(speechStartMs: Int, audioMs: Int, interrupts: Bool, reason: InterruptionPolicy.Reason, words: String?)
     /// The input audio was committed as a user item.
     case inputCommitted(itemID: String, previousItemID: String?)
     /// The input audio buffer was cleared.

@@ -25,6 +25,12 @@ public struct VoiceSessionProviders: Sendable {
     public var turnCompletionModel: (any TurnCompletionModel)?
     /// Records the conversation's audio (both sides, as heard); `nil` records nothing.
     public var recorder: CallRecorder?
+    /// Makes a noise suppressor for `noise_reduction` (frames of `frameLength` samples at
+    /// `sampleRate`); `nil` when the server has none (a session then cannot ask for it).
+    public var makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)?
+    /// Makes an echo canceller for Parley's `parley_echo_cancellation` (frames of `frameLength`
+    /// samples at `sampleRate`); `nil` when the server has none.
+    public var makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)?
 
     /// Creates a provider set.
     public init(
@@ -36,8 +42,12 @@ public struct VoiceSessionProviders: Sendable {
         makeVoiceActivityDetector: @escaping @Sendable () -> any VoiceActivityDetector,
         makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
         makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler,
-        turnCompletionModel: (any TurnCompletionModel)? = nil
+        turnCompletionModel: (any TurnCompletionModel)? = nil,
+        makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)? = nil
     ) {
+        self.makeEchoCanceller = makeEchoCanceller
+        self.makeNoiseSuppressor = makeNoiseSuppressor
         self.turnCompletionModel = turnCompletionModel
         self.recognizer = recognizer
         self.model = model

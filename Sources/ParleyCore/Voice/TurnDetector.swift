@@ -268,6 +268,14 @@ public struct TurnDetector: Sendable {
         judgedAtMs = nil
     }
 
+    /// Drops the turn in progress like `reset()` but keeps the idle timer running: for speech
+    /// that turned out to mean nothing (a backchannel over the agent).
+    public mutating func dropTurn() {
+        let armedMs = idleArmedAtMs
+        reset()
+        idleArmedAtMs = armedMs
+    }
+
     /// Samples of prefix padding to keep.
     private var prefixCapacity: Int { max(configuration.prefixPaddingMs, 0) * sampleRate / 1000 }
 

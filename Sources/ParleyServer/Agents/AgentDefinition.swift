@@ -80,11 +80,13 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     public var recordings: Bool?
     /// Phone calls: the numbers that reach the agent and what key presses do.
     public var telephony: AgentTelephonySettings?
+    /// How speech over the agent is told apart from backchannels and noise in its sessions.
+    public var interruption: InterruptionSettings?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory, recordings, telephony
+        case id, name, instructions, voice, llm, tools, memory, recordings, telephony, interruption
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -105,6 +107,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let threshold = turnDetection?.threshold, !(0...1).contains(threshold) {
             problems.append("turn_detection.threshold: must be between 0 and 1")
         }
+        for (field, problem) in interruption?.validationProblems() ?? [] { problems.append("interruption.\(field): \(problem)") }
         if let maxMessages = memory?.maxMessages, maxMessages < 2 { problems.append("memory.max_messages: must be at least 2") }
         problems += telephony?.validationProblems() ?? []
         var names = Set<String>()
@@ -157,5 +160,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.memory { memory = value }
         if let value = patch.recordings { recordings = value }
         if let value = patch.telephony { telephony = value }
+        if let value = patch.interruption { interruption = value }
     }
 }

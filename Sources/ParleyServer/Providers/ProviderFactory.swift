@@ -41,7 +41,11 @@ public enum ProviderFactory {
             notice: languageModel.notice,
             restartCount: languageModel.restartCount,
             shutdown: languageModel.stop,
-            turnCompletionModel: turnCompletion.model
+            turnCompletionModel: turnCompletion.model,
+            makeNoiseSuppressor: { kind, frameLength, sampleRate in
+                SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
+            },
+            makeEchoCanceller: { frameLength, sampleRate in SpeexEchoCanceller(frameLength: frameLength, sampleRate: sampleRate) }
         )
     }
 

@@ -18,6 +18,10 @@ public struct ProviderSet: Sendable {
     public var conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)?
     /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
     public var turnCompletionModel: (any TurnCompletionModel)?
+    /// Makes noise suppressors for `noise_reduction`; `nil` when the server has none.
+    public var makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
+    /// Makes echo cancellers for `parley_echo_cancellation`; `nil` when the server has none.
+    public var makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)?
     /// The engines in use, for the start-up banner and `GET /v1/status`.
     public var components: [ProviderComponent]
     /// One line the web page shows about the engines, when there is something to say (the
@@ -36,9 +40,13 @@ public struct ProviderSet: Sendable {
         conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)? = nil,
         components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
-        turnCompletionModel: (any TurnCompletionModel)? = nil
+        turnCompletionModel: (any TurnCompletionModel)? = nil,
+        makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil,
+        makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)? = nil
     ) {
+        self.makeEchoCanceller = makeEchoCanceller
         self.turnCompletionModel = turnCompletionModel
+        self.makeNoiseSuppressor = makeNoiseSuppressor
         self.recognizer = recognizer
         self.languageModel = languageModel
         self.synthesizer = synthesizer

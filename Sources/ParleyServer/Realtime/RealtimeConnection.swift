@@ -199,6 +199,20 @@ actor RealtimeConnection {
                 ))
                 return
             }
+            if case .some(.some) = update.noiseReduction, !session.suppressesNoise {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value", message: "This server has no noise suppressor; use noise_reduction: null. The session is unchanged.",
+                    param: "session.audio.input.noise_reduction", eventID: eventID
+                ))
+                return
+            }
+            if update.echoCancellation == true, !session.cancelsEcho {
+                reportError(RealtimeProtocolError(
+                    code: "invalid_value", message: "This server has no echo canceller. The session is unchanged.",
+                    param: "session.parley_echo_cancellation", eventID: eventID
+                ))
+                return
+            }
             configuration = update.applied(to: configuration)
             // Every session.update is of one kind or the other; only a transcription one says so.
             isTranscriptionSession = update.sessionType == .transcription

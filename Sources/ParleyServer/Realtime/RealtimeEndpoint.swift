@@ -154,7 +154,8 @@ struct SessionSetup {
             temperature: agent.llm?.temperature,
             maxResponseTokens: agent.llm?.maxOutputTokens ?? (agentModel == nil ? context.settings.replyTokenLimit : nil),
             preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs,
-            preemptiveGeneration: context.settings.preemptiveGeneration
+            preemptiveGeneration: context.settings.preemptiveGeneration,
+            interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
         )
 
         var options = AgentOptions()
@@ -172,7 +173,9 @@ struct SessionSetup {
             agentOptions: options,
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
-            turnCompletionModel: engines.turnCompletionModel
+            turnCompletionModel: engines.turnCompletionModel,
+            makeNoiseSuppressor: engines.makeNoiseSuppressor,
+            makeEchoCanceller: engines.makeEchoCanceller
         )
         providers.recorder = context.recordings.recorder(
             conversationID: conversationID, agentSetting: agent.recordings, makeResampler: engines.makeResampler

@@ -57,6 +57,17 @@ struct RealtimeEventTranslator {
                 "item_id": .string(itemID), "audio_ms": .number(Double(audioMs)),
                 "probability": .number(Double(probability)), "ends_turn": .bool(endsTurn),
             ]))]
+        case .outputAudioPaused(let audioMs):
+            return [.parley(type: "parley.output_audio.paused", payload: .object(["audio_ms": .number(Double(audioMs))]))]
+        case .outputAudioResumed(let audioMs):
+            return [.parley(type: "parley.output_audio.resumed", payload: .object(["audio_ms": .number(Double(audioMs))]))]
+        case .interruptionDecided(let speechStartMs, let audioMs, let interrupts, let reason, let words):
+            var payload: [String: JSONValue] = [
+                "audio_start_ms": .number(Double(speechStartMs)), "audio_ms": .number(Double(audioMs)),
+                "interrupts": .bool(interrupts), "reason": .string(reason.rawValue),
+            ]
+            if let words { payload["words"] = .string(words) }
+            return [.parley(type: "parley.interruption", payload: .object(payload))]
         case .inputCommitted(let itemID, let previousItemID):
             committedPredecessors[itemID] = .some(previousItemID)
             if committedPredecessors.count > 64 { committedPredecessors.removeAll() }

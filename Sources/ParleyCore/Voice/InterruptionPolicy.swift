@@ -1,0 +1,242 @@
+import Foundation
+
+/// Decides whether a person making sound while the agent responds means to interrupt it.
+///
+/// A value-type state machine fed once per VAD frame while the agent is thinking or speaking.
+/// Sound shorter than `minimumSpeechMs` (a click, a cough, a door) is ignored. Speech that
+/// reaches it makes the policy suspicious: the agent pauses (`.pause`). Speech that goes on to
+/// `maximumBackchannelMs` is an interruption at once; speech that ends before is judged by its
+/// words (`.judge`, answered with `judged(words:speechStartMs:)`): nothing but backchannels
+/// ("mm-hmm", "yeah", "okay", "right") or no words at all resumes the agent (`.resume`),
+/// anything else ("wait", "stop", "no, I meant…") interrupts it. While the agent's audio plays,
+/// the speech threshold is raised (`playbackThreshold`) so its own voice leaking back from a
+/// speaker counts less.
+///
+/// ```swift
+/// var policy = InterruptionPolicy()
+/// switch policy.process(probability: p, agent: .speaking, at: frameEndMs) {
+/// case .pause: pauseOutput()
+/// case .judge(let startMs, let endMs): transcribe(startMs, endMs)
+/// case .interrupt: cancelResponse()
+/// case .resume, .none: break
+/// }
+/// ```
+public struct InterruptionPolicy: Sendable {
+    /// Tuning, per agent and per session (Parley's `parley_interruption` extension).
+    public struct Configuration: Sendable, Hashable, Codable {
+        /// Speech probability that counts while the agent is working but not playing audio.
+        public var threshold: Float
+        /// Speech probability that counts while the agent's audio is playing (echo guard).
+        public var playbackThreshold: Float
+        /// Speech shorter than this never stops the agent.
+        public var minimumSpeechMs: Int
+        /// Speech this long interrupts without waiting for its words.
+        public var maximumBackchannelMs: Int
+        /// Gaps in speech up to this long do not end it.
+        public var gapToleranceMs: Int
+        /// Words and phrases that only acknowledge: speech made of nothing else lets the agent
+        /// go on. Compared without case or punctuation.
+        public var backchannels: [String]
+
+        /// The backchannels recognised by default.
+        public static let defaultBackchannels = [
+            "mm", "mmm", "hm", "hmm", "mhm", "mhmm", "mmhmm", "mm hmm", "mm hm", "uh huh", "uhhuh", "uh", "um", "ah", "oh", "aha",
+            "yeah", "yes", "yep", "yup", "ok", "okay", "right", "sure", "alright", "all right",
+            "i see", "got it", "gotcha", "cool", "nice", "great", "good", "wow", "exactly", "true", "indeed",
+        ]
+
+        /// Creates a configuration.
+        public init(
+            threshold: Float = 0.5,
+            playbackThreshold: Float = 0.8,
+            minimumSpeechMs: Int = 160,
+            maximumBackchannelMs: Int = 900,
+            gapToleranceMs: Int = 160,
+            backchannels: [String] = Configuration.defaultBackchannels
+        ) {
+            self.threshold = threshold
+            self.playbackThreshold = playbackThreshold
+            self.minimumSpeechMs = minimumSpeechMs
+            self.maximumBackchannelMs = maximumBackchannelMs
+            self.gapToleranceMs = gapToleranceMs
+            self.backchannels = backchannels
+        }
+    }
+
+    /// What the agent is doing while the frame was heard.
+    public enum AgentActivity: Sendable, Hashable {
+        /// Nothing to interrupt.
+        case idle
+        /// A response is being prepared (LLM, TTS) but no audio is playing yet.
+        case thinking
+        /// The agent's audio is playing.
+        case speaking
+    }
+
+    /// Why a decision was made, for the `parley.interruption` event.
+    public enum Reason: String, Sendable, Hashable {
+        /// The speech went on past `maximumBackchannelMs`.
+        case longSpeech = "long_speech"
+        /// The speech's words were more than backchannels.
+        case words
+        /// The speech's words were only backchannels.
+        case backchannel
+        /// The speech had no words (a cough, a noise).
+        case noWords = "no_words"
+    }
+
+    /// What to do after a frame or a judgement.
+    public enum Action: Sendable, Hashable {
+        /// Nothing changes.
+        case none
+        /// Speech that may be an interruption began at `speechStartMs`: pause the agent's audio.
+        case pause(speechStartMs: Int)
+        /// The speech from `speechStartMs` to `speechEndMs` ended before it was long enough to
+        /// decide: transcribe it and call `judged(words:speechStartMs:)`.
+        case judge(speechStartMs: Int, speechEndMs: Int)
+        /// The speech from `speechStartMs` was an interruption: cancel the response.
+        case interrupt(speechStartMs: Int, reason: Reason)
+        /// The speech from `speechStartMs` was not an interruption: resume the agent's audio.
+        case resume(speechStartMs: Int, reason: Reason)
+    }
+
+    private enum Phase: Sendable, Hashable {
+        /// No speech while the agent works.
+        case listening
+        /// Speech is going on (or pausing for less than the gap tolerance).
+        case hearing(startMs: Int, lastSpeechMs: Int, paused: Bool)
+        /// The speech ended and its words are being transcribed.
+        case judging(startMs: Int, endMs: Int)
+        /// The speech interrupted; the rest of it is the person's turn, not a new interruption.
+        case interrupted(lastSpeechMs: Int)
+    }
+
+    /// The tuning in use; may be changed between frames.
+    public var configuration: Configuration
+    private var phase: Phase = .listening
+    private var previousFrameEndMs: Int?
+
+    /// Creates a policy.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Whether speech heard over the agent is still being decided (the agent is paused or
+    /// about to be): the turn it may start is held until the decision.
+    public var isDeciding: Bool {
+        switch phase {
+        case .hearing, .judging: true
+        case .listening, .interrupted: false
+        }
+    }
+
+    /// Decides for one frame.
+    /// - Parameters:
+    ///   - probability: the VAD's speech probability for the frame.
+    ///   - agent: what the agent is doing.
+    ///   - endMs: audio time of the end of the frame.
+    public mutating func process(probability: Float, agent: AgentActivity, at endMs: Int) -> Action {
+        let frameStartMs = previousFrameEndMs ?? endMs
+        previousFrameEndMs = endMs
+        let threshold = agent == .speaking ? configuration.playbackThreshold : configuration.threshold
+        let isSpeech = probability >= threshold
+        switch phase {
+        case .listening:
+            guard agent != .idle, isSpeech else { return .none }
+            phase = .hearing(startMs: frameStartMs, lastSpeechMs: endMs, paused: false)
+            return decideOnLength(at: endMs)
+        case .hearing(let startMs, let lastSpeechMs, let paused):
+            if isSpeech {
+                phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: paused)
+                return decideOnLength(at: endMs)
+            }
+            guard endMs - lastSpeechMs > configuration.gapToleranceMs else { return .none }
+            guard paused else {
+                // Too short to be anything: a click, a cough.
+                phase = .listening
+                return .none
+            }
+            phase = .judging(startMs: startMs, endMs: lastSpeechMs)
+            return .judge(speechStartMs: startMs, speechEndMs: lastSpeechMs)
+        case .judging(let startMs, _):
+            guard isSpeech else { return .none }
+            // More speech while the words are transcribed: the same speech goes on.
+            phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: true)
+            return decideOnLength(at: endMs)
+        case .interrupted(let lastSpeechMs):
+            if isSpeech {
+                phase = .interrupted(lastSpeechMs: endMs)
+            } else if endMs - lastSpeechMs > configuration.gapToleranceMs {
+                phase = .listening
+            }
+            return .none
+        }
+    }
+
+    /// Takes the transcript of the speech the policy asked to judge.
+    /// - Returns: `.interrupt` or `.resume`; `.none` when that speech is no longer being judged
+    ///   (more speech followed it, or it was decided otherwise).
+    public mutating func judged(words: String, speechStartMs: Int) -> Action {
+        guard case .judging(let startMs, let endMs) = phase, startMs == speechStartMs else { return .none }
+        phase = .listening
+        let words = Self.words(in: words)
+        if words.isEmpty { return .resume(speechStartMs: startMs, reason: .noWords) }
+        if isOnlyBackchannels(words) { return .resume(speechStartMs: startMs, reason: .backchannel) }
+        phase = .interrupted(lastSpeechMs: endMs)
+        return .interrupt(speechStartMs: startMs, reason: .words)
+    }
+
+    /// Forgets any speech being decided.
+    public mutating func reset() {
+        phase = .listening
+        previousFrameEndMs = nil
+    }
+
+    private mutating func decideOnLength(at endMs: Int) -> Action {
+        guard case .hearing(let startMs, let lastSpeechMs, let paused) = phase else { return .none }
+        let speechMs = endMs - startMs
+        if speechMs >= configuration.maximumBackchannelMs {
+            phase = .interrupted(lastSpeechMs: lastSpeechMs)
+            return .interrupt(speechStartMs: startMs, reason: .longSpeech)
+        }
+        guard !paused, speechMs >= configuration.minimumSpeechMs else { return .none }
+        phase = .hearing(startMs: startMs, lastSpeechMs: lastSpeechMs, paused: true)
+        return .pause(speechStartMs: startMs)
+    }
+
+    /// Whether `words` can be read as a run of backchannel phrases only.
+    private func isOnlyBackchannels(_ words: [String]) -> Bool {
+        guard !words.isEmpty else { return true }
+        let phrases = Set(configuration.backchannels.map { Self.words(in: $0).joined(separator: " ") })
+        let longest = phrases.map { $0.split(separator: " ").count }.max() ?? 0
+        // covered[i]: the first i words split into backchannel phrases.
+        var covered = [true] + Array(repeating: false, count: words.count)
+        for end in 1...words.count {
+            for length in 1...max(1, min(longest, end)) where covered[end - length] {
+                if phrases.contains(words[(end - length)..<end].joined(separator: " ")) {
+                    covered[end] = true
+                    break
+                }
+            }
+        }
+        return covered[words.count]
+    }
+
+    /// The spoken words of a transcript, lower-cased, without punctuation or the recognizer's
+    /// bracketed sound labels (`[BLANK_AUDIO]`, `(coughing)`, `*cough*`).
+    static func words(in transcript: String) -> [String] {
+        var text = ""
+        var depth = 0
+        for character in transcript.lowercased() {
+            switch character {
+            case "[", "(", "{": depth += 1
+            case "]", ")", "}": depth = max(0, depth - 1)
+            case "*": depth = depth > 0 ? depth - 1 : 1
+            default:
+                guard depth == 0 else { continue }
+                text.append(character.isLetter || character.isNumber || character == "'" ? character : " ")
+            }
+        }
+        return text.split(separator: " ").map(String.init)
+    }
+}

@@ -1,0 +1,125 @@
+import Testing
+@testable import ParleyCore
+
+/// Runs an interruption policy over 20 ms frames and returns every decision but `.none`, with
+/// the end time of the frame that made it.
+///
+/// Pattern characters: `.` probability 0, `~` probability 0.6, `#` probability 0.9.
+private func decisions(
+    _ pattern: String,
+    agent: InterruptionPolicy.AgentActivity = .speaking,
+    configuration: InterruptionPolicy.Configuration = .init(),
+    agentAt: [Int: InterruptionPolicy.AgentActivity] = [:],
+    words: String? = nil
+) -> [String] {
+    var policy = InterruptionPolicy(configuration: configuration)
+    var activity = agent
+    var result: [String] = []
+    for (index, symbol) in pattern.enumerated() {
+        activity = agentAt[index] ?? activity
+        let probability: Float = symbol == "#" ? 0.9 : symbol == "~" ? 0.6 : 0
+        let endMs = (index + 1) * 20
+        let action = policy.process(probability: probability, agent: activity, at: endMs)
+        guard action != .none else { continue }
+        result.append("\(endMs) \(action)")
+        if case .judge(let startMs, _) = action, let words {
+            result.append("\(endMs) \(policy.judged(words: words, speechStartMs: startMs))")
+        }
+    }
+    return result
+}
+
+private func frames(_ parts: (Character, Int)...) -> String {
+    parts.map { String(repeating: $0.0, count: $0.1) }.joined()
+}
+
+@Suite struct InterruptionPolicyTests {
+    @Test func longSpeechPausesTheAgentThenInterruptsWithoutWaitingForWords() {
+        // Speech from 200 ms: paused at 160 ms of speech, interrupted at 900 ms.
+        #expect(decisions(frames((".", 10), ("#", 60))) == [
+            "360 pause(speechStartMs: 200)",
+            "1100 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)",
+        ])
+    }
+
+    @Test func shortSoundsNeitherPauseNorInterrupt() {
+        // 140 ms bursts (a cough, a knock) separated by more than the gap tolerance.
+        #expect(decisions(frames((".", 10), ("#", 7), (".", 10), ("#", 7), (".", 10))) == [])
+    }
+
+    @Test func shortSpeechIsJudgedByItsWords() {
+        let speech = frames((".", 10), ("#", 25), (".", 12))
+        let judged = "880 judge(speechStartMs: 200, speechEndMs: 700)"
+        #expect(decisions(speech, words: "Mm-hmm.") == [
+            "360 pause(speechStartMs: 200)", judged,
+            "880 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.backchannel)",
+        ])
+        #expect(decisions(speech, words: "Yeah, okay, right.").last?.hasSuffix("backchannel)") == true)
+        #expect(decisions(speech, words: "[BLANK_AUDIO] (coughing)").last?.hasSuffix("noWords)") == true)
+        #expect(decisions(speech, words: " Wait.") == [
+            "360 pause(speechStartMs: 200)", judged,
+            "880 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.words)",
+        ])
+        #expect(decisions(speech, words: "No, I meant Paris.").last?.hasSuffix("words)") == true)
+        #expect(decisions(speech, words: "Okay, stop.").last?.hasSuffix("words)") == true)
+    }
+
+    @Test func backchannelsAreConfigurable() {
+        let speech = frames((".", 10), ("#", 25), (".", 12))
+        var configuration = InterruptionPolicy.Configuration()
+        configuration.backchannels = ["go on"]
+        #expect(decisions(speech, configuration: configuration, words: "Go on.").last?.hasSuffix("backchannel)") == true)
+        #expect(decisions(speech, configuration: configuration, words: "Yeah.").last?.hasSuffix("words)") == true)
+    }
+
+    @Test func shortGapsDoNotEndTheSpeech() {
+        // Two 500 ms stretches 140 ms apart are one speech of 1.14 s: it interrupts at 900 ms,
+        // and the rest of it is not a second interruption.
+        let pattern = frames((".", 10), ("#", 25), (".", 7), ("#", 25), (".", 10))
+        #expect(decisions(pattern).count == 2)
+        #expect(decisions(pattern).last == "1100 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)")
+    }
+
+    @Test func speechWhileItsWordsAreTranscribedContinuesIt() {
+        var policy = InterruptionPolicy()
+        var actions: [InterruptionPolicy.Action] = []
+        let pattern = frames((".", 10), ("#", 25), (".", 12), ("#", 30))
+        for (index, symbol) in pattern.enumerated() {
+            let action = policy.process(probability: symbol == "#" ? 0.9 : 0, agent: .speaking, at: (index + 1) * 20)
+            if action != .none { actions.append(action) }
+        }
+        // The verdict on the first part arrives after the speech went on: it no longer applies.
+        #expect(policy.judged(words: "mm-hmm", speechStartMs: 200) == .none)
+        #expect(actions == [
+            .pause(speechStartMs: 200), .judge(speechStartMs: 200, speechEndMs: 700), .interrupt(speechStartMs: 200, reason: .longSpeech),
+        ])
+    }
+
+    @Test func echoGuardRaisesTheThresholdOnlyWhilePlaying() {
+        let pattern = frames((".", 10), ("~", 60))
+        #expect(decisions(pattern, agent: .speaking) == [])
+        #expect(decisions(pattern, agent: .thinking).count == 2)
+        #expect(decisions(pattern, agent: .thinking).last?.contains("longSpeech") == true)
+    }
+
+    @Test func nothingInterruptsAnIdleAgent() {
+        #expect(decisions(frames((".", 10), ("#", 60)), agent: .idle) == [])
+    }
+
+    @Test func speechBeforeTheAgentStartsDoesNotCount() {
+        #expect(decisions(frames(("#", 20), ("#", 60)), agent: .idle, agentAt: [20: .speaking]).first == "560 pause(speechStartMs: 400)")
+    }
+
+    @Test func transcriptWordsIgnoreCaseAndSoundLabels() {
+        #expect(InterruptionPolicy.words(in: " Uh-huh... *cough* [Music] OK!") == ["uh", "huh", "ok"])
+        #expect(InterruptionPolicy.words(in: "(laughs)") == [])
+    }
+
+    @Test func resetForgetsSpeechBeingDecided() {
+        var policy = InterruptionPolicy()
+        for index in 0..<10 { _ = policy.process(probability: 1, agent: .speaking, at: (index + 1) * 20) }
+        #expect(policy.isDeciding)
+        policy.reset()
+        #expect(!policy.isDeciding)
+    }
+}
