@@ -106,6 +106,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var inputTranscription: RealtimeInputTranscription?
     /// Tools the client executes itself; an empty array clears them.
     public var tools: [ToolDefinition]?
+    /// The MCP servers among the session's `tools` (`{"type": "mcp", …}`); an empty array clears them.
+    public var mcpServers: [MCPServerConfiguration]?
     /// Whether and which tool the model must call.
     public var toolChoice: ToolChoice?
     /// Sampling temperature (beta only; GA sessions have none).
@@ -160,7 +162,13 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             maxOutputTokens: update.maxOutputTokens ?? maxOutputTokens,
             parleyEvents: update.parleyEvents ?? parleyEvents,
             sessionType: update.sessionType ?? sessionType
-        )
+        ).with(mcpServers: update.mcpServers ?? mcpServers)
+    }
+
+    private func with(mcpServers: [MCPServerConfiguration]?) -> RealtimeSessionSettings {
+        var copy = self
+        copy.mcpServers = mcpServers
+        return copy
     }
 
     /// Whether responses are spoken: true unless the modalities leave audio out.

@@ -1,5 +1,4 @@
 import Foundation
-import ParleyCore
 
 /// Why a request to an MCP server failed, in the three kinds OpenAI's `mcp_call` error has.
 public struct MCPFailure: Error, Sendable, Hashable, CustomStringConvertible {
@@ -49,12 +48,12 @@ public struct MCPFailure: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The server could not be reached.
-    static func unreachable(_ label: String, _ error: any Error) -> MCPFailure {
+    public static func unreachable(_ label: String, _ error: any Error) -> MCPFailure {
         MCPFailure(.http, code: 503, message: "MCP server \"\(label)\" could not be reached: \(error)")
     }
 
     /// The server answered with something that is not JSON-RPC.
-    static func garbage(_ label: String, _ detail: String) -> MCPFailure {
+    public static func garbage(_ label: String, _ detail: String) -> MCPFailure {
         MCPFailure(.protocolError, code: -32700, message: "MCP server \"\(label)\" sent an invalid answer: \(detail)")
     }
 }
