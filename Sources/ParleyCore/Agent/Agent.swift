@@ -52,6 +52,14 @@ public struct Agent: Sendable {
     private func runTurn(history: [ChatMessage], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation) async throws {
         var conversation = history
         var totalUsage: TokenUsage?
+        if !options.approvedCalls.isEmpty {
+            let results = try await runTools(options.approvedCalls, events: events)
+            for (call, result) in zip(options.approvedCalls, results) {
+                let message = ChatMessage.tool(callID: call.id, content: result.output)
+                conversation.append(message)
+                events.yield(.message(message))
+            }
+        }
         for step in 1...options.maxSteps {
             let isLastStep = step == options.maxSteps
             let request = ChatRequest(
@@ -94,7 +102,9 @@ public struct Agent: Sendable {
             }
             conversation.append(reply)
             events.yield(.message(reply))
-            if toolCalls.contains(where: { call in options.externalTools.contains { $0.name == call.name } }) {
+            if toolCalls.contains(where: { call in
+                options.externalTools.contains { $0.name == call.name } || options.approvalRequiredTools.contains(call.name)
+            }) {
                 events.yield(.stepFinished(reason, usage))
                 events.yield(.finished(.toolCalls, totalUsage))
                 return

@@ -27,6 +27,11 @@ public struct AgentOptions: Sendable {
     /// The tool choice of the turn's first request (`required` or a named function makes the
     /// model call a tool there; later requests are `auto`, the last `none`).
     public var firstToolChoice: ToolChoice = .auto
+    /// Server tools whose calls wait for the client's approval (MCP `require_approval`): a step
+    /// that calls one ends the turn like a client tool, and the call runs once approved.
+    public var approvalRequiredTools: Set<String> = []
+    /// Calls the client approved since the last turn: they run before the turn's first request.
+    public var approvedCalls: [ToolCall] = []
 
     /// Creates options; every parameter has a default suited to a voice agent.
     public init(

@@ -72,7 +72,8 @@ struct ResponseRunner: Sendable {
     private func think(into segments: AsyncStream<String>.Continuation, deliver: @Sendable (Event) async -> Bool) async -> Outcome {
         defer { segments.finish() }
         var segmenter = SentenceSegmenter()
-        let clientToolNames = Set(agent.options.externalTools.map(\.name))
+        // Calls waiting for approval go to the client like its own tools' calls.
+        let clientToolNames = Set(agent.options.externalTools.map(\.name)).union(agent.options.approvalRequiredTools)
         do {
             for try await event in agent.run(history: history) {
                 switch event {

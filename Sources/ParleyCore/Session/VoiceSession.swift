@@ -60,6 +60,8 @@ public actor VoiceSession {
     private var deferredResponse: DeferredResponse?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
+    /// Server tools of this session only (its MCP servers'), beside the providers' tools.
+    var sessionTools = SessionTools()
 
     /// A response asked for while committed audio was still being transcribed.
     private struct DeferredResponse: Sendable {
@@ -588,7 +590,7 @@ public actor VoiceSession {
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
         }
         begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
-        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request)
+        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
         responseTask = Task { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
@@ -629,7 +631,9 @@ public actor VoiceSession {
 
     /// The runner of a response to `history`, with the session's agent settings and the
     /// request's overrides.
-    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest) -> ResponseRunner {
+    /// `runsApprovedCalls`: the response is the conversation's next one, which runs the calls
+    /// the client approved since the last.
+    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false) -> ResponseRunner {
         var agentOptions = providers.agentOptions
         agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
         switch request.maxOutputTokens {
@@ -639,10 +643,12 @@ public actor VoiceSession {
         }
         agentOptions.externalTools = request.clientTools ?? configuration.clientTools
         agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
+        agentOptions.approvalRequiredTools = sessionTools.approvalRequired
+        if runsApprovedCalls { agentOptions.approvedCalls = sessionTools.takeApprovedCalls() }
         let agent = Agent(
             model: providers.model,
             instructions: request.instructions ?? configuration.instructions,
-            tools: providers.tools,
+            tools: sessionTools.registry(adding: providers.tools),
             options: agentOptions
         )
         var speech = configuration.speech
@@ -855,6 +861,12 @@ public actor VoiceSession {
         spokenTexts[itemID] = tracker
         spokenTextOrder.append(itemID)
         if spokenTextOrder.count > 8 { spokenTexts.removeValue(forKey: spokenTextOrder.removeFirst()) }
+    }
+
+    /// Stores a tool result the session produced outside a response (a declined approval).
+    func recordToolResult(_ message: ChatMessage, id itemID: String) {
+        ledger.upsert(id: itemID, message: message, isInternal: true)
+        emit(.itemCompleted(itemID: itemID, message: message))
     }
 
     private func emit(_ event: VoiceSessionEvent) {

@@ -69,6 +69,8 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     public var voice: String?
     public var llm: LanguageModelSettings?
     public var tools: [ToolSpecification]?
+    /// Remote MCP servers whose tools the agent uses.
+    public var mcpServers: [MCPServerSpecification]?
     /// `nil` = server VAD with defaults; use `manualTurns` for push-to-talk.
     public var turnDetection: TurnDetectionSettings?
     /// Push-to-talk by default.
@@ -79,6 +81,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case id, name, instructions, voice, llm, tools, memory
+        case mcpServers = "mcp_servers"
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -119,13 +122,14 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
                 problems.append("\(prefix).type: \"\(tool.type)\" is not builtin or webhook")
             }
         }
-        return problems
+        return problems + mcpValidationProblems()
     }
 
     /// The definition as returned to API clients: secrets removed.
     public var redacted: AgentDefinition {
         var copy = self
         copy.llm?.apiKey = nil
+        copy.mcpServers = redactedMCPServers
         copy.tools = tools?.map { tool in
             var tool = tool
             tool.headers = tool.headers.map { Dictionary(uniqueKeysWithValues: $0.keys.map { ($0, "[redacted]") }) }
@@ -141,6 +145,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.voice { voice = value }
         if let value = patch.llm { llm = value }
         if let value = patch.tools { tools = value }
+        if let value = patch.mcpServers { mcpServers = value }
         if let value = patch.turnDetection { turnDetection = value }
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }

@@ -16,24 +16,24 @@ actor MCPToolbox {
     private var lists: [String: [MCPToolDescription]] = [:]
     private var watchers: [String: Task<Void, Never>] = [:]
 
-    /// Uses `servers` from now on: servers no longer named are closed, new or changed ones are
-    /// listed. `onListChanged` is called with a server's label when it says its tools changed.
-    /// - Returns: the listings of the servers that were (re)listed, in the order given.
-    func use(_ servers: [MCPServerConfiguration], onListChanged: @escaping @Sendable (String) async -> Void) async -> [Listing] {
+    /// Uses `servers` from now on: servers no longer named, or changed, are closed.
+    /// `onListChanged` is called with a server's label when it says its tools changed.
+    /// - Returns: the labels of the servers to list (new or changed), in the order given.
+    func use(_ servers: [MCPServerConfiguration], onListChanged: @escaping @Sendable (String) async -> Void) async -> [String] {
         let wanted = Dictionary(servers.map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
         for (label, client) in clients where client.configuration != wanted[label] {
             await drop(label)
         }
-        var listings: [Listing] = []
+        var added: [String] = []
         for server in servers where clients[server.label] == nil {
             let client = MCPClient(configuration: server)
             clients[server.label] = client
             watchers[server.label] = Task {
                 for await _ in client.toolListChanges { await onListChanged(server.label) }
             }
-            listings.append(await list(server.label))
+            added.append(server.label)
         }
-        return listings
+        return added
     }
 
     /// Lists a server's tools again (after `notifications/tools/list_changed`).

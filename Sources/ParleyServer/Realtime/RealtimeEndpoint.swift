@@ -81,7 +81,7 @@ enum RealtimeEndpoint {
         let connection = RealtimeConnection(
             socket: socket, dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true"
+            sendsParleyEvents: request.query["parley_events"] == "true", mcpServers: setup.mcpServers
         )
         await connection.run()
     }
@@ -94,6 +94,8 @@ struct SessionSetup {
     var history: [ConversationLedger.Item]
     var conversationID: String
     var instanceID: String?
+    /// The agent's MCP servers.
+    var mcpServers: [MCPServerConfiguration] = []
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -154,7 +156,7 @@ struct SessionSetup {
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
-            conversationID: conversationID, instanceID: instanceID
+            conversationID: conversationID, instanceID: instanceID, mcpServers: agent.mcpServerConfigurations
         )
     }
 }
