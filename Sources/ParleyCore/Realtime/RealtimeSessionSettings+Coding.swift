@@ -310,6 +310,8 @@ extension RealtimeSessionSettings {
     }
 
     private func writeCommon(to writer: inout RealtimeJSONWriter, dialect: RealtimeDialect) {
+        // The beta API has no MCP tools.
+        let mcpServers = dialect == .ga ? mcpServers : nil
         if tools != nil || mcpServers != nil { Self.writeTools(tools ?? [], mcpServers: mcpServers ?? [], to: &writer) }
         if let toolChoice { Self.writeToolChoice(toolChoice, dialect: dialect, to: &writer) }
     }

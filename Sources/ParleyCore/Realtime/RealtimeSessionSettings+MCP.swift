@@ -1,7 +1,8 @@
 import Foundation
 
 extension RealtimeSessionSettings {
-    /// The `{"type": "mcp", …}` entries of `tools`, `nil` when `tools` is absent.
+    /// The `{"type": "mcp", …}` entries of `tools`, `nil` when there are none (a `tools` array
+    /// without them still clears the session's MCP servers: it replaces every tool).
     static func decodeMCPServers(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> [MCPServerConfiguration]? {
         guard let readers = try reader.objects("tools") else { return nil }
         var servers: [MCPServerConfiguration] = []
@@ -12,7 +13,7 @@ extension RealtimeSessionSettings {
             }
             servers.append(server)
         }
-        return servers
+        return servers.isEmpty ? nil : servers
     }
 }
 

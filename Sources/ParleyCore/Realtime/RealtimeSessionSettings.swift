@@ -106,7 +106,7 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var inputTranscription: RealtimeInputTranscription?
     /// Tools the client executes itself; an empty array clears them.
     public var tools: [ToolDefinition]?
-    /// The MCP servers among the session's `tools` (`{"type": "mcp", …}`); an empty array clears them.
+    /// The MCP servers among the session's `tools` (`{"type": "mcp", …}`), `nil` when it has none.
     public var mcpServers: [MCPServerConfiguration]?
     /// Whether and which tool the model must call.
     public var toolChoice: ToolChoice?

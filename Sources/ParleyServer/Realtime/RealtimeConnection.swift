@@ -161,7 +161,9 @@ actor RealtimeConnection {
             if let format = update.inputAudioFormat { inputAudioFormat = format }
             if let format = update.outputAudioFormat { translator.outputAudio.use(format) }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
-            if let servers = update.mcpServers {
+            // A `tools` array replaces every tool, the MCP servers among them included.
+            if update.tools != nil || update.mcpServers != nil {
+                let servers = update.mcpServers ?? []
                 sessionMCPServers = servers
                 let labels = Set(servers.map(\.label))
                 useMCPServers(agentMCPServers.filter { !labels.contains($0.label) } + servers)
