@@ -17,12 +17,16 @@ public struct MCPServerConfiguration: Sendable, Hashable {
     public var requireApproval: MCPApprovalPolicy
     /// How long listing the tools may take.
     public var listTimeout: Duration
+    /// How long one call may take, when not the agent's tool timeout.
+    public var callTimeout: Duration?
 
     /// Creates a configuration; approval defaults to `always`, as OpenAI's does.
     public init(
         label: String, url: URL, authorization: String? = nil, headers: [String: String] = [:],
-        allowedTools: MCPToolFilter? = nil, requireApproval: MCPApprovalPolicy = .always, listTimeout: Duration = .seconds(10)
+        allowedTools: MCPToolFilter? = nil, requireApproval: MCPApprovalPolicy = .always, listTimeout: Duration = .seconds(10),
+        callTimeout: Duration? = nil
     ) {
+        self.callTimeout = callTimeout
         self.label = label
         self.url = url
         self.authorization = authorization

@@ -645,6 +645,7 @@ public actor VoiceSession {
         agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
         agentOptions.approvalRequiredTools = sessionTools.approvalRequired
         if runsApprovedCalls { agentOptions.approvedCalls = sessionTools.takeApprovedCalls() }
+        agentOptions.keepInterruptedResult = { [weak self] call, result in await self?.keepToolResult(result, of: call) }
         let agent = Agent(
             model: providers.model,
             instructions: request.instructions ?? configuration.instructions,
@@ -866,6 +867,32 @@ public actor VoiceSession {
     /// Stores a tool result the session produced outside a response (a declined approval).
     func recordToolResult(_ message: ChatMessage, id itemID: String) {
         ledger.upsert(id: itemID, message: message, isInternal: true)
+        emit(.itemCompleted(itemID: itemID, message: message))
+    }
+
+    /// Keeps the result of a call that finished after its response was interrupted, right
+    /// after the call (and its other results), so the next turn's model sees both.
+    private func keepToolResult(_ result: ToolResult, of call: ToolCall) {
+        guard !isClosed else { return }
+        let items = ledger.items
+        var previousID: String?
+        if var last = items.firstIndex(where: { item in
+            if case .assistant(_, let calls, _)? = item.message { calls.contains { $0.id == call.id } } else { false }
+        }) {
+            while last + 1 < items.count, case .tool? = items[last + 1].message { last += 1 }
+            previousID = items[last].id
+        }
+        if previousID == nil {
+            // The call itself was not stored before the interruption: keep it with its result.
+            let callItemID = IdentifierGenerator.make("item")
+            let callMessage = ChatMessage.assistant(text: "", toolCalls: [call])
+            ledger.upsert(id: callItemID, message: callMessage, isInternal: true)
+            emit(.itemCompleted(itemID: callItemID, message: callMessage))
+            previousID = callItemID
+        }
+        let itemID = IdentifierGenerator.make("item")
+        let message = ChatMessage.tool(callID: call.id, content: result.output)
+        ledger.insert(id: itemID, message: message, after: previousID, isInternal: true)
         emit(.itemCompleted(itemID: itemID, message: message))
     }
 

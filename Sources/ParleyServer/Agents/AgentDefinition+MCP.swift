@@ -14,10 +14,12 @@ extension AgentDefinition {
         public var allowedTools: [String]?
         /// `always` (the default, as OpenAI's) or `never`.
         public var requireApproval: String?
+        /// How long one call may take, in milliseconds (default: the agent's tool timeout, 15 s).
+        public var timeoutMs: Int?
 
         enum CodingKeys: String, CodingKey {
             case serverLabel = "server_label", serverURL = "server_url", authorization, headers
-            case allowedTools = "allowed_tools", requireApproval = "require_approval"
+            case allowedTools = "allowed_tools", requireApproval = "require_approval", timeoutMs = "timeout_ms"
         }
 
         /// The client configuration; `nil` when the URL is not usable (validation reports it).
@@ -26,7 +28,8 @@ extension AgentDefinition {
             return MCPServerConfiguration(
                 label: serverLabel, url: url, authorization: authorization, headers: headers ?? [:],
                 allowedTools: allowedTools.map { MCPToolFilter(toolNames: $0) },
-                requireApproval: requireApproval == "never" ? .never : .always
+                requireApproval: requireApproval == "never" ? .never : .always,
+                callTimeout: timeoutMs.map { .milliseconds($0) }
             )
         }
     }
@@ -49,6 +52,9 @@ extension AgentDefinition {
             }
             if URL(string: server.serverURL)?.scheme.map({ ["http", "https"].contains($0.lowercased()) }) != true {
                 problems.append("\(prefix).server_url: must be an http(s) URL")
+            }
+            if let timeout = server.timeoutMs, !(1...600_000).contains(timeout) {
+                problems.append("\(prefix).timeout_ms: must be between 1 and 600000")
             }
             if let approval = server.requireApproval, !["always", "never"].contains(approval) {
                 problems.append("\(prefix).require_approval: must be \"always\" or \"never\"")

@@ -13,6 +13,7 @@ struct MCPTool: Tool {
     var name: String { listing.name }
     var description: String { listing.description ?? "" }
     var parameters: JSONValue { listing.inputSchema }
+    var timeout: Duration? { client.configuration.callTimeout }
 
     func call(arguments: JSONValue) async throws -> String {
         do {

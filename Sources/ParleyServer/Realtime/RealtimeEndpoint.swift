@@ -141,6 +141,8 @@ struct SessionSetup {
         )
 
         var options = AgentOptions()
+        if let line = agent.fillerLine { options.fillerLine = line }
+        if let delay = agent.fillerDelayMs { options.fillerDelay = delay == 0 ? nil : .milliseconds(delay) }
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }
