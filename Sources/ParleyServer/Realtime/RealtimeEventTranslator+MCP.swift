@@ -8,6 +8,7 @@ struct MCPCallItems {
         var itemID: String
         var outputIndex: Int
         var serverLabel: String
+        var approvalRequestID: String?
     }
 
     /// Calls in progress, by call id.
@@ -28,7 +29,9 @@ extension RealtimeEventTranslator {
         ))
         state.output.append(item)
         responses[responseID] = state
-        mcpCalls.inProgress[call.id] = MCPCallItems.Call(itemID: itemID, outputIndex: outputIndex, serverLabel: serverLabel)
+        mcpCalls.inProgress[call.id] = MCPCallItems.Call(
+            itemID: itemID, outputIndex: outputIndex, serverLabel: serverLabel, approvalRequestID: approvalRequestID
+        )
         var events: [RealtimeServerEvent] = [.responseOutputItemAdded(responseID: responseID, outputIndex: outputIndex, item: item)]
         if !state.request.isOutOfBand { events.append(.conversationItemAdded(item, previousItemID: nil)) }
         events += [
@@ -44,19 +47,14 @@ extension RealtimeEventTranslator {
     mutating func mcpCallFinished(responseID: String, call: ToolCall, output: String, isError: Bool) -> [RealtimeServerEvent] {
         guard let started = mcpCalls.inProgress.removeValue(forKey: call.id) else { return [] }
         let error = isError ? MCPFailure(toolOutput: output) ?? MCPFailure(.toolExecution, message: output) : nil
-        var approvalRequestID: String?
+        let item = RealtimeItem(id: started.itemID, kind: .mcpCall(
+            serverLabel: started.serverLabel, name: call.name, arguments: call.arguments,
+            approvalRequestID: started.approvalRequestID, output: isError ? nil : output, error: error
+        ))
         if var state = responses[responseID], started.outputIndex < state.output.count {
-            if case .mcpCall(_, _, _, let requestID, _, _) = state.output[started.outputIndex].kind { approvalRequestID = requestID }
-            state.output[started.outputIndex] = RealtimeItem(id: started.itemID, kind: .mcpCall(
-                serverLabel: started.serverLabel, name: call.name, arguments: call.arguments, approvalRequestID: approvalRequestID,
-                output: isError ? nil : output, error: error
-            ))
+            state.output[started.outputIndex] = item
             responses[responseID] = state
         }
-        let item = RealtimeItem(id: started.itemID, kind: .mcpCall(
-            serverLabel: started.serverLabel, name: call.name, arguments: call.arguments, approvalRequestID: approvalRequestID,
-            output: isError ? nil : output, error: error
-        ))
         var events: [RealtimeServerEvent] = [
             .mcp(isError ? .callFailed(itemID: started.itemID, outputIndex: started.outputIndex)
                 : .callCompleted(itemID: started.itemID, outputIndex: started.outputIndex)),
