@@ -79,6 +79,23 @@ struct MCPClientTests {
         }
     }
 
+    @Test("a call slower than its timeout is an http_error 504 for the model")
+    func slowServer() async throws {
+        try await MCPTestServer.with { server in
+            let client = MCPClient(configuration: MCPServerConfiguration(
+                label: "test", url: server.url, requireApproval: .never, callTimeout: .milliseconds(300)
+            ))
+            let listing = try #require(try await client.listTools().first { $0.name == "slow_echo" })
+            let tool = MCPTool(client: client, listing: listing)
+            let result = await ToolRegistry([tool]).execute(
+                ToolCall(id: "c", name: "slow_echo", arguments: #"{"text":"late","seconds":5}"#), timeout: .seconds(60)
+            )
+            #expect(result.isError)
+            #expect(MCPFailure(toolOutput: result.output)?.kind == .http && MCPFailure(toolOutput: result.output)?.code == 504, "\(result.output)")
+            await client.close()
+        }
+    }
+
     @Test("a server going down mid-call is an http_error, not a hang")
     func serverDiesMidCall() async throws {
         try await MCPTestServer.with { server in
