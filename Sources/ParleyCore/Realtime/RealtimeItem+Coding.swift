@@ -86,10 +86,8 @@ extension RealtimeItem {
         case "function_call_output"?:
             guard let callID = try Self.decodeID(reader, key: "call_id") else { throw .missing(reader.path(of: "call_id")) }
             kind = .functionCallOutput(callID: callID, output: try reader.requiredString("output"))
-        case "mcp_approval_response"?:
-            guard let requestID = try Self.decodeID(reader, key: "approval_request_id") else { throw .missing(reader.path(of: "approval_request_id")) }
-            guard let approve = try reader.bool("approve") else { throw .missing(reader.path(of: "approve")) }
-            kind = .mcpApprovalResponse(approvalRequestID: requestID, approve: approve, reason: try reader.string("reason"))
+        case "mcp_approval_response"?, "mcp_approval_request"?, "mcp_call"?, "mcp_list_tools"?:
+            kind = try Self.decodeMCPKind(type!, reader)
         case nil:
             throw .missing(reader.path(of: "type"))
         case let other?:

@@ -1,6 +1,43 @@
 import Foundation
 
 extension RealtimeItem {
+    /// Decodes the members of an `mcp_…` item of `type` (clients create only
+    /// `mcp_approval_response`; the others come from a server, for `ParleyClient`).
+    static func decodeMCPKind(_ type: String, _ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> Kind {
+        switch type {
+        case "mcp_approval_response":
+            guard let requestID = try decodeID(reader, key: "approval_request_id") else { throw .missing(reader.path(of: "approval_request_id")) }
+            guard let approve = try reader.bool("approve") else { throw .missing(reader.path(of: "approve")) }
+            return .mcpApprovalResponse(approvalRequestID: requestID, approve: approve, reason: try reader.string("reason"))
+        case "mcp_approval_request":
+            return .mcpApprovalRequest(
+                serverLabel: try reader.requiredString("server_label"), name: try reader.requiredString("name"),
+                arguments: try reader.string("arguments") ?? ""
+            )
+        case "mcp_call":
+            let error = try reader.object("error").map { error throws(RealtimeProtocolError) in
+                MCPFailure(
+                    MCPFailure.Kind(rawValue: try error.string("type") ?? "") ?? .toolExecution,
+                    code: try error.int("code", in: Int.min...Int.max), message: try error.string("message") ?? ""
+                )
+            }
+            return .mcpCall(
+                serverLabel: try reader.requiredString("server_label"), name: try reader.requiredString("name"),
+                arguments: try reader.string("arguments") ?? "", approvalRequestID: try reader.string("approval_request_id"),
+                output: try reader.string("output"), error: error
+            )
+        default:
+            var tools: [MCPToolDescription] = []
+            for tool in try reader.objects("tools") ?? [] {
+                tools.append(MCPToolDescription(
+                    name: try tool.requiredString("name"), description: try tool.string("description"),
+                    inputSchema: tool.member("input_schema") ?? .object([:]), annotations: tool.member("annotations")
+                ))
+            }
+            return .mcpListTools(serverLabel: try reader.requiredString("server_label"), tools: tools)
+        }
+    }
+
     /// Writes the members of an `mcp_…` item after its `id` and `type`, as OpenAI's models have them.
     func writeMCPMembers(to writer: inout RealtimeJSONWriter) {
         switch kind {

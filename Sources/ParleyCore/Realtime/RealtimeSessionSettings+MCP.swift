@@ -68,7 +68,8 @@ extension MCPServerConfiguration {
     }
 
     private static func isHeaderSafe(_ text: String) -> Bool {
-        text.utf8.count <= 8192 && !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        // Scalars, not characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        text.utf8.count <= 8192 && !text.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
     }
 
     private static func decodeAllowedTools(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> MCPToolFilter? {

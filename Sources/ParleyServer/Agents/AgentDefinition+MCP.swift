@@ -60,7 +60,7 @@ extension AgentDefinition {
                 problems.append("\(prefix).require_approval: must be \"always\" or \"never\"")
             }
             let headerTexts = Array((server.headers ?? [:]).keys) + Array((server.headers ?? [:]).values) + [server.authorization ?? ""]
-            if headerTexts.contains(where: { $0.contains(where: { $0 == "\r" || $0 == "\n" }) }) {
+            if headerTexts.contains(where: { $0.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" } }) {
                 problems.append("\(prefix): headers and authorization must not contain line breaks")
             }
         }
