@@ -79,6 +79,15 @@ struct MCPClientTests {
         }
     }
 
+    @Test("only tools a model can call by name are taken")
+    func callableNames() {
+        #expect(MCPClient.isCallableName("lookup_order-2"))
+        #expect(!MCPClient.isCallableName(""))
+        #expect(!MCPClient.isCallableName("drop table; --"))
+        #expect(!MCPClient.isCallableName("ünïcode"))
+        #expect(!MCPClient.isCallableName(String(repeating: "a", count: 65)))
+    }
+
     @Test("a call slower than its timeout is an http_error 504 for the model")
     func slowServer() async throws {
         try await MCPTestServer.with { server in

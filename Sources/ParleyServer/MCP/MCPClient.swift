@@ -25,6 +25,8 @@ public actor MCPClient {
     static let maximumPages = 100
     /// The most bytes of one JSON answer.
     static let maximumAnswerBytes = 8 << 20
+    /// The most tools taken from one server.
+    static let maximumTools = 512
 
     /// The server's settings.
     public nonisolated let configuration: MCPServerConfiguration
@@ -45,7 +47,8 @@ public actor MCPClient {
         (toolListChanges, toolListChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Every tool the server offers, following `nextCursor` across pages.
+    /// The tools the server offers, following `nextCursor` across pages: the first
+    /// `maximumTools` whose names a model can call (1–64 letters, digits, `_` or `-`).
     /// - Throws: `MCPFailure`, or `CancellationError`.
     public func listTools() async throws -> [MCPToolDescription] {
         var tools: [MCPToolDescription] = []
@@ -55,6 +58,7 @@ public actor MCPClient {
             guard case .array(let entries)? = result["tools"] else { throw MCPFailure.garbage(label, "tools/list returned no tools array") }
             for entry in entries {
                 guard let name = entry["name"]?.stringValue, !name.isEmpty else { throw MCPFailure.garbage(label, "a listed tool has no name") }
+                guard Self.isCallableName(name), tools.count < Self.maximumTools else { continue }
                 let schema: JSONValue = if case .object? = entry["inputSchema"] { entry["inputSchema"]! } else { .object(["type": .string("object")]) }
                 tools.append(MCPToolDescription(
                     name: name, description: entry["description"]?.stringValue, inputSchema: schema, annotations: entry["annotations"]
@@ -294,6 +298,13 @@ public actor MCPClient {
             case let other: "[\(other ?? "unknown") content]"
             }
         }.joined(separator: "\n")
+    }
+
+    /// Whether a model can call a tool by `name` (OpenAI's function name rule).
+    static func isCallableName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && name.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" || $0 == "-"
+        }
     }
 
     private static func excerpt(_ body: Data) -> String {
