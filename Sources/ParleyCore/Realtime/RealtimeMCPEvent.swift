@@ -33,6 +33,30 @@ public enum RealtimeMCPEvent: Sendable, Hashable {
         }
     }
 
+    /// Decodes the event of `type`, `nil` when `type` is not an MCP event.
+    init?(type: String, _ reader: RealtimeJSONReader) throws(RealtimeProtocolError) {
+        switch type {
+        case "mcp_list_tools.in_progress": self = .listToolsInProgress(itemID: try reader.requiredString("item_id"))
+        case "mcp_list_tools.completed": self = .listToolsCompleted(itemID: try reader.requiredString("item_id"))
+        case "mcp_list_tools.failed": self = .listToolsFailed(itemID: try reader.requiredString("item_id"))
+        case "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done":
+            let responseID = try reader.requiredString("response_id"), itemID = try reader.requiredString("item_id")
+            let outputIndex = try reader.requiredInt("output_index")
+            self = type.hasSuffix("delta")
+                ? .callArgumentsDelta(responseID: responseID, itemID: itemID, outputIndex: outputIndex, delta: try reader.requiredString("delta"))
+                : .callArgumentsDone(responseID: responseID, itemID: itemID, outputIndex: outputIndex, arguments: try reader.requiredString("arguments"))
+        case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+            let itemID = try reader.requiredString("item_id"), outputIndex = try reader.requiredInt("output_index")
+            switch type {
+            case "response.mcp_call.in_progress": self = .callInProgress(itemID: itemID, outputIndex: outputIndex)
+            case "response.mcp_call.completed": self = .callCompleted(itemID: itemID, outputIndex: outputIndex)
+            default: self = .callFailed(itemID: itemID, outputIndex: outputIndex)
+            }
+        default:
+            return nil
+        }
+    }
+
     /// Writes the members after `type` and `event_id`.
     func write(to writer: inout RealtimeJSONWriter) {
         switch self {
