@@ -41,6 +41,12 @@ let package = Package(
         // glibc's allocator settings (part of libc: nothing to install).
         cLibrary("CMalloc", apt: [], brew: []),
         cLibrary("CWhisper", pkgConfig: "parley-whisper", apt: [], brew: ["whisper-cpp"]),
+        // onnxruntime's C API header, installed by scripts/setup; the library is loaded at run time.
+        cLibrary("COnnxRuntime", pkgConfig: "parley-onnxruntime", apt: [], brew: ["onnxruntime"]),
+        // WebRTC: SRTP, SCTP for data channels (no pkgConfig: its -DINET flags are refused), and Opus.
+        cLibrary("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"], brew: ["srtp"]),
+        cLibrary("CUsrsctp", apt: ["libusrsctp-dev"], brew: ["usrsctp"]),
+        cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"], brew: ["opus"]),
 
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
         // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
@@ -49,11 +55,13 @@ let package = Package(
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
+        // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
+        .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),
         .target(
             name: "ParleyServer",
-            dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "COpenSSL"]
+            dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "COpenSSL"]
         ),
         // On Apple platforms the client speaks WebSocket through URLSession; libwebsockets is for Linux.
         .target(name: "ParleyClient", dependencies: ["ParleyCore", .target(name: "ParleyNet", condition: .when(platforms: [.linux]))]),
@@ -84,6 +92,7 @@ let package = Package(
         .testTarget(name: "ParleyOpenAITests", dependencies: ["ParleyOpenAI", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
         .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore", "ParleyTesting"]),
+        .testTarget(name: "ParleyRTCTests", dependencies: ["ParleyRTC"]),
         .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),

@@ -14,9 +14,12 @@ struct ParleyBenchmarks {
         ("session", runSessionBenchmarks),
         ("server", runServerBenchmarks),
         ("embedded", runEmbeddedBenchmarks),
+        ("voice", runVoiceBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
+        ("webrtc", runWebRTCBenchmarks),
+        ("recordings", runRecordingBenchmarks),
     ]
 
     static func main() async {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes BENCHMARKS.md from one run of scripts/bench: the ParleyBenchmarks figures (one
 tab-separated line each: area, name, value, unit, target, verdict) and the Parley-vs-Pipecat
-comparison (comparison.json from compare.py), with the machine they ran on."""
+comparison (comparison.json from compare.py), with the machine they ran on. With --earlier-runs,
+the areas (and the comparison) this run did not measure keep their figures from the newest
+earlier run that has them, each section saying which run that was."""
 
 import argparse
 import datetime
@@ -11,13 +13,14 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "turns", "conversation", "session", "server", "store"]
+AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store"]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
     "realtime": "Realtime protocol codec",
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
+    "voice": "The neural voice next to flite",
     "turns": "Turn-taking judges",
     "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
@@ -25,6 +28,14 @@ AREA_TITLES = {
     "store": "Store engines: SQLite and PostgreSQL",
 }
 AREA_NOTES = {
+    "voice": (
+        "The Piper voice en_US-joe-medium (onnxruntime, one intra-op thread, phonemes from a long-lived espeak-ng) and "
+        "flite cmu_us_slt in the benchmark process. Real-time factor and Whisper tiny.en WER over the ten everyday "
+        "sentences (resampled to 16 kHz with libsoxr) while nothing else of Parley runs; time to first audio for the reply "
+        "\"Sure, the next train to the airport leaves at half past seven. It takes about forty minutes to get there.\" fed "
+        "word by word to the sentence segmenter, from the moment it releases the first clause to the first 24 kHz chunk "
+        "(after libsoxr), while SmolLM2 generates a long story on the supervised llama-server the whole time."
+    ),
     "store": (
         "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "
         "`synchronous=NORMAL`, so no fsync per commit); PostgreSQL a throwaway local server from `scripts/postgres` with "
@@ -132,12 +143,53 @@ def verdict_cell(verdict):
     return {"pass": "pass", "MISS": "**MISS**", "-": ""}.get(verdict, verdict)
 
 
-def area_sections(figures, failed_areas):
+def read_run_info(run_dir):
+    """When and at which commit a run directory's figures were made (run.json, written by scripts/bench)."""
+    path = os.path.join(run_dir, "run.json")
+    if os.path.exists(path):
+        with open(path) as handle:
+            return json.load(handle)
+    return {"started": os.path.basename(run_dir).removeprefix("run-"), "commit": "unknown"}
+
+
+def earlier_run_dirs(runs_root, current_run):
+    """Earlier run directories under `runs_root`, newest first."""
+    if not runs_root or not os.path.isdir(runs_root):
+        return []
+    names = sorted((n for n in os.listdir(runs_root) if n.startswith("run-")), reverse=True)
+    current = os.path.basename(os.path.normpath(current_run)) if current_run else None
+    return [os.path.join(runs_root, n) for n in names if n != current]
+
+
+def earlier_figures(figures, failed_areas, runs):
+    """Figures of the areas this run did not attempt, each from the newest earlier run that has
+    it, and for each such area the run it came from. An area that failed now is not replaced."""
+    measured = {f["area"] for f in figures} | set(failed_areas)
+    kept, sources = [], {}
+    for run in runs:
+        for figure in read_figures(os.path.join(run, "figures.tsv")):
+            area = figure["area"]
+            if area in measured or sources.get(area, run) != run:
+                continue
+            sources[area] = run
+            kept.append(figure)
+    return kept, {area: read_run_info(run) for area, run in sources.items()}
+
+
+def provenance_line(info):
+    load = f", load average {info['load_average']} when it began" if info.get("load_average") else ""
+    return f"*Not rerun by this command: figures from the earlier run of {info['started']}, commit `{info['commit']}`{load}.*"
+
+
+def area_sections(figures, failed_areas, kept_from=None):
+    kept_from = kept_from or {}
     lines = []
     areas = [a for a in AREA_ORDER if any(f["area"] == a for f in figures)]
     areas += sorted({f["area"] for f in figures} - set(areas))
     for area in areas:
         lines += [f"## {AREA_TITLES.get(area, area)} (`{area}`)", ""]
+        if area in kept_from:
+            lines += [provenance_line(kept_from[area]), ""]
         if area in AREA_NOTES:
             lines += [AREA_NOTES[area], ""]
         lines += ["| figure | value | target | result |", "|---|---:|---|---|"]
@@ -152,7 +204,7 @@ def area_sections(figures, failed_areas):
             lines.append(f"- `{area}`: the benchmark failed in this run (see the bench log).")
         for area in missing:
             if area not in failed_areas:
-                lines.append(f"- `{area}`: not registered in ParleyBenchmarks at this commit.")
+                lines.append(f"- `{area}`: not measured (not selected by `--only`, or not registered in ParleyBenchmarks at this commit).")
         lines.append("")
     return lines
 
@@ -463,12 +515,21 @@ def main():
     parser.add_argument("--pipecat-version", default="")
     parser.add_argument("--root", required=True, help="repository root")
     parser.add_argument("--out", required=True, help="where to write BENCHMARKS.md")
+    parser.add_argument("--run-dir", help="this run's directory (left out when looking for earlier runs)")
+    parser.add_argument("--earlier-runs", help="directory of earlier run directories: areas not measured now keep their figures")
     args = parser.parse_args()
 
     info = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     figures = read_figures(args.figures)
     failed = [a for a in args.failed_areas.split(",") if a]
+    earlier = earlier_run_dirs(args.earlier_runs, args.run_dir)
+    kept, kept_from = earlier_figures(figures, failed, earlier) if earlier else ([], {})
+    figures += kept
+    comparison_path, comparison_from = args.comparison, None
+    if not (comparison_path and os.path.exists(comparison_path)):
+        comparison_path = next((os.path.join(r, "comparison.json") for r in earlier if os.path.exists(os.path.join(r, "comparison.json"))), None)
+        comparison_from = read_run_info(os.path.dirname(comparison_path)) if comparison_path else None
     passed = sum(f["verdict"] == "pass" for f in figures)
     missed = [f for f in figures if f["verdict"] == "MISS"]
     lines = [
@@ -483,11 +544,21 @@ def main():
         + (" — missed: " + "; ".join(f"{f['area']}: {f['name']}" for f in missed) if missed else "") + ".",
         "",
     ]
-    lines += area_sections(figures, failed)
-    if args.comparison and os.path.exists(args.comparison):
-        with open(args.comparison) as handle:
+    if kept_from:
+        lines += [
+            f"Areas measured by this command: {', '.join(sorted({f['area'] for f in figures} - set(kept_from))) or 'none'}; "
+            f"kept from earlier runs (each section names its run): {', '.join(sorted(kept_from))}.",
+            "",
+        ]
+    lines += area_sections(figures, failed, kept_from)
+    if comparison_path:
+        with open(comparison_path) as handle:
             comparison = json.load(handle)
-        lines += comparison_section(comparison, info["cores"])
+        section = comparison_section(comparison, info["cores"])
+        if comparison_from:
+            section.insert(2, "")
+            section.insert(2, provenance_line(comparison_from))
+        lines += section
         if args.pipecat_version:
             lines += [f"Pipecat: `pipecat-ai[openai,silero,websocket]=={args.pipecat_version}` from PyPI, in its own virtualenv.", ""]
     with open(args.out, "w") as handle:

@@ -23,6 +23,8 @@ enum OpenAIChatRequestBody {
         }
         if let temperature = request.temperature { body["temperature"] = .number(temperature) }
         if let maxTokens = request.maxTokens { body["max_tokens"] = .number(Double(maxTokens)) }
+        // llama.cpp's name (vLLM and Ollama's native API call it alike); only sent when set.
+        if let penalty = request.repetitionPenalty { body["repeat_penalty"] = .number(penalty) }
         body.merge(extraFields) { standard, _ in standard }
         return try JSONEncoder().encode(JSONValue.object(body))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyRTC
 import ParleyStore
 
 /// A running Parley server: the realtime endpoint, the REST API, the web client and metrics on
@@ -28,8 +29,16 @@ public final class ParleyApp: Sendable {
         context = ServerContext(
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
             metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
-            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers)
+            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
+            calls: WebRTCCalls(settings: RTCEndpoint.Settings(
+                host: settings.host, port: settings.webRTCPort,
+                setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout,
+                publicAddress: settings.webRTCPublicAddress
+            )),
+            recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log),
+            traces: settings.tracing.map { OTLPTraceExporter(configuration: $0, log: log) }
         )
+        context.traces?.start()
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
@@ -38,13 +47,19 @@ public final class ParleyApp: Sendable {
                 : JSONResponse.ok(["status": "ok"])
         }
         router.get("/metrics") { _ in
-            .text(context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            .text(
+                context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0)
+                    + (context.traces?.prometheusText ?? ""),
+                contentType: "text/plain; version=0.0.4; charset=utf-8"
+            )
         }
         StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)
+        ConversationRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
+        RealtimeCallsRoute.register(on: &router, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host
@@ -67,6 +82,9 @@ public final class ParleyApp: Sendable {
     public func shutdown() async {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
+        context.calls.shutdown()
+        await context.recordings.finishAll()
+        await context.traces?.shutdown()
         await context.providers.current?.shutdown()
         await context.store.close()
     }

@@ -14,4 +14,10 @@ public struct ServerContext: Sendable {
     public var tokenRateLimiter: RateLimiter
     /// The engines new sessions run on (empty until they are ready).
     public var providers: ProviderHandle
+    /// The WebRTC calls (`POST /v1/realtime/calls`) and their UDP endpoint.
+    public var calls: WebRTCCalls
+    /// Call recordings: where they are written, and which are being written.
+    public var recordings: CallRecordings
+    /// Exports per-turn traces when an OTLP endpoint is configured.
+    public var traces: OTLPTraceExporter?
 }

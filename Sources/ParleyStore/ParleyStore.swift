@@ -51,6 +51,9 @@ public protocol ParleyStore: AnyObject, Sendable {
     func deleteItem(id: String) async throws -> Bool
     /// The items of a conversation in the order they were first written.
     func items(conversationID: String) async throws -> [ItemRecord]
+    /// Deletes a conversation with its items and instances; returns whether it existed.
+    @discardableResult
+    func deleteConversation(id: String) async throws -> Bool
 
     /// Finishes the writes under way and closes the store; later calls throw.
     func close() async

@@ -139,6 +139,17 @@ public final class PostgresStore: ParleyStore {
         }
     }
 
+    @discardableResult
+    public func deleteConversation(id: String) async throws -> Bool {
+        try await pool.run { connection in
+            try connection.transaction {
+                _ = try connection.query("DELETE FROM items WHERE conversation_id = $1", [id])
+                _ = try connection.query("DELETE FROM instances WHERE conversation_id = $1", [id])
+                return try connection.query("DELETE FROM conversations WHERE id = $1", [id]).affectedRows == 1
+            }
+        }
+    }
+
     public func items(conversationID: String) async throws -> [ItemRecord] {
         try await pool.run { connection in
             let decoder = JSONDecoder()

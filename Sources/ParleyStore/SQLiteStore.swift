@@ -125,6 +125,17 @@ public final class SQLiteStore: ParleyStore {
         }
     }
 
+    /// Deletes a conversation with its items and instances; returns whether it existed.
+    @discardableResult
+    public func deleteConversation(id: String) async throws -> Bool {
+        try database.transaction { transaction in
+            try transaction.query("DELETE FROM items WHERE conversation_id = ?", [.text(id)])
+            try transaction.query("DELETE FROM instances WHERE conversation_id = ?", [.text(id)])
+            try transaction.query("DELETE FROM conversations WHERE id = ?", [.text(id)])
+            return try transaction.query("SELECT changes()").first?.first?.integer == 1
+        }
+    }
+
     /// The items of a conversation in the order they completed.
     public func items(conversationID: String) async throws -> [ItemRecord] {
         let decoder = JSONDecoder()

@@ -139,7 +139,7 @@ class Message:
 class Page:
     """One headless Chromium showing the Parley page."""
 
-    def __init__(self, settings, microphone=None, deny_microphone=False, dark=False, size=(1100, 800)):
+    def __init__(self, settings, microphone=None, deny_microphone=False, dark=False, size=(1100, 800), query=""):
         options = Options()
         options.binary_location = os.environ.get("PARLEY_CHROMIUM", "/usr/bin/chromium")
         arguments = [
@@ -147,6 +147,8 @@ class Page:
             f"--window-size={size[0]},{size[1]}",
             "--autoplay-policy=no-user-gesture-required",
             "--use-fake-device-for-media-stream",
+            # WebRTC calls on loopback: let ICE use it, and show the address rather than an mDNS name.
+            "--allow-loopback-in-peer-connection", "--disable-features=WebRtcHideLocalIpsWithMdns",
         ]
         if deny_microphone:
             arguments.append("--deny-permission-prompts")
@@ -166,7 +168,7 @@ class Page:
         if dark:
             self.driver.execute_cdp_cmd(
                 "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
-        self.driver.get(settings.url)
+        self.driver.get(settings.url + query)
         self.record_statuses()
 
     def close(self):

@@ -61,10 +61,10 @@ See 'parley help <command>' for a command's options.
         "serve": #"""
 Run the Parley server: realtime voice endpoint, REST API and web client.
 
-With nothing configured it runs the embedded offline stack (whisper.cpp, flite,
-llama.cpp) and, when no server secret is set, generates one into the data
-directory. Settings come from the environment and a .env file; the flags below
-override them.
+With nothing configured it runs the embedded offline stack (whisper.cpp, the
+Piper voice, llama.cpp) and, when no server secret is set, generates one into
+the data directory. Settings come from the environment and a .env file; the
+flags below override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
        [--env-file <path>] [--web-root <path>] [--llm-model <path>]
@@ -96,7 +96,10 @@ Environment:
                             --llm-model is not given.
   PARLEY_ASR_URL            An OpenAI-compatible transcription API instead of
                             whisper.cpp.
-  PARLEY_TTS_URL            An OpenAI-compatible speech API instead of flite.
+  PARLEY_TTS                The embedded voice: piper (the default neural voice)
+                            or flite.
+  PARLEY_TTS_URL            An OpenAI-compatible speech API instead of the
+                            embedded voice.
   PARLEY_MAX_OUTPUT_TOKENS  The longest reply in tokens (default 150 with the
                             embedded model, none with PARLEY_LLM_URL).
 
@@ -200,8 +203,8 @@ Examples:
         "say": #"""
 Speak text to a WAV file.
 
-Uses flite in process, or the OpenAI-compatible speech service PARLEY_TTS_URL
-names.
+Uses the Piper voice in process (flite with PARLEY_TTS=flite), or the
+OpenAI-compatible speech service PARLEY_TTS_URL names.
 
 Usage: parley say [<text>...] --output <file> [--voice <name>] [--speed <rate>]
 
@@ -215,7 +218,8 @@ Options:
   -h, --help           Show this help.
 
 Environment:
-  PARLEY_TTS_URL       An OpenAI-compatible speech API to use instead of flite.
+  PARLEY_TTS_URL       An OpenAI-compatible speech API to use instead of the
+                       embedded voice.
   PARLEY_TTS_VOICE     The default voice for that API.
 
 Examples:

@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 import Testing
 
-/// `parley say` → `parley transcribe` with the embedded engines (flite and whisper.cpp tiny.en),
+/// `parley say` → `parley transcribe` with the embedded engines (the Piper voice, flite and whisper.cpp tiny.en),
 /// run as real processes.
 @Suite("say → transcribe round trip")
 struct SpeechRoundTripTests {
@@ -25,7 +25,7 @@ struct SpeechRoundTripTests {
         return Double(previous[heard.count]) / Double(max(said.count, 1))
     }
 
-    @Test("a sentence spoken by flite is transcribed by whisper.cpp (WER ≤ 25%), through pipes and files")
+    @Test("a sentence spoken by the Piper voice is transcribed by whisper.cpp (WER ≤ 25%), through pipes and files")
     func roundTrip() async throws {
         let work = try TemporaryDirectory()
         defer { work.remove() }
@@ -36,8 +36,8 @@ struct SpeechRoundTripTests {
         #expect(said.output.isEmpty)
         #expect(said.errorOutput.hasPrefix("Wrote sentence.wav ("), "no progress spinner on a pipe")
         let wav = try WAVFile.read(Data(contentsOf: work.url.appendingPathComponent("sentence.wav")))
-        #expect(wav.format == AudioFormat(sampleRate: 16_000))
-        #expect((1.5...6).contains(Double(wav.samples.count) / 16_000), "a sentence takes a few seconds to say")
+        #expect(wav.format == AudioFormat(sampleRate: 22_050))
+        #expect((1.5...6).contains(Double(wav.samples.count) / 22_050), "a sentence takes a few seconds to say")
 
         let heard = try await ParleyProcess.run(["transcribe", "sentence.wav"], directory: work.url)
         #expect(heard.status == 0, "\(heard.errorOutput)")
@@ -49,16 +49,20 @@ struct SpeechRoundTripTests {
         let json = try await ParleyProcess.run(["transcribe", "--json", "sentence.wav"], directory: work.url)
         let line = try JSONValue(parsing: json.output)
         #expect(line["text"]?.stringValue == transcript, "greedy decoding is deterministic")
-        #expect(abs((line["audio_seconds"]?.numberValue ?? 0) - Double(wav.samples.count) / 16_000) < 0.01)
+        #expect(abs((line["audio_seconds"]?.numberValue ?? 0) - Double(wav.samples.count) / 22_050) < 0.01)
     }
 
-    @Test("embedded engine errors: an unknown flite voice, a missing model directory")
+    @Test("embedded engine errors: an unknown voice of Piper or flite, a missing model directory")
     func engineErrors() async throws {
         let work = try TemporaryDirectory()
         defer { work.remove() }
         let voice = try await ParleyProcess.run(["say", "Hi", "-o", "x.wav", "--voice", "alloy"], directory: work.url)
         #expect(voice.status == 1)
-        #expect(voice.errorOutput == "error: flite has no voice 'alloy' (voices: slt)\n")
+        #expect(voice.errorOutput == "error: the Piper voice has no voice 'alloy' (voices: joe)\n")
+        let fliteVoice = try await ParleyProcess.run(
+            ["say", "Hi", "-o", "x.wav", "--voice", "alloy"], environment: ["PARLEY_TTS": "flite"], directory: work.url
+        )
+        #expect(fliteVoice.errorOutput == "error: flite has no voice 'alloy' (voices: slt)\n")
 
         try TalkCommandTests.writeTone(work.path("tone.wav"), seconds: 0.5)
         let missing = try await ParleyProcess.run(["transcribe", "tone.wav"], environment: ["PARLEY_MODEL_DIR": work.path("models")], directory: work.url)

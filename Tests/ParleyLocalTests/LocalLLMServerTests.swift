@@ -136,7 +136,7 @@ import Testing
         #expect {
             _ = try LocalLLMServer.Configuration.smolLM2(locator: locator)
         } throws: { error in
-            "\(error)".contains("/nonexistent-home/.cache/parley/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+            "\(error)".contains("/nonexistent-home/.cache/parley/models/SmolLM2-135M-Instruct.Q8_0.gguf")
         }
     }
 

@@ -53,7 +53,7 @@ extension BrowserTests {
                     "PARLEY_SCREENSHOT_PREFIX": "embedded-",
                     // The embedded stack has the Smart Turn model: hands-free judges pauses.
                     "PARLEY_HANDS_FREE_TURN_DETECTION": "semantic_vad",
-                    "PARLEY_EXPECT_ENGINES": "whisper.cpp tiny.en,SmolLM2-135M-Instruct,flite cmu_us_slt",
+                    "PARLEY_EXPECT_ENGINES": "whisper.cpp tiny.en,SmolLM2-135M-Instruct,Piper en_US-joe-medium",
                 ],
                 within: .seconds(600),
                 stopServer: {
@@ -80,7 +80,7 @@ private struct EmbeddedServeLauncher {
     let webRoot: URL
 
     func start(port: Int) async throws -> ServerProcess {
-        let environment = ProcessInfo.processInfo.environment.filter { ["PARLEY_MODEL_DIR", "PARLEY_LLAMA_SERVER"].contains($0.key) }
+        let environment = ProcessInfo.processInfo.environment.filter { ["PARLEY_MODEL_DIR", "PARLEY_LLAMA_SERVER", "PARLEY_ONNXRUNTIME_LIBRARY"].contains($0.key) }
         let server = try ServerProcess(
             arguments: ["--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDirectory.path, "--web-root", webRoot.path],
             environment: environment, dataDirectory: dataDirectory

@@ -6,7 +6,7 @@ import ParleyServer
 import Testing
 
 /// The whole spine with the embedded offline stack: speech synthesised by flite goes in over
-/// the realtime socket, whisper.cpp transcribes it, SmolLM2 answers, flite speaks the answer.
+/// the realtime socket, whisper.cpp transcribes it, SmolLM2 answers, the Piper voice speaks the answer.
 @Suite(.serialized) struct EmbeddedEndToEndTests {
     @Test func aSpokenQuestionGetsASpokenAnswer() async throws {
         var settings = ServerSettings()

@@ -17,6 +17,14 @@ import Testing
         #expect(settings.preemptiveGeneration)
     }
 
+    @Test func webRTCPortAndPublicAddressAreReadAndChecked() {
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_WEBRTC_PORT": "40000", "PARLEY_WEBRTC_PUBLIC_ADDRESS": "192.0.2.7"])
+        #expect(problems.isEmpty)
+        #expect(settings.webRTCPort == 40_000 && settings.webRTCPublicAddress == "192.0.2.7")
+        let (_, refused) = ServerSettings.load(environment: ["PARLEY_WEBRTC_PUBLIC_ADDRESS": "example.com"])
+        #expect(refused == ["PARLEY_WEBRTC_PUBLIC_ADDRESS: \"example.com\" is not an IPv4 address"])
+    }
+
     @Test func aBadValueIsOneClearProblem() {
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "soon", "PARLEY_MAX_SESSIONS": "-1"])
         #expect(problems.contains("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS: \"soon\" is not a whole number from 0 to 10000"))

@@ -47,6 +47,7 @@ import Testing
         names += bashArray("PIPECAT_PACKAGES", in: bench) + bashArray("LOADCLIENT_PACKAGES", in: bench)
         names += try captures(#"fetch_wheel "([^"=]+)=="#, in: embedded)
         names += try captures(#"/([A-Za-z0-9_.-]+)-[0-9][0-9.]*\.tar\.gz\n"#, in: embedded)
+        names += try captures(#"(?m)^[A-Z_]+_PACKAGE=([a-z0-9.+-]+)$"#, in: embedded)
         names += try captures(#"apt: \[((?:"[^"]*",? ?)*)\]"#, in: try text("Package.swift"))
             .flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
         return Set(names.filter { !$0.isEmpty && !$0.hasPrefix("$") }.map { normalized($0) })

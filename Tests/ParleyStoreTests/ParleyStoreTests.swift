@@ -68,6 +68,24 @@ import Testing
     }
 
     @Test(arguments: StoreEngine.allCases)
+    func deletingAConversationTakesItsItemsAndInstancesOnly(engine: StoreEngine) async throws {
+        let store = try await engine.freshLocation().open()
+        for conversation in ["conv_gone", "conv_kept"] {
+            try await store.ensureConversation(id: conversation, agentID: "agent_1")
+            try await store.saveInstance(InstanceRecord(id: "inst_\(conversation)", agentID: "agent_1", userID: "u", conversationID: conversation, status: "waiting", createdAt: Date()))
+            try await store.appendItem(ItemRecord(id: "item_\(conversation)", conversationID: conversation, message: .user("hi"), createdAt: Date()))
+        }
+        #expect(try await store.deleteConversation(id: "conv_gone"))
+        #expect(try await !store.deleteConversation(id: "conv_gone"))
+        #expect(try await !store.conversationExists(id: "conv_gone"))
+        #expect(try await store.items(conversationID: "conv_gone").isEmpty)
+        #expect(try await store.instance(id: "inst_conv_gone") == nil)
+        #expect(try await store.items(conversationID: "conv_kept").map(\.id) == ["item_conv_kept"])
+        #expect(try await store.instance(id: "inst_conv_kept") != nil)
+        await store.close()
+    }
+
+    @Test(arguments: StoreEngine.allCases)
     func migratesOnceToTheSameVersion(engine: StoreEngine) async throws {
         let location = try await engine.freshLocation()
         try await location.open().close()

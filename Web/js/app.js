@@ -66,6 +66,7 @@ const microphone = new Microphone({
       conversation.microphoneLost();
     } else if (state === "open") {
       microphoneHelp.hide();
+      connection.attachMicrophone(microphone.stream);
     }
     render();
   },
@@ -78,7 +79,10 @@ const microphoneHelp = new MicrophoneHelp(
   () => microphone.open(),
 );
 
-const speaker = new Speaker({ onPlayingChange: () => render() });
+const speaker = new Speaker({
+  onPlayingChange: () => render(),
+  onCallStop: () => connection.send({ type: "output_audio_buffer.clear" }),
+});
 
 const connection = new RealtimeConnection({
   onEvent: (event) => conversation.handle(event),
@@ -245,6 +249,7 @@ const parleyDebug = Object.freeze({
   get connection() { return connection.state; },
   get sessionId() { return conversation.sessionId; },
   get mode() { return conversation.handsFree ? "hands-free" : "hold-to-talk"; },
+  get transport() { return connection.transport; },
   get turnDetection() { return conversation.turnDetection; },
   get microphone() { return microphone.state; },
   get microphoneProblem() { return microphone.problem; },

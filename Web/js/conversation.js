@@ -6,6 +6,8 @@ import { WIRE_SAMPLE_RATE } from "./pcm.js";
 
 /** A hold shorter than this (or with less audio) is a tap: cleared, never sent. */
 export const MINIMUM_UTTERANCE_MS = 150;
+/** On a call, how long after a release the commit waits for the turn's last packets. */
+const CALL_TAIL_MS = 120;
 
 /** Runs the turns of one person with the agent across realtime sessions. */
 export class Conversation {
@@ -79,6 +81,11 @@ export class Conversation {
     const captureId = this.microphone.startCapture(pressedAt);
     if (captureId === null) return;
     this.sendableCaptures.add(captureId);
+    if (this.connection.carriesAudio) {
+      // A call's track carried silence until now: the turn starts here.
+      this.connection.send(client.clearAudio());
+      this.connection.setMicrophoneOpen(true);
+    }
     this.hold = { captureId, source, startedAt: performance.now() };
     this.holdTranscript = "";
     this.orb.show();
@@ -91,6 +98,11 @@ export class Conversation {
     const hold = this.endHold(source);
     if (!hold) return;
     const heldMs = performance.now() - hold.startedAt;
+    if (this.connection.carriesAudio) {
+      this.connection.setMicrophoneOpen(false);
+      // The last packets of the turn reach the server before the commit does.
+      await new Promise((resolve) => setTimeout(resolve, CALL_TAIL_MS));
+    }
     const { samples } = await this.microphone.stopCapture(hold.captureId);
     this.sendableCaptures.delete(hold.captureId);
     const capturedMs = (samples * 1000) / WIRE_SAMPLE_RATE;
@@ -113,6 +125,7 @@ export class Conversation {
   async abandonTalk() {
     const hold = this.endHold(null);
     if (!hold) return;
+    this.connection.setMicrophoneOpen(false);
     await this.microphone.stopCapture(hold.captureId);
     this.sendableCaptures.delete(hold.captureId);
     this.connection.send(client.clearAudio());
@@ -139,6 +152,7 @@ export class Conversation {
     }
     if (this.hold) await this.abandonTalk();
     this.handsFree = on;
+    this.connection.setMicrophoneOpen(on);
     this.view.handsFreeChanged(on);
     this.sendSessionUpdate();
     if (on) {
@@ -176,7 +190,7 @@ export class Conversation {
 
   /** A chunk of microphone audio from capture `captureId`. */
   microphoneAudio(captureId, samples) {
-    if (!this.sendableCaptures.has(captureId)) return;
+    if (!this.sendableCaptures.has(captureId) || this.connection.carriesAudio) return;
     if (this.connection.send(client.appendAudio(samples))) this.chunksSent += 1;
   }
 
@@ -258,6 +272,7 @@ export class Conversation {
   /** A realtime session opened (first or after a reconnect). */
   sessionOpened() {
     this.resetSessionState();
+    this.connection.setMicrophoneOpen(this.handsFree || this.hold !== null);
     this.sendSessionUpdate();
     this.view.render();
   }
@@ -506,6 +521,15 @@ export class Conversation {
     });
   }
 
+  // A call's speech, as the server plays it out on the track.
+  callOutputStarted() {
+    this.speaker.callOutput(true);
+  }
+
+  callOutputStopped() {
+    this.speaker.callOutput(false);
+  }
+
   toolCallStarted(event) {
     this.thread.addToolLine(event.call_id, event.name);
   }
@@ -575,6 +599,9 @@ const SERVER_EVENT_HANDLERS = Object.freeze({
   "response.output_audio.delta": Conversation.prototype.agentAudioDelta,
   "response.output_item.done": Conversation.prototype.outputItemDone,
   "response.done": Conversation.prototype.responseDone,
+  "output_audio_buffer.started": Conversation.prototype.callOutputStarted,
+  "output_audio_buffer.stopped": Conversation.prototype.callOutputStopped,
+  "output_audio_buffer.cleared": Conversation.prototype.callOutputStopped,
   "parley.tool_call.started": Conversation.prototype.toolCallStarted,
   "parley.tool_call.finished": Conversation.prototype.toolCallFinished,
   "parley.turn_metrics": Conversation.prototype.turnMetrics,

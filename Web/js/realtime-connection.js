@@ -1,5 +1,9 @@
 // The realtime connection: a short-lived client token from the server, a WebSocket with the
-// browser subprotocol, and reconnection with backoff when the server is unreachable or restarts.
+// browser subprotocol (or, with `?transport=webrtc`, a WebRTC call, falling back to the
+// WebSocket when the call cannot be made), and reconnection with backoff when the server is
+// unreachable or restarts.
+
+import { CallSocket } from "./call-socket.js";
 
 const TOKEN_PATH = "/v1/local/token";
 // Parley's own events (live transcript replacements, tool progress, turn metrics) are opt-in.
@@ -45,6 +49,8 @@ export class RealtimeConnection {
     this.refreshTimer = null;
     this.nextEventNumber = 1;
     this.recentEvents = new Map();
+    this.triesCall = new URLSearchParams(location.search).get("transport") === "webrtc" && CallSocket.supported;
+    this.microphone = null;
     addEventListener("online", () => this.retryNow());
   }
 
@@ -81,6 +87,27 @@ export class RealtimeConnection {
     return true;
   }
 
+  /** "webrtc" when the session is a WebRTC call (audio on its track), else "websocket". */
+  get transport() {
+    return this.socket instanceof CallSocket ? "webrtc" : "websocket";
+  }
+
+  /** Whether the microphone's audio goes on a call's track rather than in events. */
+  get carriesAudio() {
+    return this.isOpen && this.socket instanceof CallSocket;
+  }
+
+  /** The microphone's stream, for calls (now and later ones). */
+  attachMicrophone(stream) {
+    this.microphone = stream;
+    if (this.socket instanceof CallSocket) this.socket.attachMicrophone(stream);
+  }
+
+  /** Opens or closes the microphone on a call (a WebSocket session has nothing to open). */
+  setMicrophoneOpen(open) {
+    if (this.socket instanceof CallSocket) this.socket.setMicrophoneOpen(open);
+  }
+
   /** The type of a recently sent event, to explain which request an error answers. */
   sentEventType(eventId) {
     return this.recentEvents.get(eventId) ?? null;
@@ -104,10 +131,12 @@ export class RealtimeConnection {
     let socket;
     try {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      socket = new WebSocket(`${scheme}//${location.host}${REALTIME_PATH}`, [
-        "realtime", `openai-insecure-api-key.${token}`,
-      ]);
+      socket = this.triesCall
+        ? new CallSocket(token, this.microphone)
+        : new WebSocket(`${scheme}//${location.host}${REALTIME_PATH}`, ["realtime", `openai-insecure-api-key.${token}`]);
     } catch {
+      // This browser cannot make the call after all: the WebSocket it is.
+      this.triesCall = false;
       this.scheduleRetry("unreachable");
       return;
     }
@@ -129,6 +158,9 @@ export class RealtimeConnection {
       if (this.socket !== socket) return;
       this.socket = null;
       const wasOpen = this.state === ConnectionState.open;
+      // A call the server answered that never opened: WebRTC is not getting through (or the
+      // server refused it), the WebSocket takes over. An unreachable server is tried again as is.
+      if (!opened && socket instanceof CallSocket && socket.reachedServer) this.triesCall = false;
       if (!opened) this.token = null;
       if (wasOpen) this.handlers.onClose();
       this.scheduleRetry(wasOpen ? "closed" : "unreachable");

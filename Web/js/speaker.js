@@ -19,6 +19,7 @@ export class Speaker {
     this.nextStopRequest = 1;
     this.pendingStops = new Map();
     this.failure = null;
+    this.callPlaying = false;
   }
 
   /** Creates the playback node on the shared context. */
@@ -36,6 +37,16 @@ export class Speaker {
       this.failure = error;
       throw error;
     }
+  }
+
+  /**
+   * On a WebRTC call the speech plays from the call's track and the server says when it starts
+   * and stops (`output_audio_buffer.*`); `stop()` then asks the server to clear it.
+   * @param {boolean} playing
+   */
+  callOutput(playing) {
+    this.callPlaying = playing;
+    this.setPlaying(playing);
   }
 
   /** True while audio is playing or queued to play. */
@@ -64,6 +75,12 @@ export class Speaker {
    */
   stop() {
     this.queuedAhead = false;
+    if (this.callPlaying) {
+      this.callOutput(false);
+      this.handlers.onCallStop?.();
+      // The server cuts the item to what it sent and says so (`conversation.item.truncated`).
+      return Promise.resolve({ wasPlaying: true, itemId: null, playedMs: 0 });
+    }
     if (!this.node) {
       this.waiting = [];
       return Promise.resolve({ wasPlaying: false, itemId: null, playedMs: 0 });

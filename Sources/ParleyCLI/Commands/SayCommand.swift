@@ -6,7 +6,7 @@ struct SayCommand: ParleyCommand {
     static let spec = CommandSpec(
         name: "say",
         abstract: "Speak text to a WAV file.",
-        discussion: "Uses flite in process, or the OpenAI-compatible speech service PARLEY_TTS_URL names.",
+        discussion: "Uses the Piper voice in process (flite with PARLEY_TTS=flite), or the OpenAI-compatible speech service PARLEY_TTS_URL names.",
         arguments: [ArgumentSpec(name: "text", arity: .zeroOrMore, help: "The text to speak; read from standard input when omitted.")],
         options: [
             .option("output", short: "o", value: "file", required: true, help: "The WAV file to write."),
@@ -14,7 +14,7 @@ struct SayCommand: ParleyCommand {
             .option("speed", value: "rate", help: "Speaking rate: 1 is normal, from 0.25 to 4."),
         ],
         environment: [
-            EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API to use instead of flite."),
+            EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API to use instead of the embedded voice."),
             EnvironmentSpec("PARLEY_TTS_VOICE", "The default voice for that API."),
         ],
         examples: ["parley say \"Hello there.\" -o hello.wav", "echo \"Hello there.\" | parley say -o hello.wav"],

@@ -5,7 +5,7 @@ struct ServeLauncher: ParleyCommand {
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Run the Parley server: realtime voice endpoint, REST API and web client.",
-        discussion: "With nothing configured it runs the embedded offline stack (whisper.cpp, flite, llama.cpp) and, "
+        discussion: "With nothing configured it runs the embedded offline stack (whisper.cpp, the Piper voice, llama.cpp) and, "
             + "when no server secret is set, generates one into the data directory. Settings come from the "
             + "environment and a .env file; the flags below override them.",
         options: [
@@ -24,7 +24,8 @@ struct ServeLauncher: ParleyCommand {
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
             EnvironmentSpec("PARLEY_LLM_MODEL_PATH", "A GGUF model for the embedded llama-server when --llm-model is not given."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
-            EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of flite."),
+            EnvironmentSpec("PARLEY_TTS", "The embedded voice: piper (the default neural voice) or flite."),
+            EnvironmentSpec("PARLEY_TTS_URL", "An OpenAI-compatible speech API instead of the embedded voice."),
             EnvironmentSpec("PARLEY_MAX_OUTPUT_TOKENS", "The longest reply in tokens (default 150 with the embedded model, none with PARLEY_LLM_URL)."),
         ],
         examples: [

@@ -26,10 +26,14 @@ struct InProcessEngines: Sendable {
     }
 
     /// The speech synthesizer.
-    /// - Parameter voice: a voice asked for by name, checked against flite's voices.
+    /// - Parameter voice: a voice asked for by name, checked against the embedded voice's.
     func synthesizer(voice: String? = nil) throws -> any SpeechSynthesizer {
-        if case .embedded = settings.speechSynthesis, let voice, !FliteSpeechSynthesizer.voices.contains(voice) {
-            throw CommandFailure("flite has no voice '\(voice)' (voices: \(FliteSpeechSynthesizer.voices.joined(separator: ", ")))")
+        if case .embedded = settings.speechSynthesis, let voice {
+            let (engine, voices) = settings.embeddedVoice == .piper
+                ? ("the Piper voice", PiperSpeechSynthesizer.voices) : ("flite", FliteSpeechSynthesizer.voices)
+            guard voices.contains(voice) else {
+                throw CommandFailure("\(engine) has no voice '\(voice)' (voices: \(voices.joined(separator: ", ")))")
+            }
         }
         return try Self.failing { try ProviderFactory.synthesizer(settings).synthesizer }
     }

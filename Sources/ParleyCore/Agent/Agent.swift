@@ -69,7 +69,8 @@ public struct Agent: Sendable {
                 tools: tools.definitions + options.externalTools,
                 toolChoice: toolChoice(step: step, isLastStep: isLastStep),
                 temperature: options.temperature,
-                maxTokens: options.maxTokens
+                maxTokens: options.maxTokens,
+                repetitionPenalty: options.repetitionPenalty
             )
             var text = ""
             var toolCalls: [ToolCall] = []

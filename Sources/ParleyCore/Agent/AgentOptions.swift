@@ -17,6 +17,9 @@ public struct AgentOptions: Sendable {
     public var temperature: Double?
     /// The most tokens per model reply; `nil` leaves it to the provider.
     public var maxTokens: Int?
+    /// The repetition penalty of every request (`ChatRequest.repetitionPenalty`); `nil` leaves
+    /// it to the provider.
+    public var repetitionPenalty: Double?
     /// Which part of the history is sent with each request.
     public var window: ConversationWindow
     /// The clock tool timeouts and the filler delay are measured on.

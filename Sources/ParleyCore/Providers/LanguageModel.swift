@@ -78,6 +78,9 @@ public struct ChatRequest: Sendable, Hashable {
     public var temperature: Double?
     /// The most tokens to generate; `nil` leaves it to the provider.
     public var maxTokens: Int?
+    /// How much tokens already written are penalised (llama.cpp's `repeat_penalty`: 1 is none,
+    /// larger repeats less); `nil` leaves it to the provider.
+    public var repetitionPenalty: Double?
 
     /// Creates a request.
     public init(
@@ -85,13 +88,15 @@ public struct ChatRequest: Sendable, Hashable {
         tools: [ToolDefinition] = [],
         toolChoice: ToolChoice? = nil,
         temperature: Double? = nil,
-        maxTokens: Int? = nil
+        maxTokens: Int? = nil,
+        repetitionPenalty: Double? = nil
     ) {
         self.messages = messages
         self.tools = tools
         self.toolChoice = toolChoice
         self.temperature = temperature
         self.maxTokens = maxTokens
+        self.repetitionPenalty = repetitionPenalty
     }
 }
 

@@ -119,6 +119,7 @@ public actor VoiceSession {
         guard (8_000...192_000).contains(sampleRate) else {
             throw SessionError(code: "invalid_sample_rate", message: "Audio must be sampled at 8 to 192 kHz (got \(sampleRate) Hz).", parameter: "audio")
         }
+        providers.recorder?.recordUser(samples, sampleRate: sampleRate, sentOnlyWhileTalking: configuration.turnDetection == nil)
         let converted = input.resample(samples, from: sampleRate, using: providers.makeInputResampler)
         if configuration.turnDetection == nil {
             guard input.buffer(converted) else {
@@ -314,6 +315,7 @@ public actor VoiceSession {
     /// - Returns: `false` when the item is unknown or not an assistant message.
     @discardableResult
     public func truncate(itemID: String, audioEndMs: Int) -> Bool {
+        providers.recorder?.cutAgent(itemID: itemID, afterMilliseconds: audioEndMs)
         // The reply being spoken goes on (the client cancels it if it wants to); what is
         // stored when it ends is what was heard up to here.
         if var active = response, active.itemID == itemID, active.messageItemOpened {
@@ -352,6 +354,7 @@ public actor VoiceSession {
         transcriptionQueue.removeAll()
         deferredResponse = nil
         isClosed = true
+        providers.recorder?.finish()
         continuation.finish()
         // The handler's owner usually holds the session: letting go ends that cycle.
         eventHandler = nil
@@ -738,6 +741,7 @@ public actor VoiceSession {
             active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
             active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
             active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
+            providers.recorder?.recordAgent(samples, sampleRate: outputSampleRate, itemID: active.itemID)
             emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
         case .toolCallStarted(let call):
             emit(.toolCallStarted(responseID: responseID, call: call))
@@ -822,6 +826,7 @@ public actor VoiceSession {
             // Text-only responses were "heard" as far as their text was sent.
             let heard = [heardMs, active.heardLimitMs].compactMap { $0 }.min() ?? active.tracker.sentMilliseconds
             let text = interrupted && active.speaks ? active.tracker.heardText(upToMilliseconds: heard) : active.text
+            if interrupted { providers.recorder?.cutAgent(itemID: active.itemID, afterMilliseconds: heard) }
             let message = ChatMessage.assistant(text: text, toolCalls: [], interrupted: interrupted)
             if !active.isOutOfBand {
                 remember(active.tracker, for: active.itemID)

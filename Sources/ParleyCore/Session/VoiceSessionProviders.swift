@@ -23,6 +23,8 @@ public struct VoiceSessionProviders: Sendable {
     /// Judges whether a pause ends the turn, for `semantic_vad`; `nil` when the server has no
     /// such model (a session then cannot use `semantic_vad`).
     public var turnCompletionModel: (any TurnCompletionModel)?
+    /// Records the conversation's audio (both sides, as heard); `nil` records nothing.
+    public var recorder: CallRecorder?
 
     /// Creates a provider set.
     public init(

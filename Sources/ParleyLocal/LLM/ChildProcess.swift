@@ -20,10 +20,25 @@ enum ChildProcess {
     static let deathSignalWrapper: String? = ["/usr/bin/setpriv", "/bin/setpriv"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
+    /// Where a child's standard streams go.
+    enum StandardStreams {
+        /// stdin from /dev/null, stdout and stderr written to the file at the path (truncated).
+        case log(String)
+        /// stdin and stdout are the descriptor (one end of a socket pair), stderr /dev/null.
+        case socket(Int32)
+    }
+
     /// Starts `executable` with `arguments`, stdin from /dev/null and stdout and stderr
     /// written to `logPath` (truncated). Returns the child's pid.
     /// - Throws: `POSIXError` when `posix_spawn` fails.
     static func spawn(executable: String, arguments: [String], logPath: String) throws -> pid_t {
+        try spawn(executable: executable, arguments: arguments, streams: .log(logPath))
+    }
+
+    /// Starts `executable` with `arguments` and its standard streams as `streams` says.
+    /// Returns the child's pid.
+    /// - Throws: `POSIXError` when `posix_spawn` fails.
+    static func spawn(executable: String, arguments: [String], streams: StandardStreams) throws -> pid_t {
         var argv = [executable] + arguments
         var path = executable
         #if os(Linux)
@@ -46,9 +61,16 @@ enum ChildProcess {
             posix_spawn_file_actions_destroy(&actions)
             posix_spawnattr_destroy(&attributes)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        switch streams {
+        case .log(let logPath):
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        case .socket(let descriptor):
+            posix_spawn_file_actions_adddup2(&actions, descriptor, 0)
+            posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         #if os(Linux)
         // Nothing else of this process's goes to the child: an inherited listening socket
         // would keep a port open (and accepting) after this process closed it.

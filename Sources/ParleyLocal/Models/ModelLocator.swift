@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Models live in `PARLEY_MODEL_DIR` (default `~/.cache/parley/models`), where
 /// `scripts/setup` puts them. `llama-server` comes from `PARLEY_LLAMA_SERVER` (default
-/// `~/.cache/parley/prefix/bin/llama-server`).
+/// `~/.cache/parley/prefix/bin/llama-server`), onnxruntime's library from
+/// `PARLEY_ONNXRUNTIME_LIBRARY` (default `~/.cache/parley/prefix/lib/libonnxruntime.so`).
 ///
 /// ```swift
 /// let locator = ModelLocator()
@@ -31,19 +32,25 @@ public struct ModelLocator: Sendable, Hashable {
         public static let sileroVAD = Model(fileName: "ggml-silero-v6.2.0.bin", purpose: "Silero voice activity detection")
         /// Smart Turn v3.2, converted from pipecat's int8 ONNX file (end-of-turn detection).
         public static let smartTurn = Model(fileName: "smart-turn-v3.2.bin", purpose: "Smart Turn end-of-turn detection")
-        /// SmolLM2-135M-Instruct, Q4_1 GGUF (the default local language model).
-        public static let smolLM2 = Model(fileName: "SmolLM2-135M-Instruct.Q4_1.gguf", purpose: "the local language model")
+        /// SmolLM2-135M-Instruct, requantised by setup from the packaged Q4_1 GGUF to Q8_0 (the default local language model).
+        public static let smolLM2 = Model(fileName: "SmolLM2-135M-Instruct.Q8_0.gguf", purpose: "the local language model")
+        /// The Piper voice en_US-joe-medium (VITS, ONNX; its config is the same name + `.json`).
+        public static let piperJoe = Model(fileName: "en_US-joe-medium.onnx", purpose: "the Piper voice en_US-joe-medium")
     }
 
     /// The directory holding model files.
     public var modelDirectory: URL
     /// The `llama-server` executable.
     public var llamaServer: URL
+    /// onnxruntime's shared library (the Piper voice runs on it).
+    public var onnxRuntimeLibrary: URL
 
-    /// Creates a locator from explicit locations.
-    public init(modelDirectory: URL, llamaServer: URL) {
+    /// Creates a locator from explicit locations; onnxruntime's library defaults to setup's.
+    public init(modelDirectory: URL, llamaServer: URL, onnxRuntimeLibrary: URL? = nil) {
         self.modelDirectory = modelDirectory
         self.llamaServer = llamaServer
+        self.onnxRuntimeLibrary = onnxRuntimeLibrary ?? llamaServer.deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("lib/libonnxruntime.so")
     }
 
     /// Creates a locator from `PARLEY_MODEL_DIR` and `PARLEY_LLAMA_SERVER`, falling back to
@@ -56,7 +63,9 @@ public struct ModelLocator: Sendable, Hashable {
             .map { URL(fileURLWithPath: $0) } ?? cache.appendingPathComponent("models")
         let llamaServer = environment["PARLEY_LLAMA_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
             .map { URL(fileURLWithPath: $0) } ?? cache.appendingPathComponent("prefix/bin/llama-server")
-        self.init(modelDirectory: modelDirectory, llamaServer: llamaServer)
+        let onnxRuntime = environment["PARLEY_ONNXRUNTIME_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
+            .map { URL(fileURLWithPath: $0) } ?? cache.appendingPathComponent("prefix/lib/libonnxruntime.so")
+        self.init(modelDirectory: modelDirectory, llamaServer: llamaServer, onnxRuntimeLibrary: onnxRuntime)
     }
 
     /// The path of `model`, checked to be a readable file.
@@ -72,6 +81,13 @@ public struct ModelLocator: Sendable, Hashable {
     public func llamaServerPath() throws -> String {
         try Self.requireFile(llamaServer, kind: "llama-server executable", executable: true)
         return llamaServer.path
+    }
+
+    /// The path of onnxruntime's shared library, checked to be readable.
+    /// - Throws: `LocalModelError.missingFile` naming the path and how to install it.
+    public func onnxRuntimeLibraryPath() throws -> String {
+        try Self.requireFile(onnxRuntimeLibrary, kind: "onnxruntime library", executable: false)
+        return onnxRuntimeLibrary.path
     }
 
     private static func requireFile(_ url: URL, kind: String, executable: Bool) throws {

@@ -33,10 +33,12 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         public var apiKey: String?
         public var temperature: Double?
         public var maxOutputTokens: Int?
+        /// llama.cpp's `repeat_penalty` (1 is none); sent as `repeat_penalty`.
+        public var repetitionPenalty: Double?
 
         enum CodingKeys: String, CodingKey {
             case baseURL = "base_url", model, apiKey = "api_key", temperature
-            case maxOutputTokens = "max_output_tokens"
+            case maxOutputTokens = "max_output_tokens", repetitionPenalty = "repetition_penalty"
         }
     }
 
@@ -80,11 +82,13 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     /// Push-to-talk by default.
     public var manualTurns: Bool?
     public var memory: MemorySettings?
+    /// Whether the agent's calls are recorded (`nil`: the server's `PARLEY_RECORDINGS`).
+    public var recordings: Bool?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory
+        case id, name, instructions, voice, llm, tools, memory, recordings
         case mcpServers = "mcp_servers", fillerLine = "filler_line", fillerDelayMs = "filler_delay_ms"
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
@@ -96,6 +100,10 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let name, name.isEmpty || name.count > 200 { problems.append("name: must be 1 to 200 characters") }
         if let instructions, instructions.count > 100_000 { problems.append("instructions: at most 100000 characters") }
         if let temperature = llm?.temperature, !(0...2).contains(temperature) { problems.append("llm.temperature: must be between 0 and 2") }
+        if let penalty = llm?.repetitionPenalty, !(0.5...2).contains(penalty) {
+            problems.append("llm.repetition_penalty: must be between 0.5 and 2")
+        }
+        if let tokens = llm?.maxOutputTokens, tokens < 1 { problems.append("llm.max_output_tokens: must be at least 1") }
         if let url = llm?.baseURL, URL(string: url)?.scheme.map({ ["http", "https"].contains($0) }) != true {
             problems.append("llm.base_url: must be an http(s) URL")
         }
@@ -157,5 +165,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.turnDetection { turnDetection = value }
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }
+        if let value = patch.recordings { recordings = value }
     }
 }

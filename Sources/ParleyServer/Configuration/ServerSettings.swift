@@ -10,6 +10,14 @@ public enum ProviderChoice: Sendable, Hashable {
     case remote(baseURL: URL, apiKey: String?, model: String)
 }
 
+/// Which embedded text-to-speech engine speaks.
+public enum EmbeddedVoice: String, Sendable, Hashable {
+    /// The Piper neural voice en_US-joe-medium (onnxruntime, phonemes from espeak-ng).
+    case piper
+    /// flite's cmu_us_slt diphone voice.
+    case flite
+}
+
 /// Everything `parley serve` is configured with, read from flags, the environment and `.env`,
 /// and checked once at start.
 public struct ServerSettings: Sendable {
@@ -30,6 +38,9 @@ public struct ServerSettings: Sendable {
     public var localLanguageModelPath: String?
     /// The voice for remote speech synthesis.
     public var voice: String?
+    /// The embedded voice: the Piper neural voice (default; flite when it cannot load) or flite
+    /// (`PARLEY_TTS=flite`).
+    public var embeddedVoice: EmbeddedVoice = .piper
     /// `silero` (default when its model is present) or `energy`.
     public var voiceActivityDetector = "silero"
     /// Folder with the embedded models.
@@ -52,8 +63,21 @@ public struct ServerSettings: Sendable {
     /// Whether `/v1/local/token` hands out client tokens without the secret (the local
     /// single-user setup); off by default when bound beyond loopback.
     public var allowsLocalTokens: Bool?
+    /// The UDP port of WebRTC calls (`PARLEY_WEBRTC_PORT`); 0 picks a free one.
+    public var webRTCPort = 0
+    /// The address WebRTC peers reach this server at, announced as its ICE candidate
+    /// (`PARLEY_WEBRTC_PUBLIC_ADDRESS`), when it is not the listening host (NAT, 0.0.0.0).
+    public var webRTCPublicAddress: String?
+    /// A WebRTC call whose ICE and DTLS are not done after this ends (and frees its session).
+    public var webRTCSetupTimeout: Duration = .seconds(15)
+    /// A WebRTC call that receives nothing for this long ends: its peer vanished.
+    public var webRTCSilenceTimeout: Duration = .seconds(20)
     /// The folder of the web client.
     public var webRoot: URL?
+    /// Whether calls are recorded when their agent does not say (`PARLEY_RECORDINGS=on`).
+    public var recordsCalls = false
+    /// Where per-turn traces go (OTLP/HTTP JSON), from `OTEL_EXPORTER_OTLP_ENDPOINT` and friends; `nil` exports none.
+    public var tracing: OTLPConfiguration?
 
     /// Creates default settings.
     public init() {}
@@ -67,6 +91,16 @@ public struct ServerSettings: Sendable {
     public var replyTokenLimit: Int? {
         maxOutputTokens ?? (languageModel == .embedded ? 150 : nil)
     }
+
+    /// The sampling temperature of the server's language model when neither the agent nor the
+    /// client sets one: 0.3 for the embedded model (a small model stays on topic and short
+    /// answers stay plain), the provider's own for a remote one.
+    public var replyTemperature: Double? { languageModel == .embedded ? 0.3 : nil }
+
+    /// The repetition penalty of the server's language model unless the agent sets one: 1.15
+    /// for the embedded model (SmolLM2 otherwise loops on a phrase), none for a remote one (not
+    /// every OpenAI-compatible server knows the field).
+    public var replyRepetitionPenalty: Double? { languageModel == .embedded ? 1.15 : nil }
 
     /// Whether the local token endpoint is on.
     public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
@@ -98,12 +132,12 @@ public struct ServerSettings: Sendable {
                 return nil
             }
         }
-        func provider(_ kind: String, embeddedName: String, defaultModel: String?) -> ProviderChoice? {
+        func provider(_ kind: String, embeddedNames: [String], defaultModel: String?) -> ProviderChoice? {
             let choice = value("PARLEY_\(kind)")?.lowercased()
             let url = value("PARLEY_\(kind)_URL")
             guard choice == "openai" || (choice == nil && url != nil) else {
-                if let choice, choice != embeddedName, choice != "embedded" {
-                    problems.append("PARLEY_\(kind): \"\(choice)\" is not a provider (use \(embeddedName) or openai)")
+                if let choice, !embeddedNames.contains(choice), choice != "embedded" {
+                    problems.append("PARLEY_\(kind): \"\(choice)\" is not a provider (use \((embeddedNames + ["openai"]).joined(separator: ", ")))")
                 }
                 return nil
             }
@@ -120,6 +154,15 @@ public struct ServerSettings: Sendable {
 
         if let host = value("PARLEY_HOST") { settings.host = host }
         if let port = integer("PARLEY_PORT", in: 0...65535) { settings.port = port }
+        if let port = integer("PARLEY_WEBRTC_PORT", in: 0...65535) { settings.webRTCPort = port }
+        if let address = value("PARLEY_WEBRTC_PUBLIC_ADDRESS") {
+            var parsed = in_addr()
+            if inet_pton(AF_INET, address, &parsed) == 1 {
+                settings.webRTCPublicAddress = address
+            } else {
+                problems.append("PARLEY_WEBRTC_PUBLIC_ADDRESS: \"\(address)\" is not an IPv4 address")
+            }
+        }
         if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }
         if let url = value("PARLEY_DATABASE_URL") {
             if let problem = PostgresStore.problem(inURL: url) {
@@ -136,9 +179,10 @@ public struct ServerSettings: Sendable {
             }
         }
         if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.systemPrompt = prompt }
-        if let choice = provider("ASR", embeddedName: "whisper", defaultModel: "whisper-1") { settings.speechRecognition = choice }
-        if let choice = provider("TTS", embeddedName: "flite", defaultModel: "tts-1") { settings.speechSynthesis = choice }
-        if let choice = provider("LLM", embeddedName: "llama", defaultModel: nil) { settings.languageModel = choice }
+        if let choice = provider("ASR", embeddedNames: ["whisper"], defaultModel: "whisper-1") { settings.speechRecognition = choice }
+        if let choice = provider("TTS", embeddedNames: ["piper", "flite"], defaultModel: "tts-1") { settings.speechSynthesis = choice }
+        if value("PARLEY_TTS")?.lowercased() == "flite" { settings.embeddedVoice = .flite }
+        if let choice = provider("LLM", embeddedNames: ["llama"], defaultModel: nil) { settings.languageModel = choice }
         if let path = value("PARLEY_LLM_MODEL_PATH") {
             let expanded = (path as NSString).expandingTildeInPath
             if settings.languageModel != .embedded {
@@ -170,6 +214,8 @@ public struct ServerSettings: Sendable {
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
+        if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
+        settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         return (settings, problems)
     }
 }

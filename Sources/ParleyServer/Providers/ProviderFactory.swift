@@ -61,12 +61,33 @@ public enum ProviderFactory {
         }
     }
 
-    /// The speech synthesizer the settings choose.
-    public static func synthesizer(_ settings: ServerSettings) throws -> (synthesizer: any SpeechSynthesizer, summary: ProviderComponent) {
+    /// The speech synthesizer the settings choose. The embedded default is the Piper voice;
+    /// when it cannot load, flite speaks, a line on standard error says why and the component
+    /// says so (`GET /v1/status`).
+    public static func synthesizer(
+        _ settings: ServerSettings, warn: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) throws -> (synthesizer: any SpeechSynthesizer, summary: ProviderComponent) {
         switch settings.speechSynthesis {
         case .embedded:
+            var fallback: String?
+            if settings.embeddedVoice == .piper {
+                do {
+                    let locator = locator(settings)
+                    let piper = try PiperSpeechSynthesizer(modelPath: locator.path(of: .piperJoe), onnxRuntimePath: locator.onnxRuntimeLibraryPath())
+                    return (piper, ProviderComponent(role: "text-to-speech", name: "Piper en_US-joe-medium", detail: "(in process on onnxruntime; phonemes from espeak-ng)"))
+                } catch {
+                    warn("text-to-speech: the Piper voice could not load, speaking with flite instead: \(error)")
+                    fallback = "\(error)"
+                }
+            }
             do {
-                return (try FliteSpeechSynthesizer(), ProviderComponent(role: "text-to-speech", name: "flite cmu_us_slt", detail: "(in process)"))
+                let flite = try FliteSpeechSynthesizer()
+                guard let fallback else {
+                    return (flite, ProviderComponent(role: "text-to-speech", name: "flite cmu_us_slt", detail: "(in process)"))
+                }
+                return (flite, ProviderComponent(
+                    role: "text-to-speech", name: "flite cmu_us_slt (fallback: the Piper voice could not load)", detail: "(in process; \(fallback))"
+                ))
             } catch {
                 throw StartupError(description: "text-to-speech (flite): \(error)")
             }

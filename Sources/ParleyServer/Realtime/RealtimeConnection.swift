@@ -1,12 +1,16 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyRTC
 import ParleyStore
 
 /// One realtime client: decodes its events into calls on its voice session, and turns the
-/// session's events into protocol events on the socket. Items are stored as they complete.
+/// session's events into protocol events on its transport (a WebSocket, or a WebRTC call's
+/// data channel and audio track). Items are stored as they complete.
 actor RealtimeConnection {
-    private let socket: WebSocketConnection
+    private let transport: RealtimeTransport
+    /// The WebRTC call's audio; `nil` on a WebSocket.
+    private let callAudio: RealtimeCallAudio?
     private let dialect: RealtimeDialect
     private let context: ServerContext
     let session: VoiceSession
@@ -28,6 +32,10 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
+    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC only).
+    private var sidebands: [WebSocketConnection] = []
+    /// Makes the session's per-turn trace spans, when traces are exported.
+    private var tracer: TurnTracer?
     /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
     private var storedOutput: [StoredOutput] = []
     /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
@@ -58,12 +66,18 @@ actor RealtimeConnection {
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        socket: WebSocketConnection, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
-        mcpServers: [MCPServerConfiguration] = []
+        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = []
     ) {
         agentMCPServers = mcpServers
-        self.socket = socket
+        self.tracer = tracer
+        self.transport = transport
+        if case .call(let call) = transport {
+            callAudio = RealtimeCallAudio(call: call, outputSampleRate: session.outputSampleRate)
+        } else {
+            callAudio = nil
+        }
         self.sendsParleyEvents = sendsParleyEvents
         translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
         self.dialect = dialect
@@ -75,10 +89,12 @@ actor RealtimeConnection {
         translator.speaksResponses = configuration.speaksResponses
     }
 
-    /// Serves the connection until the client leaves or the session ends.
-    func run() async {
+    /// Serves the connection until the client leaves or the session ends; `sessionUpdate` (a
+    /// `session.update` event, as a WebRTC call's `session` part gives it) is applied first.
+    func run(applying sessionUpdate: String? = nil) async {
         send(.sessionCreated(sessionInfo))
         send(.conversationCreated(id: conversationID))
+        if let sessionUpdate { await receive(.text(sessionUpdate)) }
         context.log.log("session.started", session: sessionID, ["dialect": .string(dialect.rawValue)])
         // The session's events are sent as they happen: this actor runs on the session's
         // executor, so the handler is already isolated to it.
@@ -93,6 +109,8 @@ actor RealtimeConnection {
         await mcpToolbox.close()
         // The session's last items are stored before the connection is done.
         while let drain = storedOutputDrain { await drain.value }
+        for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
+        tracer?.finish()
         context.log.log("session.ended", session: sessionID)
     }
 
@@ -108,14 +126,55 @@ actor RealtimeConnection {
         )
     }
 
+    /// Serves a backend's sideband socket on this call: it sees every event the call's client
+    /// sees from now on, and its events steer the session as the client's do.
+    func serveSideband(_ socket: WebSocketConnection) async {
+        sidebands.append(socket)
+        if let text = RealtimeServerEvent.sessionUpdated(sessionInfo).encode(dialect: dialect) { try? socket.send(.text(text)) }
+        for await message in socket.messages {
+            await receive(message)
+        }
+        sidebands.removeAll { $0 === socket }
+    }
+
     // MARK: Client → session
 
     /// Handles the client's messages in order, on this actor, until the socket closes.
     private func receiveEvents() async {
-        for await message in socket.messages {
-            await receive(message)
+        switch transport {
+        case .webSocket(let socket):
+            for await message in socket.messages {
+                await receive(message)
+            }
+        case .call(let call):
+            for await event in call.events {
+                await receive(event)
+            }
         }
         await session.close()
+    }
+
+    /// One event of a WebRTC call: a client event, microphone audio, or news of its track.
+    private func receive(_ event: RTCCallEvent) async {
+        guard let callAudio else { return }
+        switch callAudio.input(event) {
+        case .event(let text):
+            await receive(.text(text))
+        case .audio(let samples):
+            do {
+                try await session.appendAudio(samples, sampleRate: callAudio.inputSampleRate)
+            } catch {
+                if callAudio.reports(error) { reportError(RealtimeProtocolError(error, eventID: nil)) }
+            }
+        case .reply(let text):
+            send(text: text)
+        case .refused(let message):
+            reportError(RealtimeProtocolError(code: "invalid_event", message: message))
+        case .ended(let reason):
+            context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
+        case .nothing:
+            break
+        }
     }
 
     private func receive(_ message: WebSocketMessage) async {
@@ -261,6 +320,7 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", param: responseID == nil ? nil : "response_id", eventID: eventID))
             }
         case .outputAudioBufferClear:
+            if let callAudio { perform(callAudio.clear()) }
             await session.cancelResponse()
         }
     }
@@ -290,7 +350,28 @@ actor RealtimeConnection {
     /// Sends one session event to the client, after storing and counting what it completes.
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
-        for serverEvent in translator.translate(event) { send(serverEvent) }
+        tracer?.observe(event)
+        for serverEvent in translator.translate(event) {
+            // On a call the speech goes out on the audio track, not as base64 events.
+            if callAudio != nil, case .responseOutputAudioDelta = serverEvent { continue }
+            send(serverEvent)
+        }
+        if let callAudio {
+            perform(callAudio.observe(event, interruptsOnSpeech: configuration.turnDetection?.interruptResponse ?? false))
+        }
+    }
+
+    /// Carries out what a call's audio asks after an event.
+    private func perform(_ actions: [RealtimeCallAudio.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                send(text: text)
+            case .truncate(let itemID, let audioEndMs):
+                // This actor runs on the session's executor (see `unownedExecutor`).
+                session.assumeIsolated { _ = $0.truncate(itemID: itemID, audioEndMs: audioEndMs) }
+            }
+        }
     }
 
     /// Stores completed items and keeps metrics and the instance status up to date.
@@ -339,6 +420,11 @@ actor RealtimeConnection {
     func send(_ event: RealtimeServerEvent) {
         if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
+        send(text: text)
+    }
+
+    /// Sends an encoded event now, or after the store writes under way.
+    private func send(text: String) {
         if storedOutputDrain == nil {
             write(text)
         } else {
@@ -347,8 +433,9 @@ actor RealtimeConnection {
     }
 
     private func write(_ text: String) {
+        for sideband in sidebands { try? sideband.send(.text(text)) }
         do {
-            try socket.send(.text(text))
+            try transport.send(text)
         } catch {
             // The socket is closed or the client stopped reading (it is being closed with 1008);
             // the incoming loop ends and closes the session.

@@ -26,11 +26,25 @@ enum RealtimeEndpoint {
     }
 
     private static func decide(_ request: HTTPRequest, context: ServerContext) -> WebSocketUpgradeDecision {
+        if let callID = request.query["call_id"] {
+            if let refusal = RealtimeSideband.refusal(of: request, callID: callID, context: context) { return .reject(refusal) }
+        } else if let refusal = refusal(of: request, context: context) {
+            return .reject(refusal)
+        }
+        let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
+            .flatMap { $0.split(separator: ",") }
+            .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
+        return .accept(subprotocol: offersRealtime ? "realtime" : nil)
+    }
+
+    /// Why a realtime session (a WebSocket or a WebRTC call) may not start: bad or
+    /// out-of-scope credentials (401), or the session limit reached (503); `nil` admits it.
+    static func refusal(of request: HTTPRequest, context: ServerContext) -> HTTPResponse? {
         let caller: Caller
         do {
             caller = try context.authentication.caller(of: request)
         } catch {
-            return .reject(.error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error)."))
+            return .error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error).")
         }
         if case .client(let claims) = caller {
             let instanceID = request.query["instance"]
@@ -41,19 +55,20 @@ enum RealtimeEndpoint {
             do {
                 try claims.checkScope(agentID: agentID, instanceID: instanceID)
             } catch {
-                return .reject(.error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance."))
+                return .error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance.")
             }
         }
         guard context.sessions.count < context.sessions.maximum else {
-            return .reject(.error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly."))
+            return .error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly.")
         }
-        let offersRealtime = request.headers.values(for: "Sec-WebSocket-Protocol")
-            .flatMap { $0.split(separator: ",") }
-            .contains { $0.trimmingCharacters(in: .whitespaces) == "realtime" }
-        return .accept(subprotocol: offersRealtime ? "realtime" : nil)
+        return nil
     }
 
     private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+        if let callID = request.query["call_id"] {
+            await RealtimeSideband.serve(socket, callID: callID, context: context)
+            return
+        }
         let dialect: RealtimeDialect = request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
         let setup: SessionSetup
         do {
@@ -67,9 +82,11 @@ enum RealtimeEndpoint {
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session,
-            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") }
+            disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: "instance ended") },
+            conversationID: setup.conversationID
         )
         guard context.sessions.admit(entry) else {
+            setup.providers.recorder?.finish()
             socket.close(code: 1013, reason: "too many sessions")
             return
         }
@@ -79,9 +96,13 @@ enum RealtimeEndpoint {
             context.metrics.sessionClosed()
         }
         let connection = RealtimeConnection(
-            socket: socket, dialect: dialect, context: context, session: session,
+            transport: .webSocket(socket), dialect: dialect, context: context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
-            sendsParleyEvents: request.query["parley_events"] == "true", mcpServers: setup.mcpServers
+            sendsParleyEvents: request.query["parley_events"] == "true",
+            tracer: context.traces.map {
+                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
+            },
+            mcpServers: setup.mcpServers
         )
         await connection.run()
     }
@@ -94,6 +115,8 @@ struct SessionSetup {
     var history: [ConversationLedger.Item]
     var conversationID: String
     var instanceID: String?
+    /// The language model's name, for traces.
+    var modelName: String
     /// The agent's MCP servers.
     var mcpServers: [MCPServerConfiguration] = []
 
@@ -141,12 +164,15 @@ struct SessionSetup {
         )
 
         var options = AgentOptions()
+        // Sampling for short spoken answers; the agent's settings, then the client's, come first.
+        options.temperature = agentModel == nil ? context.settings.replyTemperature : nil
+        options.repetitionPenalty = agent.llm?.repetitionPenalty ?? (agentModel == nil ? context.settings.replyRepetitionPenalty : nil)
         if let line = agent.fillerLine { options.fillerLine = line }
         if let delay = agent.fillerDelayMs { options.fillerDelay = delay == 0 ? nil : .milliseconds(delay) }
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }
-        let providers = VoiceSessionProviders(
+        var providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
             model: agentModel ?? engines.makeConversationLanguageModel(),
             synthesizer: engines.synthesizer,
@@ -156,9 +182,13 @@ struct SessionSetup {
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel
         )
+        providers.recorder = context.recordings.recorder(
+            conversationID: conversationID, agentSetting: agent.recordings, makeResampler: engines.makeResampler
+        )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
-            conversationID: conversationID, instanceID: instanceID, mcpServers: agent.mcpServerConfigurations
+            conversationID: conversationID, instanceID: instanceID,
+            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations
         )
     }
 }

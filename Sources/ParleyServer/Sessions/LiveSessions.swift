@@ -12,6 +12,8 @@ public final class LiveSessions: @unchecked Sendable {
         public var session: VoiceSession
         /// Closes the client's socket.
         public var disconnect: @Sendable () -> Void
+        /// The conversation the session speaks in.
+        public var conversationID: String?
     }
 
     private let lock = NSLock()

@@ -2,7 +2,7 @@ import Foundation
 
 /// Word error rate: word-level edit distance (substitutions + deletions + insertions) divided
 /// by the number of reference words, after lower-casing and dropping punctuation.
-func wordErrorRate(reference: String, hypothesis: String) -> Double {
+public func wordErrorRate(reference: String, hypothesis: String) -> Double {
     let expected = normalizedWords(reference)
     let heard = normalizedWords(hypothesis)
     guard !expected.isEmpty else { return heard.isEmpty ? 0 : 1 }
@@ -10,7 +10,7 @@ func wordErrorRate(reference: String, hypothesis: String) -> Double {
 }
 
 /// The number of word edits needed to turn `reference` into `hypothesis`, summed over pairs.
-func totalWordErrors(_ pairs: [(reference: String, hypothesis: String)]) -> (errors: Int, words: Int) {
+public func totalWordErrors(_ pairs: [(reference: String, hypothesis: String)]) -> (errors: Int, words: Int) {
     pairs.reduce(into: (0, 0)) { total, pair in
         let expected = normalizedWords(pair.reference)
         total.0 += editDistance(expected, normalizedWords(pair.hypothesis))
@@ -18,7 +18,8 @@ func totalWordErrors(_ pairs: [(reference: String, hypothesis: String)]) -> (err
     }
 }
 
-func normalizedWords(_ text: String) -> [String] {
+/// The words of `text`, lower-cased, punctuation dropped (apostrophes kept).
+public func normalizedWords(_ text: String) -> [String] {
     let kept = text.lowercased().map { (character: Character) -> Character in
         character.isLetter || character.isNumber || character == "'" ? character : " "
     }

@@ -1,0 +1,4 @@
+#ifndef PARLEY_CSRTP_SHIM_H
+#define PARLEY_CSRTP_SHIM_H
+#include <srtp2/srtp.h>
+#endif

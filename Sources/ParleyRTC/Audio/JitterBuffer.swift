@@ -1,0 +1,68 @@
+/// A small reordering jitter buffer for one incoming audio stream: packets go in as they
+/// arrive, frames come out in sequence order once `depth` packets wait, and every missing
+/// sequence number comes out as a loss to conceal (with the next packet, for Opus FEC).
+///
+/// A pure value: packets in, actions out. Late packets (older than what was released) and
+/// duplicates are dropped; a jump of more than `resetGap` starts the stream over.
+public struct JitterBuffer: Sendable {
+    /// What to do with the stream next, in order.
+    public enum Output: Sendable, Equatable {
+        /// Decode this packet.
+        case packet([UInt8])
+        /// A packet is missing: conceal it, with `next` (the following packet) for FEC when known.
+        case lost(next: [UInt8]?)
+    }
+
+    /// Packets held back to wait for reordered ones (3 × 20 ms by default).
+    public let depth: Int
+    /// A sequence jump larger than this restarts the stream instead of concealing the gap.
+    public let resetGap: Int
+    private var waiting: [UInt16: [UInt8]] = [:]
+    private var nextSequence: UInt16?
+
+    /// Creates a buffer holding back `depth` packets.
+    public init(depth: Int = 3, resetGap: Int = 50) {
+        self.depth = depth
+        self.resetGap = resetGap
+    }
+
+    /// Adds a packet and returns what can be played now.
+    public mutating func insert(sequenceNumber: UInt16, payload: [UInt8]) -> [Output] {
+        if let next = nextSequence {
+            let distance = Int(Int16(bitPattern: sequenceNumber &- next))
+            if distance < 0 { return [] }
+            if distance > resetGap {
+                waiting.removeAll()
+                nextSequence = sequenceNumber
+            }
+        } else {
+            nextSequence = sequenceNumber
+        }
+        guard waiting[sequenceNumber] == nil else { return [] }
+        waiting[sequenceNumber] = payload
+        var output: [Output] = []
+        while waiting.count > depth, let next = nextSequence {
+            if let payload = waiting.removeValue(forKey: next) {
+                output.append(.packet(payload))
+            } else {
+                output.append(.lost(next: waiting[next &+ 1]))
+            }
+            nextSequence = next &+ 1
+        }
+        return output
+    }
+
+    /// Releases every waiting packet (the stream paused or ended), concealing gaps between them.
+    public mutating func drain() -> [Output] {
+        var output: [Output] = []
+        while !waiting.isEmpty, let next = nextSequence {
+            if let payload = waiting.removeValue(forKey: next) {
+                output.append(.packet(payload))
+            } else {
+                output.append(.lost(next: waiting[next &+ 1]))
+            }
+            nextSequence = next &+ 1
+        }
+        return output
+    }
+}
