@@ -24,6 +24,8 @@ struct TalkCommandTests {
         let synthesizer = ScriptedSpeechSynthesizer(millisecondsPerWord: 100)
         let providers = VoiceSessionProviders(
             recognizer: recognizer, model: model, synthesizer: synthesizer, tools: ToolRegistry([CalculatorTool()]),
+            // No filler: on a loaded machine even the calculator can outlast its delay.
+            agentOptions: AgentOptions(fillerDelay: nil),
             makeVoiceActivityDetector: { EnergyVAD() }, makeResampler: AudioFiles.resampler(from:to:)
         )
         let input = (0..<24_000).map { Int16(3000 * sin(Double($0) / 10)) }

@@ -68,10 +68,15 @@ struct ClosureTool: Tool {
     let description = "A test tool."
     let parameters: JSONValue
     let body: @Sendable (JSONValue) async throws -> String
+    let isCancellable: Bool
 
-    init(_ name: String, parameters: JSONValue = ["type": "object"], body: @escaping @Sendable (JSONValue) async throws -> String) {
+    init(
+        _ name: String, parameters: JSONValue = ["type": "object"], cancellable: Bool = false,
+        body: @escaping @Sendable (JSONValue) async throws -> String
+    ) {
         self.name = name
         self.parameters = parameters
+        self.isCancellable = cancellable
         self.body = body
     }
 
@@ -289,10 +294,10 @@ struct ClosureTool: Tool {
         try await agentTestEventually { model.cancelledStreams == 1 }
     }
 
-    @Test func cancellingTheConsumerCancelsRunningTools() async throws {
+    @Test func cancellingTheConsumerCancelsRunningCancellableTools() async throws {
         let started = AgentTestSignal()
         let cancelled = AgentTestSignal()
-        let patient = ClosureTool("patient") { _ in
+        let patient = ClosureTool("patient", cancellable: true) { _ in
             try await withTaskCancellationHandler {
                 started.fire()
                 try await Task.sleep(for: .seconds(3_600))

@@ -279,7 +279,7 @@ import Testing
         MalformedCase(#"{"type":"session.update","session":{"max_output_tokens":"lots"}}"#, "invalid_value", param: "session.max_output_tokens"),
         MalformedCase(#"{"type":"session.update","session":{"max_response_output_tokens":0}}"#, "invalid_value", param: "session.max_response_output_tokens"),
         MalformedCase(#"{"type":"session.update","session":{"tools":{}}}"#, "invalid_value", param: "session.tools"),
-        MalformedCase(#"{"type":"session.update","session":{"tools":[{"type":"mcp","server_label":"x"}]}}"#, "unsupported_value", param: "session.tools[0].type"),
+        MalformedCase(#"{"type":"session.update","session":{"tools":[{"type":"mcp","server_label":"x"}]}}"#, "missing_required_parameter", param: "session.tools[0].server_url"),
         MalformedCase(#"{"type":"session.update","session":{"tools":[{"type":"function"}]}}"#, "missing_required_parameter", param: "session.tools[0].name"),
         MalformedCase(#"{"type":"session.update","session":{"tools":[{"name":"ok"},{"name":"not ok!"}]}}"#, "invalid_value", param: "session.tools[1].name"),
         MalformedCase(#"{"type":"session.update","session":{"tools":[{"name":"t","parameters":"{}"}]}}"#, "invalid_value", param: "session.tools[0].parameters"),

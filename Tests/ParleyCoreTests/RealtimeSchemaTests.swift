@@ -253,8 +253,54 @@ enum RealtimeSamples {
             .error(RealtimeProtocolError(code: "invalid_value", message: "Bad.", param: "session.voice", eventID: "evt_1")),
             .error(RealtimeProtocolError(code: "unknown_event", message: "Unknown event type 'x'.")),
             .parley(type: "parley.turn_metrics", payload: .object(["first_audio_ms": .number(312), "stage": .string("tts")])),
-        ]
+        ] + mcpEvents
         return events
+    }
+
+    /// The MCP events and items (GA only: they encode to nothing in beta).
+    static var mcpEvents: [RealtimeServerEvent] {
+        let tools = [MCPToolDescription(
+            name: "add", description: "Adds.", inputSchema: .object(["type": .string("object")]), annotations: .object(["readOnlyHint": .bool(true)])
+        )]
+        let failure = MCPFailure(.http, code: 503, message: "MCP server \"shop\" could not be reached")
+        var settings = RealtimeSessionSettings()
+        settings.mcpServers = [
+            MCPServerConfiguration(label: "shop", url: URL(string: "https://mcp.example.com/mcp")!, authorization: "secret", headers: ["X-Key": "k"]),
+            MCPServerConfiguration(
+                label: "calc", url: URL(string: "http://127.0.0.1:9/mcp")!, allowedTools: MCPToolFilter(toolNames: ["add"]),
+                requireApproval: .filter(always: nil, never: MCPToolFilter(readOnly: true))
+            ),
+        ]
+        return [
+            .sessionUpdated(session(settings)),
+            .conversationItemAdded(RealtimeItem(id: "item_l", kind: .mcpListTools(serverLabel: "shop", tools: [])), previousItemID: nil),
+            .mcp(.listToolsInProgress(itemID: "item_l")),
+            .mcp(.listToolsCompleted(itemID: "item_l")),
+            .mcp(.listToolsFailed(itemID: "item_l")),
+            .conversationItemDone(RealtimeItem(id: "item_l", kind: .mcpListTools(serverLabel: "shop", tools: tools)), previousItemID: nil),
+            .responseOutputItemAdded(responseID: "resp_1", outputIndex: 0, item: RealtimeItem(id: "item_c", kind: .mcpCall(
+                serverLabel: "shop", name: "add", arguments: "", approvalRequestID: nil, output: nil, error: nil
+            ))),
+            .mcp(.callArgumentsDelta(responseID: "resp_1", itemID: "item_c", outputIndex: 0, delta: #"{"a":1}"#)),
+            .mcp(.callArgumentsDone(responseID: "resp_1", itemID: "item_c", outputIndex: 0, arguments: #"{"a":1}"#)),
+            .mcp(.callInProgress(itemID: "item_c", outputIndex: 0)),
+            .mcp(.callCompleted(itemID: "item_c", outputIndex: 0)),
+            .mcp(.callFailed(itemID: "item_c", outputIndex: 0)),
+            .responseOutputItemDone(responseID: "resp_1", outputIndex: 0, item: RealtimeItem(id: "item_c", kind: .mcpCall(
+                serverLabel: "shop", name: "add", arguments: #"{"a":1}"#, approvalRequestID: "item_r", output: "1", error: nil
+            ))),
+            .conversationItemDone(RealtimeItem(id: "item_c", kind: .mcpCall(
+                serverLabel: "shop", name: "add", arguments: #"{"a":1}"#, approvalRequestID: nil, output: nil, error: failure
+            )), previousItemID: nil),
+            .conversationItemDone(RealtimeItem(id: "item_c", kind: .mcpCall(
+                serverLabel: "shop", name: "add", arguments: "{}", approvalRequestID: nil, output: nil,
+                error: MCPFailure(.toolExecution, message: "closed")
+            )), previousItemID: nil),
+            .conversationItemDone(RealtimeItem(id: "item_r", kind: .mcpApprovalRequest(serverLabel: "shop", name: "add", arguments: "{}")), previousItemID: nil),
+            .conversationItemDone(RealtimeItem(id: "item_a", kind: .mcpApprovalResponse(
+                approvalRequestID: "item_r", approve: false, reason: "not now"
+            )), previousItemID: nil),
+        ]
     }
 
     /// Every case of `RealtimeServerEvent`; `caseName` keeps it exhaustive.
@@ -267,6 +313,7 @@ enum RealtimeSamples {
         "responseContentPartDone", "responseOutputAudioDelta", "responseOutputAudioDone", "responseOutputAudioTranscriptDelta",
         "responseOutputAudioTranscriptDone", "responseOutputTextDelta", "responseOutputTextDone",
         "responseFunctionCallArgumentsDelta", "responseFunctionCallArgumentsDone", "rateLimitsUpdated", "error", "parley",
+        "mcp",
     ]
 
     /// The case's name; the switch makes the compiler flag a new case until it is listed.
@@ -305,6 +352,7 @@ enum RealtimeSamples {
         case .rateLimitsUpdated: "rateLimitsUpdated"
         case .error: "error"
         case .parley: "parley"
+        case .mcp: "mcp"
         }
     }
 }

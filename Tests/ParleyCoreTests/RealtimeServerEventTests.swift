@@ -32,6 +32,15 @@ import Testing
             } else {
                 session.settings.temperature = nil
             }
+            // MCP servers go out without their secrets, and not at all in beta.
+            session.settings.mcpServers = dialect == .beta ? nil : session.settings.mcpServers?.map { server in
+                var server = server
+                server.authorization = nil
+                server.headers = [:]
+                return server
+            }
+            // They are written in the `tools` array, which then reads back as present.
+            if session.settings.mcpServers != nil, session.settings.tools == nil { session.settings.tools = [] }
             if case .sessionCreated = event { return .sessionCreated(session) }
             return .sessionUpdated(session)
         default:

@@ -146,9 +146,9 @@ import Testing
         #expect(await recorder.count(Match.audio) == 0)
     }
 
-    @Test func bargeInDuringAToolCallCancelsTheTool() async throws {
+    @Test func bargeInDuringACancellableToolCallCancelsTheTool() async throws {
         let gate = AsyncGate()
-        let tool = GatedTool(gate: gate)
+        let tool = GatedTool(gate: gate, isCancellable: true)
         let model = ScriptedLanguageModel(replies: [.toolCalls([ToolCall(id: "call_1", name: "slow_lookup", arguments: "{}")])])
         let (session, recorder) = makeSession(model: model, tools: ToolRegistry([tool]))
         try await speakOneTurn(into: session)
@@ -271,21 +271,28 @@ import Testing
     }
 }
 
-/// A server tool that waits at a gate and counts its cancellations.
+/// A server tool that waits at a gate and counts its calls and cancellations.
 final class GatedTool: Tool, @unchecked Sendable {
-    // @unchecked Sendable: `cancelled` is guarded by `lock`.
+    // @unchecked Sendable: `cancelled` and `called` are guarded by `lock`.
     private let lock = NSLock()
     private var cancelled = 0
+    private var called = 0
     let gate: AsyncGate
+    let isCancellable: Bool
     let name = "slow_lookup"
     let description = "Looks something up slowly"
     let parameters: JSONValue = .object(["type": .string("object"), "properties": .object([:])])
 
-    init(gate: AsyncGate) { self.gate = gate }
+    init(gate: AsyncGate, isCancellable: Bool = false) {
+        self.gate = gate
+        self.isCancellable = isCancellable
+    }
 
     var cancellations: Int { lock.withLock { cancelled } }
+    var calls: Int { lock.withLock { called } }
 
     func call(arguments: JSONValue) async throws -> String {
+        lock.withLock { called += 1 }
         await gate.wait()
         if Task.isCancelled { lock.withLock { cancelled += 1 } }
         try Task.checkCancellation()

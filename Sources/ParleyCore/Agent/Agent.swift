@@ -52,6 +52,16 @@ public struct Agent: Sendable {
     private func runTurn(history: [ChatMessage], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation) async throws {
         var conversation = history
         var totalUsage: TokenUsage?
+        // The filler is said at most once a turn, however many steps wait for tools.
+        var fillerSpoken = false
+        if !options.approvedCalls.isEmpty {
+            let results = try await runTools(options.approvedCalls, events: events, fillerSpoken: &fillerSpoken)
+            for (call, result) in zip(options.approvedCalls, results) {
+                let message = ChatMessage.tool(callID: call.id, content: result.output)
+                conversation.append(message)
+                events.yield(.message(message))
+            }
+        }
         for step in 1...options.maxSteps {
             let isLastStep = step == options.maxSteps
             let request = ChatRequest(
@@ -95,7 +105,9 @@ public struct Agent: Sendable {
             }
             conversation.append(reply)
             events.yield(.message(reply))
-            if toolCalls.contains(where: { call in options.externalTools.contains { $0.name == call.name } }) {
+            if toolCalls.contains(where: { call in
+                options.externalTools.contains { $0.name == call.name } || options.approvalRequiredTools.contains(call.name)
+            }) {
                 events.yield(.stepFinished(reason, usage))
                 events.yield(.finished(.toolCalls, totalUsage))
                 return
@@ -112,7 +124,7 @@ public struct Agent: Sendable {
                 return
             }
 
-            let results = try await runTools(toolCalls, events: events)
+            let results = try await runTools(toolCalls, events: events, fillerSpoken: &fillerSpoken)
             for (call, result) in zip(toolCalls, results) {
                 let message = ChatMessage.tool(callID: call.id, content: result.output)
                 conversation.append(message)
@@ -138,16 +150,32 @@ public struct Agent: Sendable {
     }
 
     /// Runs `calls` concurrently; results come back in call order, events in completion order.
-    private func runTools(_ calls: [ToolCall], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation) async throws -> [ToolResult] {
+    /// The filler is said when they take longer than its delay, unless `fillerSpoken` already.
+    private func runTools(
+        _ calls: [ToolCall], events: AsyncThrowingStream<AgentEvent, any Error>.Continuation, fillerSpoken: inout Bool
+    ) async throws -> [ToolResult] {
         for call in calls { events.yield(.toolCallStarted(call)) }
         let tools = tools
         let timeout = options.toolTimeout
         let clock = options.clock
-        let results = await withTaskGroup(of: StepChild.self) { group -> [ToolResult?] in
+        let offersFiller = !fillerSpoken
+        let (results, saidFiller) = await withTaskGroup(of: StepChild.self) { group -> ([ToolResult?], Bool) in
             for (index, call) in calls.enumerated() {
-                group.addTask { .tool(index: index, await tools.execute(call, timeout: timeout, clock: clock)) }
+                let cancellable = tools.tool(named: call.name)?.isCancellable ?? true
+                let keep = options.keepInterruptedResult
+                group.addTask {
+                    // Unstructured, so interrupting the turn stops the call only when the tool allows it.
+                    let execution = Task { await tools.execute(call, timeout: timeout, clock: clock) }
+                    let result = await withTaskCancellationHandler {
+                        await execution.value
+                    } onCancel: {
+                        if cancellable { execution.cancel() }
+                    }
+                    if Task.isCancelled, !cancellable { await keep?(call, result) }
+                    return .tool(index: index, result)
+                }
             }
-            if let delay = options.fillerDelay, !options.fillerLine.isEmpty {
+            if offersFiller, let delay = options.fillerDelay, !options.fillerLine.isEmpty {
                 group.addTask {
                     do {
                         try await clock.sleep(for: delay)
@@ -158,6 +186,7 @@ public struct Agent: Sendable {
                 }
             }
             var results = [ToolResult?](repeating: nil, count: calls.count)
+            var saidFiller = false
             var pending = calls.count
             while pending > 0, let child = await group.next() {
                 switch child {
@@ -166,14 +195,16 @@ public struct Agent: Sendable {
                     pending -= 1
                     events.yield(.toolCallFinished(calls[index], output: result.output, isError: result.isError))
                 case .fillerDue:
+                    saidFiller = true
                     events.yield(.filler(options.fillerLine))
                 case .fillerCancelled:
                     break
                 }
             }
             group.cancelAll()
-            return results
+            return (results, saidFiller)
         }
+        fillerSpoken = fillerSpoken || saidFiller
         try Task.checkCancellation()
         return results.map { $0 ?? ToolResult(output: "Error: the tool did not run.", isError: true) }
     }

@@ -11,7 +11,8 @@ public enum AgentEvent: Sendable, Hashable {
     case toolCallStarted(ToolCall)
     /// A tool call ended with `output` (an error message when `isError`).
     case toolCallFinished(ToolCall, output: String, isError: Bool)
-    /// A line to say because tools are taking long; not part of the conversation.
+    /// A line to say because tools are taking long (at most once a turn). It is not in the
+    /// turn's messages; a voice session speaks it and stores it as part of what was said.
     case filler(String)
     /// A message to append to the conversation: an assistant message (with its tool calls),
     /// a tool result, or the final assistant reply.

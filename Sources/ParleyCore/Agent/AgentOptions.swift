@@ -9,7 +9,7 @@ public struct AgentOptions: Sendable {
     public var toolTimeout: Duration
     /// How long the tools of a step may run before the agent emits `fillerLine`; `nil` never does.
     public var fillerDelay: Duration?
-    /// The short line to say while slow tools run, for example "One moment."
+    /// The short line said, once a turn, while slow tools run (default "Let me check that.").
     public var fillerLine: String
     /// What the agent says when the model is still calling tools after `maxSteps`.
     public var maxStepsMessage: String
@@ -30,13 +30,21 @@ public struct AgentOptions: Sendable {
     /// The tool choice of the turn's first request (`required` or a named function makes the
     /// model call a tool there; later requests are `auto`, the last `none`).
     public var firstToolChoice: ToolChoice = .auto
+    /// Server tools whose calls wait for the client's approval (MCP `require_approval`): a step
+    /// that calls one ends the turn like a client tool, and the call runs once approved.
+    public var approvalRequiredTools: Set<String> = []
+    /// Calls the client approved since the last turn: they run before the turn's first request.
+    public var approvedCalls: [ToolCall] = []
+    /// Takes the result of a call that finished after its turn was interrupted (a tool that is
+    /// not `isCancellable` runs on), so it can be kept in the conversation.
+    public var keepInterruptedResult: (@Sendable (ToolCall, ToolResult) async -> Void)?
 
     /// Creates options; every parameter has a default suited to a voice agent.
     public init(
         maxSteps: Int = 5,
         toolTimeout: Duration = .seconds(15),
         fillerDelay: Duration? = .milliseconds(1_500),
-        fillerLine: String = "One moment.",
+        fillerLine: String = "Let me check that.",
         maxStepsMessage: String = "Sorry, I couldn't finish that. Could you try asking in a different way?",
         temperature: Double? = nil,
         maxTokens: Int? = nil,

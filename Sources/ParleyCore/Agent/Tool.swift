@@ -25,9 +25,17 @@ public protocol Tool: Sendable {
     /// - Throws: `ToolError` with a message for the model; any other error is described to it.
     ///   Tools should honour cancellation; the agent stops waiting at its timeout either way.
     func call(arguments: JSONValue) async throws -> String
+    /// Whether interrupting the turn cancels a call already running (default `false`: the call
+    /// finishes and its result is kept in the conversation).
+    var isCancellable: Bool { get }
+    /// How long one call may run, when not the agent's `toolTimeout`.
+    var timeout: Duration? { get }
 }
 
 extension Tool {
+    public var isCancellable: Bool { false }
+    public var timeout: Duration? { nil }
+
     /// The definition sent to the model.
     public var definition: ToolDefinition {
         ToolDefinition(name: name, description: description, parameters: parameters)

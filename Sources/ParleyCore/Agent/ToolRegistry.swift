@@ -36,10 +36,10 @@ public struct ToolRegistry: Sendable {
         tools.first { $0.name == name }
     }
 
-    /// Validates and runs one call, giving up after `timeout`.
+    /// Validates and runs one call, giving up after the tool's own timeout or `timeout`.
     /// - Parameters:
     ///   - call: the call the model made.
-    ///   - timeout: how long to wait for the tool.
+    ///   - timeout: how long to wait for a tool without a timeout of its own.
     ///   - clock: the clock the timeout is measured on.
     public func execute(
         _ call: ToolCall,
@@ -64,6 +64,7 @@ public struct ToolRegistry: Sendable {
                 isError: true
             )
         }
+        let timeout = tool.timeout ?? timeout
         do {
             let output = try await ToolDeadline.run(timeout: timeout, clock: clock) {
                 try await tool.call(arguments: arguments)

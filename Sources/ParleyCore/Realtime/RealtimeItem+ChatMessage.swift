@@ -28,6 +28,9 @@ extension RealtimeItem {
             return .assistant(text: "", toolCalls: [ToolCall(id: callID, name: name, arguments: arguments)])
         case .functionCallOutput(let callID, let output):
             return .tool(callID: callID, content: output)
+        case .mcpListTools, .mcpCall, .mcpApprovalRequest, .mcpApprovalResponse:
+            // MCP items reach the conversation through the session's tool calls, not as messages.
+            return nil
         }
     }
 

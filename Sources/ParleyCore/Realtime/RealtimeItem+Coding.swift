@@ -23,6 +23,11 @@ extension RealtimeItem {
     /// Writes the item's members (`id`, `object`, `type`, `status`, …) in `dialect`.
     func write(to writer: inout RealtimeJSONWriter, dialect: RealtimeDialect) {
         writer.field("id", ifPresent: id)
+        guard !isMCP else {
+            writer.field("type", typeName)
+            writeMCPMembers(to: &writer)
+            return
+        }
         writer.field("object", "realtime.item")
         writer.field("type", typeName)
         writer.field("status", ifPresent: status?.rawValue)
@@ -41,6 +46,8 @@ extension RealtimeItem {
         case .functionCallOutput(let callID, let output):
             writer.field("call_id", callID)
             writer.field("output", output)
+        case .mcpListTools, .mcpCall, .mcpApprovalRequest, .mcpApprovalResponse:
+            break
         }
     }
 
@@ -79,12 +86,14 @@ extension RealtimeItem {
         case "function_call_output"?:
             guard let callID = try Self.decodeID(reader, key: "call_id") else { throw .missing(reader.path(of: "call_id")) }
             kind = .functionCallOutput(callID: callID, output: try reader.requiredString("output"))
+        case "mcp_approval_response"?, "mcp_approval_request"?, "mcp_call"?, "mcp_list_tools"?:
+            kind = try Self.decodeMCPKind(type!, reader)
         case nil:
             throw .missing(reader.path(of: "type"))
         case let other?:
             throw .unsupported(
                 reader.path(of: "type"),
-                "\(quotedExcerpt(other)) items are not supported; use 'message', 'function_call' or 'function_call_output'."
+                "\(quotedExcerpt(other)) items are not supported; use 'message', 'function_call', 'function_call_output' or 'mcp_approval_response'."
             )
         }
         self.init(id: id, status: status, kind: kind)

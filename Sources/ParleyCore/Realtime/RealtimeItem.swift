@@ -54,6 +54,14 @@ public struct RealtimeItem: Sendable, Hashable {
         case functionCall(callID: String, name: String, arguments: String)
         /// The result of a function call, with the call's id.
         case functionCallOutput(callID: String, output: String)
+        /// The tools an MCP server offers: `mcp_list_tools`.
+        case mcpListTools(serverLabel: String, tools: [MCPToolDescription])
+        /// A call of an MCP server's tool, with its output or error once it ended: `mcp_call`.
+        case mcpCall(serverLabel: String, name: String, arguments: String, approvalRequestID: String?, output: String?, error: MCPFailure?)
+        /// The model asking to call an MCP tool that waits for approval: `mcp_approval_request`.
+        case mcpApprovalRequest(serverLabel: String, name: String, arguments: String)
+        /// The client's answer to an approval request: `mcp_approval_response`.
+        case mcpApprovalResponse(approvalRequestID: String, approve: Bool, reason: String?)
     }
 
     /// The item's id (`item_…`); clients may leave it out when creating items.
@@ -91,12 +99,25 @@ public struct RealtimeItem: Sendable, Hashable {
         RealtimeItem(id: id, status: status, kind: .functionCallOutput(callID: callID, output: output))
     }
 
-    /// The item's `type` in the protocol: `message`, `function_call` or `function_call_output`.
+    /// The item's `type` in the protocol: `message`, `function_call`, `function_call_output`,
+    /// or one of the `mcp_…` types.
     public var typeName: String {
         switch kind {
         case .message: "message"
         case .functionCall: "function_call"
         case .functionCallOutput: "function_call_output"
+        case .mcpListTools: "mcp_list_tools"
+        case .mcpCall: "mcp_call"
+        case .mcpApprovalRequest: "mcp_approval_request"
+        case .mcpApprovalResponse: "mcp_approval_response"
+        }
+    }
+
+    /// Whether the item is one of the MCP types, whose objects carry no `object` or `status`.
+    var isMCP: Bool {
+        switch kind {
+        case .message, .functionCall, .functionCallOutput: false
+        case .mcpListTools, .mcpCall, .mcpApprovalRequest, .mcpApprovalResponse: true
         }
     }
 }

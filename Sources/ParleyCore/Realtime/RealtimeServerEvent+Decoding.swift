@@ -135,6 +135,7 @@ extension RealtimeServerEvent {
         case "error":
             return .error(try decodeError(try reader.requiredObject("error")))
         default:
+            if let event = try RealtimeMCPEvent(type: type, reader) { return .mcp(event) }
             throw RealtimeProtocolError(
                 code: "unknown_event", message: "Unknown server event type \(quotedExcerpt(type)).",
                 param: "type"

@@ -4,6 +4,8 @@ extension RealtimeServerEvent {
     /// The event's `type` in `dialect`, or `nil` when the event has no form there.
     public func typeName(dialect: RealtimeDialect) -> String? {
         let ga = dialect == .ga
+        // The beta API has no MCP items: events carrying one have no beta form.
+        if !ga, carriesMCPItem { return nil }
         switch self {
         case .sessionCreated: return "session.created"
         case .sessionUpdated(let session) where !ga && session.settings.sessionType == .transcription:
@@ -39,6 +41,7 @@ extension RealtimeServerEvent {
         case .responseOutputTextDone: return ga ? "response.output_text.done" : "response.text.done"
         case .responseFunctionCallArgumentsDelta: return "response.function_call_arguments.delta"
         case .responseFunctionCallArgumentsDone: return "response.function_call_arguments.done"
+        case .mcp(let event): return ga ? event.typeName : nil
         case .rateLimitsUpdated: return "rate_limits.updated"
         case .error: return "error"
         case .parley(let type, _): return type
@@ -187,6 +190,8 @@ extension RealtimeServerEvent {
             writer.field("call_id", callID)
             if dialect == .ga { writer.field("name", name) }
             writer.field("arguments", arguments)
+        case .mcp(let event):
+            event.write(to: &writer)
         case .rateLimitsUpdated(let limits):
             writer.array("rate_limits") { array in
                 for limit in limits {
@@ -211,6 +216,17 @@ extension RealtimeServerEvent {
             default:
                 writer.field("data", payload)
             }
+        }
+    }
+
+    /// Whether the event carries an `mcp_…` item.
+    private var carriesMCPItem: Bool {
+        switch self {
+        case .conversationItemAdded(let item, _), .conversationItemDone(let item, _), .conversationItemRetrieved(let item),
+             .responseOutputItemAdded(_, _, let item), .responseOutputItemDone(_, _, let item):
+            item.isMCP
+        default:
+            false
         }
     }
 

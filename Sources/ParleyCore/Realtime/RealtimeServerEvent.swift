@@ -121,6 +121,8 @@ public enum RealtimeServerEvent: Sendable, Hashable {
     case responseFunctionCallArgumentsDone(
         responseID: String, itemID: String, outputIndex: Int, callID: String, name: String, arguments: String
     )
+    /// An MCP event (`mcp_list_tools.*`, `response.mcp_call*`); GA only.
+    case mcp(RealtimeMCPEvent)
     /// `rate_limits.updated`.
     case rateLimitsUpdated([RealtimeRateLimit])
     /// `error`: something went wrong; the session goes on.

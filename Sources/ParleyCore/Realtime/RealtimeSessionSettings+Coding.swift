@@ -33,7 +33,8 @@ extension RealtimeSessionSettings {
         self = dialect == .ga ? betaSettings.merging(gaSettings) : gaSettings.merging(betaSettings)
 
         instructions = try session.string("instructions")
-        tools = try Self.decodeTools(session)
+        tools = try Self.decodeTools(session, allowingMCP: true)
+        mcpServers = try Self.decodeMCPServers(session)
         toolChoice = try Self.decodeToolChoice(session, key: "tool_choice")
         temperature = try Self.decodeTemperature(session, key: "temperature")
         parleyEvents = try session.bool("parley_events")
@@ -231,10 +232,14 @@ extension RealtimeSessionSettings {
     }
 
     /// Decodes the `tools` array, `nil` when absent.
-    static func decodeTools(_ reader: RealtimeJSONReader) throws(RealtimeProtocolError) -> [ToolDefinition]? {
+    /// `allowingMCP` skips `mcp` entries (`decodeMCPServers` reads them) instead of refusing them.
+    static func decodeTools(_ reader: RealtimeJSONReader, allowingMCP: Bool = false) throws(RealtimeProtocolError) -> [ToolDefinition]? {
         guard let readers = try reader.objects("tools") else { return nil }
         var tools: [ToolDefinition] = []
-        for toolReader in readers { tools.append(try decodeTool(toolReader)) }
+        for toolReader in readers {
+            if allowingMCP, try toolReader.string("type") == "mcp" { continue }
+            tools.append(try decodeTool(toolReader))
+        }
         return tools
     }
 
@@ -336,7 +341,9 @@ extension RealtimeSessionSettings {
     }
 
     private func writeCommon(to writer: inout RealtimeJSONWriter, dialect: RealtimeDialect) {
-        if let tools { Self.writeTools(tools, to: &writer) }
+        // The beta API has no MCP tools.
+        let mcpServers = dialect == .ga ? mcpServers : nil
+        if tools != nil || mcpServers != nil { Self.writeTools(tools ?? [], mcpServers: mcpServers ?? [], to: &writer) }
         if let toolChoice { Self.writeToolChoice(toolChoice, dialect: dialect, to: &writer) }
     }
 
@@ -399,7 +406,7 @@ extension RealtimeSessionSettings {
         }
     }
 
-    static func writeTools(_ tools: [ToolDefinition], to writer: inout RealtimeJSONWriter) {
+    static func writeTools(_ tools: [ToolDefinition], mcpServers: [MCPServerConfiguration] = [], to writer: inout RealtimeJSONWriter) {
         writer.array("tools") { array in
             for tool in tools {
                 array.elementObject { object in
@@ -408,6 +415,9 @@ extension RealtimeSessionSettings {
                     object.field("description", tool.description)
                     object.field("parameters", tool.parameters)
                 }
+            }
+            for server in mcpServers {
+                array.elementObject { server.write(to: &$0) }
             }
         }
     }

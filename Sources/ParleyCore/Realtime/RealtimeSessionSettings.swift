@@ -106,6 +106,8 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
     public var inputTranscription: RealtimeInputTranscription?
     /// Tools the client executes itself; an empty array clears them.
     public var tools: [ToolDefinition]?
+    /// The MCP servers among the session's `tools` (`{"type": "mcp", …}`), `nil` when it has none.
+    public var mcpServers: [MCPServerConfiguration]?
     /// Whether and which tool the model must call.
     public var toolChoice: ToolChoice?
     /// Sampling temperature (beta only; GA sessions have none).
@@ -175,7 +177,13 @@ public struct RealtimeSessionSettings: Sendable, Hashable {
             interruption: update.interruption ?? interruption,
             noiseReduction: update.noiseReduction ?? noiseReduction,
             echoCancellation: update.echoCancellation ?? echoCancellation
-        )
+        ).with(mcpServers: update.mcpServers ?? mcpServers)
+    }
+
+    private func with(mcpServers: [MCPServerConfiguration]?) -> RealtimeSessionSettings {
+        var copy = self
+        copy.mcpServers = mcpServers
+        return copy
     }
 
     /// Whether responses are spoken: true unless the modalities leave audio out.

@@ -68,12 +68,12 @@ public struct ConversationLedger: Sendable, Hashable {
     }
 
     /// Inserts an item after `previousID` (at the end when `nil` or unknown).
-    public mutating func insert(id: String, message: ChatMessage, after previousID: String?) {
+    public mutating func insert(id: String, message: ChatMessage, after previousID: String?, isInternal: Bool = false) {
         guard let previousID, let index = items.firstIndex(where: { $0.id == previousID }) else {
-            upsert(id: id, message: message)
+            upsert(id: id, message: message, isInternal: isInternal)
             return
         }
-        items.insert(Item(id: id, message: message), at: index + 1)
+        items.insert(Item(id: id, message: message, isInternal: isInternal), at: index + 1)
         dropOldest()
     }
 

@@ -72,7 +72,8 @@ struct ResponseRunner: Sendable {
     private func think(into segments: AsyncStream<String>.Continuation, deliver: @Sendable (Event) async -> Bool) async -> Outcome {
         defer { segments.finish() }
         var segmenter = SentenceSegmenter()
-        let clientToolNames = Set(agent.options.externalTools.map(\.name))
+        // Calls waiting for approval go to the client like its own tools' calls.
+        let clientToolNames = Set(agent.options.externalTools.map(\.name)).union(agent.options.approvalRequiredTools)
         do {
             for try await event in agent.run(history: history) {
                 switch event {
@@ -80,6 +81,10 @@ struct ResponseRunner: Sendable {
                     guard await deliver(.textDelta(delta)) else { return .stopped }
                     segmenter.append(delta).forEach { segments.yield($0) }
                 case .filler(let line):
+                    // Said as part of the reply, after what the model wrote before its tool calls:
+                    // it shows in the transcript and is stored as what was said.
+                    segmenter.flush().forEach { segments.yield($0) }
+                    guard await deliver(.textDelta(line + " ")) else { return .stopped }
                     segments.yield(line)
                 case .toolCallStarted(let call):
                     guard await deliver(.toolCallStarted(call)) else { return .stopped }

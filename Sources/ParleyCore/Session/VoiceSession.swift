@@ -73,6 +73,8 @@ public actor VoiceSession {
     private var echoReferenceResampler: (any Resampler)?
     private var responseTask: Task<Void, Never>?
     private var isClosed = false
+    /// Server tools of this session only (its MCP servers'), beside the providers' tools.
+    var sessionTools = SessionTools()
 
     /// A response asked for while committed audio was still being transcribed.
     private struct DeferredResponse: Sendable {
@@ -691,7 +693,7 @@ public actor VoiceSession {
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
         }
         begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
-        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request)
+        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
         responseTask = Task { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
@@ -732,7 +734,9 @@ public actor VoiceSession {
 
     /// The runner of a response to `history`, with the session's agent settings and the
     /// request's overrides.
-    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest) -> ResponseRunner {
+    /// `runsApprovedCalls`: the response is the conversation's next one, which runs the calls
+    /// the client approved since the last.
+    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false) -> ResponseRunner {
         var agentOptions = providers.agentOptions
         agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
         switch request.maxOutputTokens {
@@ -742,10 +746,13 @@ public actor VoiceSession {
         }
         agentOptions.externalTools = request.clientTools ?? configuration.clientTools
         agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
+        agentOptions.approvalRequiredTools = sessionTools.approvalRequired
+        if runsApprovedCalls { agentOptions.approvedCalls = sessionTools.takeApprovedCalls() }
+        agentOptions.keepInterruptedResult = { [weak self] call, result in await self?.keepToolResult(result, of: call) }
         let agent = Agent(
             model: providers.model,
             instructions: request.instructions ?? configuration.instructions,
-            tools: providers.tools,
+            tools: sessionTools.registry(adding: providers.tools),
             options: agentOptions
         )
         var speech = configuration.speech
@@ -962,6 +969,38 @@ public actor VoiceSession {
         spokenTexts[itemID] = tracker
         spokenTextOrder.append(itemID)
         if spokenTextOrder.count > 8 { spokenTexts.removeValue(forKey: spokenTextOrder.removeFirst()) }
+    }
+
+    /// Stores a tool result the session produced outside a response (a declined approval).
+    func recordToolResult(_ message: ChatMessage, id itemID: String) {
+        ledger.upsert(id: itemID, message: message, isInternal: true)
+        emit(.itemCompleted(itemID: itemID, message: message))
+    }
+
+    /// Keeps the result of a call that finished after its response was interrupted, right
+    /// after the call (and its other results), so the next turn's model sees both.
+    private func keepToolResult(_ result: ToolResult, of call: ToolCall) {
+        guard !isClosed else { return }
+        let items = ledger.items
+        var previousID: String?
+        if var last = items.firstIndex(where: { item in
+            if case .assistant(_, let calls, _)? = item.message { calls.contains { $0.id == call.id } } else { false }
+        }) {
+            while last + 1 < items.count, case .tool? = items[last + 1].message { last += 1 }
+            previousID = items[last].id
+        }
+        if previousID == nil {
+            // The call itself was not stored before the interruption: keep it with its result.
+            let callItemID = IdentifierGenerator.make("item")
+            let callMessage = ChatMessage.assistant(text: "", toolCalls: [call])
+            ledger.upsert(id: callItemID, message: callMessage, isInternal: true)
+            emit(.itemCompleted(itemID: callItemID, message: callMessage))
+            previousID = callItemID
+        }
+        let itemID = IdentifierGenerator.make("item")
+        let message = ChatMessage.tool(callID: call.id, content: result.output)
+        ledger.insert(id: itemID, message: message, after: previousID, isInternal: true)
+        emit(.itemCompleted(itemID: itemID, message: message))
     }
 
     private func emit(_ event: VoiceSessionEvent) {

@@ -71,6 +71,12 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     public var voice: String?
     public var llm: LanguageModelSettings?
     public var tools: [ToolSpecification]?
+    /// Remote MCP servers whose tools the agent uses.
+    public var mcpServers: [MCPServerSpecification]?
+    /// What the agent says, once a turn, when tools take longer than `fillerDelayMs`.
+    public var fillerLine: String?
+    /// How long tools may run before the filler is said (default 1500; 0 never says it).
+    public var fillerDelayMs: Int?
     /// `nil` = server VAD with defaults; use `manualTurns` for push-to-talk.
     public var turnDetection: TurnDetectionSettings?
     /// Push-to-talk by default.
@@ -87,6 +93,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case id, name, instructions, voice, llm, tools, memory, recordings, telephony, interruption
+        case mcpServers = "mcp_servers", fillerLine = "filler_line", fillerDelayMs = "filler_delay_ms"
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
@@ -133,13 +140,16 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
                 problems.append("\(prefix).type: \"\(tool.type)\" is not builtin or webhook")
             }
         }
-        return problems
+        if let fillerLine, fillerLine.count > 200 { problems.append("filler_line: at most 200 characters") }
+        if let fillerDelayMs, !(0...60_000).contains(fillerDelayMs) { problems.append("filler_delay_ms: must be between 0 and 60000") }
+        return problems + mcpValidationProblems()
     }
 
     /// The definition as returned to API clients: secrets removed.
     public var redacted: AgentDefinition {
         var copy = self
         copy.llm?.apiKey = nil
+        copy.mcpServers = redactedMCPServers
         copy.tools = tools?.map { tool in
             var tool = tool
             tool.headers = tool.headers.map { Dictionary(uniqueKeysWithValues: $0.keys.map { ($0, "[redacted]") }) }
@@ -155,6 +165,9 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.voice { voice = value }
         if let value = patch.llm { llm = value }
         if let value = patch.tools { tools = value }
+        if let value = patch.mcpServers { mcpServers = value }
+        if let value = patch.fillerLine { fillerLine = value }
+        if let value = patch.fillerDelayMs { fillerDelayMs = value }
         if let value = patch.turnDetection { turnDetection = value }
         if let value = patch.manualTurns { manualTurns = value }
         if let value = patch.memory { memory = value }

@@ -13,12 +13,12 @@ actor RealtimeConnection {
     private let callAudio: RealtimeCallAudio?
     private let dialect: RealtimeDialect
     private let context: ServerContext
-    private let session: VoiceSession
+    let session: VoiceSession
     private let sessionID = RealtimeID.session()
     private let conversationID: String
     private let instanceID: String?
     private var configuration: VoiceSessionConfiguration
-    private var translator: RealtimeEventTranslator
+    var translator: RealtimeEventTranslator
     /// Whether the client asked for Parley's own `parley.*` events (`?parley_events=true` or
     /// the session field `parley_events`); other clients get only events in OpenAI's schema.
     private var sendsParleyEvents: Bool
@@ -50,6 +50,14 @@ actor RealtimeConnection {
         case event(String)
     }
 
+    /// The session's MCP servers, their clients and tool lists.
+    let mcpToolbox = MCPToolbox()
+    /// The agent's MCP servers; the session's own (from `session.update`) come after them.
+    private let agentMCPServers: [MCPServerConfiguration]
+    private var sessionMCPServers: [MCPServerConfiguration] = []
+    /// The MCP server update under way, if any.
+    var mcpUpdate: Task<Void, Never>?
+
     /// The transcription model reported to clients: Parley transcribes with Whisper.
     static let transcriptionModel = "whisper-1"
 
@@ -60,8 +68,9 @@ actor RealtimeConnection {
     init(
         transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
-        tracer: TurnTracer? = nil
+        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = []
     ) {
+        agentMCPServers = mcpServers
         self.tracer = tracer
         self.transport = transport
         if case .call(let call) = transport {
@@ -92,9 +101,12 @@ actor RealtimeConnection {
         await session.deliverEvents { [self] event in
             assumeIsolated { connection in connection.forward(event) }
         }
+        if !agentMCPServers.isEmpty { useMCPServers(agentMCPServers) }
         // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
         // The server ends a session early (shutdown, the instance deleted) by closing its socket.
         await receiveEvents()
+        mcpUpdate?.cancel()
+        await mcpToolbox.close()
         // The session's last items are stored before the connection is done.
         while let drain = storedOutputDrain { await drain.value }
         for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
@@ -108,6 +120,7 @@ actor RealtimeConnection {
             outputAudioFormat: translator.outputAudio.format
         )
         settings.sessionType = isTranscriptionSession ? .transcription : nil
+        if !sessionMCPServers.isEmpty { settings.mcpServers = sessionMCPServers }
         return RealtimeSessionInfo(
             id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
         )
@@ -221,6 +234,13 @@ actor RealtimeConnection {
             if let format = update.inputAudioFormat { inputAudioFormat = format }
             if let format = update.outputAudioFormat { translator.outputAudio.use(format) }
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
+            // A `tools` array replaces every tool, the MCP servers among them included.
+            if update.tools != nil || update.mcpServers != nil {
+                let servers = update.mcpServers ?? []
+                sessionMCPServers = servers
+                let labels = Set(servers.map(\.label))
+                useMCPServers(agentMCPServers.filter { !labels.contains($0.label) } + servers)
+            }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)
             send(.sessionUpdated(sessionInfo))
@@ -247,6 +267,10 @@ actor RealtimeConnection {
         case .inputAudioBufferClear:
             await session.clearAudio()
         case .conversationItemCreate(let item, let previousItemID, let eventID):
+            if case .mcpApprovalResponse(let requestID, let approve, let reason) = item.kind {
+                await answerApproval(item, approvalRequestID: requestID, approve: approve, reason: reason, eventID: eventID)
+                return
+            }
             guard let message = item.chatMessage else {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "The item has no content a model can read (text, a transcript, a function call or its output).", param: "item", eventID: eventID))
                 return
@@ -401,13 +425,13 @@ actor RealtimeConnection {
         context.sessions.setStatus(status, instanceID: instanceID)
     }
 
-    private func reportError(_ error: RealtimeProtocolError) {
+    func reportError(_ error: RealtimeProtocolError) {
         context.metrics.errorReported(category: "invalid_request")
         send(.error(error))
     }
 
     /// Sends `event` now, or after the store writes under way.
-    private func send(_ event: RealtimeServerEvent) {
+    func send(_ event: RealtimeServerEvent) {
         if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
         send(text: text)

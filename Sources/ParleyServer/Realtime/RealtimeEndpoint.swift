@@ -97,7 +97,8 @@ enum RealtimeEndpoint {
                 sendsParleyEvents: request.query["parley_events"] == "true",
                 tracer: context.traces.map {
                     TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
-                }
+                },
+                mcpServers: setup.mcpServers
             )
             await connection.run()
         }
@@ -113,6 +114,8 @@ struct SessionSetup {
     var instanceID: String?
     /// The language model's name, for traces.
     var modelName: String
+    /// The agent's MCP servers.
+    var mcpServers: [MCPServerConfiguration] = []
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -162,6 +165,8 @@ struct SessionSetup {
         // Sampling for short spoken answers; the agent's settings, then the client's, come first.
         options.temperature = agentModel == nil ? context.settings.replyTemperature : nil
         options.repetitionPenalty = agent.llm?.repetitionPenalty ?? (agentModel == nil ? context.settings.replyRepetitionPenalty : nil)
+        if let line = agent.fillerLine { options.fillerLine = line }
+        if let delay = agent.fillerDelayMs { options.fillerDelay = delay == 0 ? nil : .milliseconds(delay) }
         if let memory = agent.memory {
             options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
         }
@@ -183,7 +188,7 @@ struct SessionSetup {
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
             conversationID: conversationID, instanceID: instanceID,
-            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown"
+            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations
         )
     }
 }

@@ -5,7 +5,7 @@ import ParleyCore
 /// keeping the little state the protocol needs (output indexes, transcripts, the output items
 /// of each response). A pure value: events in, events out.
 struct RealtimeEventTranslator {
-    private struct ResponseState {
+    struct ResponseState {
         var output: [RealtimeItem] = []
         var messageItemID: String?
         var cancelReason: RealtimeResponseStatusDetails.Reason = .clientCancelled
@@ -28,7 +28,12 @@ struct RealtimeEventTranslator {
     var outputAudio: OutputAudioEncoder
     /// The conversation the session's responses belong to.
     let conversationID: String
-    private var responses: [String: ResponseState] = [:]
+    var responses: [String: ResponseState] = [:]
+    /// The server of each MCP tool, by tool name: calls of these tools are `mcp_call` items,
+    /// and calls waiting for approval `mcp_approval_request` items.
+    var mcpServerLabels: [String: String] = [:]
+    /// MCP calls in progress, and the approval request of each approved call.
+    var mcpCalls = MCPCallItems()
     private var partialTranscripts: [String: String] = [:]
     /// The item before each committed user turn, for its `conversation.item.done`.
     private var committedPredecessors: [String: String?] = [:]
@@ -162,15 +167,21 @@ struct RealtimeEventTranslator {
             }
             return events
         case .toolCallStarted(let responseID, let call):
-            return [.parley(type: "parley.tool_call.started", payload: .object([
+            let started = RealtimeServerEvent.parley(type: "parley.tool_call.started", payload: .object([
                 "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
-            ]))]
-        case .toolCallFinished(let responseID, let call, _, let isError):
-            return [.parley(type: "parley.tool_call.finished", payload: .object([
+            ]))
+            guard let label = mcpServerLabels[call.name] else { return [started] }
+            return [started] + mcpCallStarted(responseID: responseID, call: call, serverLabel: label)
+        case .toolCallFinished(let responseID, let call, let output, let isError):
+            let finished = RealtimeServerEvent.parley(type: "parley.tool_call.finished", payload: .object([
                 "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
                 "is_error": .bool(isError),
-            ]))]
+            ]))
+            return mcpCallFinished(responseID: responseID, call: call, output: output, isError: isError) + [finished]
         case .functionCallRequested(let responseID, let itemID, let call, let previousItemID):
+            if let label = mcpServerLabels[call.name] {
+                return mcpApprovalRequested(responseID: responseID, itemID: itemID, call: call, serverLabel: label, previousItemID: previousItemID)
+            }
             guard var state = responses[responseID] else { return [] }
             let outputIndex = state.output.count
             let pending = RealtimeItem.functionCall(id: itemID, callID: call.id, name: call.name, arguments: "", status: .inProgress)

@@ -84,7 +84,8 @@ enum RealtimeCallsRoute {
             sendsParleyEvents: request.query["parley_events"] == "true",
             tracer: context.traces.map {
                 TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
-            }
+            },
+            mcpServers: setup.mcpServers
         )
         context.calls.attach(connection, to: call)
         Task.detached {
