@@ -62,6 +62,31 @@ struct MCPRealtimeTests {
         .toolCalls([ToolCall(id: id, name: name, arguments: arguments)])
     }
 
+    @Test("a client token may not name MCP servers (the server would call any URL it gives) unless the server allows it")
+    func clientNamedServersNeedPermission() async throws {
+        let update = #"{"type":"session.update","session":{"type":"realtime","tools":[{"type":"mcp","server_label":"inside","server_url":"http://127.0.0.1:9/mcp","require_approval":"never"}]}}"#
+        let server = try TestServer.start()
+        let client = try await RealtimeTestClient.connect(server, token: server.clientToken())
+        try client.send(update)
+        let refusal = try #require(await client.next("error"))
+        #expect(refusal["error"]?["code"]?.stringValue == "mcp_servers_not_allowed")
+        #expect(refusal["error"]?["param"]?.stringValue == "session.tools")
+        try client.send(#"{"type":"session.update","session":{"type":"realtime","instructions":"Still here."}}"#)
+        #expect(await client.next("session.updated") != nil, "the session goes on after the refusal")
+        client.socket.close(code: 1000, reason: "done")
+        await server.stop()
+
+        let permissive = try TestServer.start { $0.clientsNameMCPServers = true }
+        let allowed = try await RealtimeTestClient.connect(permissive, token: permissive.clientToken())
+        try allowed.send(update)
+        #expect(await allowed.next("session.updated") != nil)
+        #expect(await allowed.events.allSatisfy { $0["error"]?["code"]?.stringValue != "mcp_servers_not_allowed" })
+        allowed.socket.close(code: 1000, reason: "done")
+        await permissive.stop()
+        #expect(ServerSettings.load(environment: ["PARLEY_MCP_CLIENT_SERVERS": "on"]).0.clientsNameMCPServers)
+        #expect(ServerSettings.load(environment: [:]).0.clientsNameMCPServers == false)
+    }
+
     @Test("the model calls an MCP tool: mcp_call events, the output to the model, the bearer token to the server")
     func callsATool() async throws {
         try await Self.withSession(replies: [Self.call("add", #"{"a":2,"b":40}"#), .text("It is 42.")]) { client, model, mcp in

@@ -83,6 +83,10 @@ public struct ServerSettings: Sendable {
     public var webRoot: URL?
     /// Whether calls are recorded when their agent does not say (`PARLEY_RECORDINGS=on`).
     public var recordsCalls = false
+    /// Whether sessions opened with a client token may name MCP servers of their own in
+    /// `session.tools` (`PARLEY_MCP_CLIENT_SERVERS=on`): the server then calls any URL a token
+    /// holder gives it. Off, only the backend (the server secret) may; agents' servers always work.
+    public var clientsNameMCPServers = false
     /// Where per-turn traces go (OTLP/HTTP JSON), from `OTEL_EXPORTER_OTLP_ENDPOINT` and friends; `nil` exports none.
     public var tracing: OTLPConfiguration?
     /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
@@ -233,6 +237,7 @@ public struct ServerSettings: Sendable {
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
         if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
+        if let clientServers = boolean("PARLEY_MCP_CLIENT_SERVERS") { settings.clientsNameMCPServers = clientServers }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)
         return (settings, problems)

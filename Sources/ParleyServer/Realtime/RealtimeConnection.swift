@@ -54,6 +54,8 @@ actor RealtimeConnection {
     let mcpToolbox = MCPToolbox()
     /// The agent's MCP servers; the session's own (from `session.update`) come after them.
     private let agentMCPServers: [MCPServerConfiguration]
+    /// Whether `session.update` may name MCP servers (the backend, or every client when the server allows it).
+    private let allowsSessionMCPServers: Bool
     private var sessionMCPServers: [MCPServerConfiguration] = []
     /// The MCP server update under way, if any.
     var mcpUpdate: Task<Void, Never>?
@@ -68,9 +70,10 @@ actor RealtimeConnection {
     init(
         transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
-        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = []
+        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false
     ) {
         agentMCPServers = mcpServers
+        self.allowsSessionMCPServers = allowsSessionMCPServers
         self.tracer = tracer
         self.transport = transport
         if case .call(let call) = transport {
@@ -216,6 +219,16 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(
                     code: "invalid_value", message: "This server has no noise suppressor; use noise_reduction: null. The session is unchanged.",
                     param: "session.audio.input.noise_reduction", eventID: eventID
+                ))
+                return
+            }
+            if let servers = update.mcpServers, !servers.isEmpty, !allowsSessionMCPServers {
+                reportError(RealtimeProtocolError(
+                    code: "mcp_servers_not_allowed",
+                    message: "MCP servers in session.tools are taken only from the backend (the server secret), since the server calls "
+                        + "whatever URL they name; with a client token, use the agent's mcp_servers (or set PARLEY_MCP_CLIENT_SERVERS=on). "
+                        + "The session is unchanged.",
+                    param: "session.tools", eventID: eventID
                 ))
                 return
             }

@@ -98,7 +98,7 @@ enum RealtimeEndpoint {
                 tracer: context.traces.map {
                     TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
                 },
-                mcpServers: setup.mcpServers
+                mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers
             )
             await connection.run()
         }
@@ -116,6 +116,8 @@ struct SessionSetup {
     var modelName: String
     /// The agent's MCP servers.
     var mcpServers: [MCPServerConfiguration] = []
+    /// Whether the client may name MCP servers of its own (see `ServerSettings.clientsNameMCPServers`).
+    var allowsSessionMCPServers = false
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -188,7 +190,8 @@ struct SessionSetup {
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
             conversationID: conversationID, instanceID: instanceID,
-            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations
+            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations,
+            allowsSessionMCPServers: context.settings.clientsNameMCPServers || (try? context.authentication.caller(of: request)) == .backend
         )
     }
 }

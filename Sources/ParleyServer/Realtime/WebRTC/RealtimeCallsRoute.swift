@@ -85,7 +85,7 @@ enum RealtimeCallsRoute {
             tracer: context.traces.map {
                 TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
             },
-            mcpServers: setup.mcpServers
+            mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers
         )
         context.calls.attach(connection, to: call)
         Task.detached {
