@@ -13,7 +13,10 @@ import re
 import platform
 import subprocess
 
-AREA_ORDER = ["network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store"]
+AREA_ORDER = [
+    "network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store",
+    "cluster", "webrtc", "recordings", "telephony",
+]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
     "audio": "Audio and turn-taking core",
@@ -26,6 +29,10 @@ AREA_TITLES = {
     "session": "Voice session pipeline",
     "server": "Server under load",
     "store": "Store engines: SQLite and PostgreSQL",
+    "cluster": "Cluster mode on PostgreSQL",
+    "webrtc": "WebRTC calls",
+    "recordings": "Call recordings",
+    "telephony": "Phone calls (Twilio Media Streams, G.711)",
 }
 AREA_NOTES = {
     "voice": (
