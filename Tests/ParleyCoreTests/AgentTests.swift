@@ -272,6 +272,34 @@ struct ClosureTool: Tool {
         #expect(!Self.messages(of: events).contains(.assistant(text: "Hang on.")))
     }
 
+    @Test func saysAToolsProgressOnlyAfterTheFillerAndNotTwiceInARow() async throws {
+        let progressSaid = AgentTestSignal()
+        let reporter = ClosureTool("report") { _ in
+            ToolProgress.report("Too early to say.")  // Before the filler delay: not said.
+            // A long job reporting as it goes, until its progress was said (or the test's deadline).
+            while !progressSaid.hasFired {
+                ToolProgress.report("Still searching.")
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            return "found"
+        }
+        let call = Self.call("r", "report")
+        let model = ScriptedLanguageModel(replies: [.toolCalls([call]), .text("Found it.")])
+        let options = AgentOptions(fillerDelay: .milliseconds(20), fillerLine: "Hang on.")
+        let agent = Agent(model: model, instructions: "", tools: ToolRegistry([reporter]), options: options)
+        let events = try await agentTestDeadline {
+            var events: [AgentEvent] = []
+            for try await event in agent.run(history: [.user("go")]) {
+                events.append(event)
+                if event == .filler("Still searching.") { progressSaid.fire() }
+            }
+            return events
+        }
+        let spoken = events.compactMap { if case .filler(let words) = $0 { words } else { nil } }
+        #expect(spoken == ["Hang on.", "Still searching."])
+        #expect(!Self.messages(of: events).contains(.assistant(text: "Still searching.")))
+    }
+
     @Test func noFillerWhenToolsAreFast() async throws {
         let call = Self.call("c", "calculate", #"{"expression":"1+1"}"#)
         let model = ScriptedLanguageModel(replies: [.toolCalls([call]), .text("2")])

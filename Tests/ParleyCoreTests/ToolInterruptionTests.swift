@@ -39,7 +39,8 @@ import Testing
         let (session, recorder) = Self.session(model: model, tools: [tool])
         try await Self.speakOneTurn(into: session)
         await gate.waitForArrivals(1)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        // Over 900 ms of speech interrupts without waiting for its words (InterruptionPolicy).
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         gate.open()
         #expect(await recorder.waitFor(Self.isToolResult("call_1")))
@@ -130,7 +131,8 @@ import Testing
         let (session, recorder) = Self.session(model: model, tools: [tool], fillerDelay: .milliseconds(20))
         try await Self.speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.audio))
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+        // Over 900 ms of speech interrupts without waiting for its words (InterruptionPolicy).
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         let interrupted = await recorder.events.contains { event in
             if case .itemCompleted(_, .assistant(_, [], true)) = event { true } else { false }

@@ -22,7 +22,13 @@ struct MCPClientTests {
             #expect(add.description == "Adds two numbers.")
             #expect(add.inputSchema["required"] == .array([.string("a"), .string("b")]))
             #expect(try await client.callTool("add", arguments: ["a": 2, "b": 40]) == "42")
-            #expect(try await client.callTool("slow_echo", arguments: ["text": "streamed", "seconds": 0.2]) == "streamed")
+            // The server's notifications/progress reach the tool's progress reporter, in order.
+            let heard = ProgressWords()
+            let echoed = try await ToolProgress.$reporter.withValue({ heard.append($0) }) {
+                try await client.callTool("slow_echo", arguments: ["text": "streamed", "seconds": 0.2])
+            }
+            #expect(echoed == "streamed")
+            #expect(heard.all == ["step 1 of 2", "step 2 of 2"])
             await client.close()
             #expect(server.receivedAuthorizations.count >= 4)
             #expect(server.receivedAuthorizations.allSatisfy { $0 == "Bearer secret-token" })
@@ -134,4 +140,13 @@ struct MCPClientTests {
             await client.close()
         }
     }
+}
+
+/// The progress words a tool call reported, collected from whichever thread reports them.
+private final class ProgressWords: @unchecked Sendable {  // `lock` guards `words`.
+    private let lock = NSLock()
+    private var words: [String] = []
+
+    func append(_ word: String) { lock.withLock { words.append(word) } }
+    var all: [String] { lock.withLock { words } }
 }

@@ -159,13 +159,22 @@ public struct Agent: Sendable {
         let timeout = options.toolTimeout
         let clock = options.clock
         let offersFiller = !fillerSpoken
+        // Progress the tools report is said once they have run longer than the filler delay.
+        let progress = options.fillerDelay.map {
+            ToolProgressGate(interval: $0, waitsForFiller: offersFiller && !options.fillerLine.isEmpty)
+        }
+        let sayProgress: @Sendable (String) -> Void = { words in
+            if progress?.admits(words) == true { events.yield(.filler(words)) }
+        }
         let (results, saidFiller) = await withTaskGroup(of: StepChild.self) { group -> ([ToolResult?], Bool) in
             for (index, call) in calls.enumerated() {
                 let cancellable = tools.tool(named: call.name)?.isCancellable ?? true
                 let keep = options.keepInterruptedResult
                 group.addTask {
                     // Unstructured, so interrupting the turn stops the call only when the tool allows it.
-                    let execution = Task { await tools.execute(call, timeout: timeout, clock: clock) }
+                    let execution = Task {
+                        await ToolProgress.$reporter.withValue(sayProgress) { await tools.execute(call, timeout: timeout, clock: clock) }
+                    }
                     let result = await withTaskCancellationHandler {
                         await execution.value
                     } onCancel: {
@@ -196,6 +205,7 @@ public struct Agent: Sendable {
                     events.yield(.toolCallFinished(calls[index], output: result.output, isError: result.isError))
                 case .fillerDue:
                     saidFiller = true
+                    progress?.noteSaid()
                     events.yield(.filler(options.fillerLine))
                 case .fillerCancelled:
                     break

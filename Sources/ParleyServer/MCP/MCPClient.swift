@@ -74,7 +74,11 @@ public actor MCPClient {
     /// - Throws: `MCPFailure` (`tool_execution_error` when the tool reports `isError`), or
     ///   `CancellationError`.
     public func callTool(_ name: String, arguments: JSONValue) async throws -> String {
-        let result = try await request("tools/call", params: .object(["name": .string(name), "arguments": arguments]))
+        // A progress token asks the server for `notifications/progress`, whose messages the agent may say.
+        let params: JSONValue = .object([
+            "name": .string(name), "arguments": arguments, "_meta": .object(["progressToken": .string(UUID().uuidString)]),
+        ])
+        let result = try await request("tools/call", params: params)
         let text = Self.text(of: result)
         if result["isError"]?.boolValue == true {
             throw MCPFailure(.toolExecution, message: text.isEmpty ? "\(name) failed without saying why" : text)
@@ -239,7 +243,7 @@ public actor MCPClient {
     /// The result when `message` answers request `id`; notifications are handled and give `nil`.
     private func take(_ message: JSONValue, answering id: Int) throws -> JSONValue? {
         if let method = message["method"]?.stringValue {
-            if message["id"] == nil { handleNotification(method) }
+            if message["id"] == nil { handleNotification(method, params: message["params"]) }
             return nil
         }
         guard message["id"]?.numberValue == Double(id) || message["id"]?.stringValue == String(id) else { return nil }
@@ -254,8 +258,16 @@ public actor MCPClient {
         return result
     }
 
-    private func handleNotification(_ method: String) {
-        if method == "notifications/tools/list_changed" { toolListChanged.yield(()) }
+    private func handleNotification(_ method: String, params: JSONValue?) {
+        switch method {
+        case "notifications/tools/list_changed":
+            toolListChanged.yield(())
+        case "notifications/progress":
+            // Runs in the task of the tool call the stream answers, where the agent listens.
+            if let message = params?["message"]?.stringValue { ToolProgress.report(message) }
+        default:
+            break
+        }
     }
 
     // MARK: - Server notifications
