@@ -179,6 +179,13 @@ class Page:
     def debug(self):
         return self.driver.execute_script("return window.parleyDebug ? window.parleyDebug.snapshot() : null")
 
+    def call_audio(self):
+        """What the browser has received on the WebRTC call's audio track ({"samples", "energy"},
+        from its WebRTC statistics), or None when the page talks over the WebSocket."""
+        return self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "window.parleyDebug.callAudio().then(done, () => done(null));")
+
     def status(self):
         return self.driver.execute_script('return document.querySelector("[data-testid=status]").dataset.state')
 
