@@ -16,6 +16,15 @@ TURN_TIMEOUT = 60
 # Received speech energy (level² × seconds) that proves a call's track brought the answer in:
 # 10 ms at -20 dBFS. A silent track adds nothing.
 CALL_SPEECH_ENERGY = 1e-4
+# Strips the server's ICE candidates from every answer the page receives, so the call's
+# connectivity checks have nowhere to go.
+CALL_CANDIDATES_DROPPED = """
+const setRemoteDescription = RTCPeerConnection.prototype.setRemoteDescription;
+RTCPeerConnection.prototype.setRemoteDescription = function (description) {
+  const sdp = description.sdp.split("\\r\\n").filter((line) => !line.startsWith("a=candidate:")).join("\\r\\n");
+  return setRemoteDescription.call(this, { type: description.type, sdp });
+};
+"""
 LONG_ANSWER_REQUEST = "Tell me a long story about a dragon who learns to bake bread."
 
 
@@ -225,6 +234,22 @@ class WebClientTests(unittest.TestCase):
         self.assertEqual("webrtc", page.debug()["transport"])
         self.assert_no_error_notices(page)
         self.assert_no_page_errors(page)
+
+    def test_falls_back_to_the_websocket_when_webrtc_is_missing_or_blocked(self):
+        for what, script in (
+            ("a browser without WebRTC", "delete window.RTCPeerConnection;"),
+            # The server answers the call, but no path to it is ever found: as when a firewall
+            # drops UDP, the call never opens.
+            ("a call whose packets never get through", CALL_CANDIDATES_DROPPED),
+        ):
+            with self.subTest(what):
+                page = self.open_page(microphone=self.talk_microphone, before_page_script=script)
+                page.wait_ready(timeout=45)
+                self.assertEqual("websocket", page.debug()["transport"])
+                page.type_message("Can you hear me?")
+                agent = page.wait_for_agent_answer(0)
+                self.assert_agent_spoke(page, agent)
+                self.assert_no_error_notices(page)
 
     def test_talking_over_the_agent_interrupts_it(self):
         page = self.open_page(microphone=self.barge_in_microphone)
