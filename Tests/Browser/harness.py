@@ -139,7 +139,8 @@ class Message:
 class Page:
     """One headless Chromium showing the Parley page."""
 
-    def __init__(self, settings, microphone=None, deny_microphone=False, dark=False, size=(1100, 800), query=""):
+    def __init__(self, settings, microphone=None, deny_microphone=False, dark=False, size=(1100, 800), query="",
+                 before_page_script=None):
         options = Options()
         options.binary_location = os.environ.get("PARLEY_CHROMIUM", "/usr/bin/chromium")
         arguments = [
@@ -168,6 +169,9 @@ class Page:
         if dark:
             self.driver.execute_cdp_cmd(
                 "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        if before_page_script:
+            # Runs in the page before any of its own scripts (to take a browser feature away, say).
+            self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": before_page_script})
         self.driver.get(settings.url + query)
         self.record_statuses()
 
@@ -178,6 +182,13 @@ class Page:
 
     def debug(self):
         return self.driver.execute_script("return window.parleyDebug ? window.parleyDebug.snapshot() : null")
+
+    def call_audio(self):
+        """What the browser has received on the WebRTC call's audio track ({"samples", "energy"},
+        from its WebRTC statistics), or None when the page talks over the WebSocket."""
+        return self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "window.parleyDebug.callAudio().then(done, () => done(null));")
 
     def status(self):
         return self.driver.execute_script('return document.querySelector("[data-testid=status]").dataset.state')

@@ -12,7 +12,10 @@ import Testing
 ///
 /// The fake microphone plays syllables of a 500 Hz tone and the server's recognizer answers with the
 /// pitch it hears, so the user's bubble proves the page captured, resampled and sent the audio
-/// intact: a wrong sample rate anywhere on the way changes the number.
+/// intact: a wrong sample rate anywhere on the way changes the number. The page talks over a
+/// WebRTC call by default; the hold-to-talk test forced onto the WebSocket (where the page
+/// resamples itself) keeps the number exact, its WebRTC twin allows one 50 Hz step (the
+/// browser's noise suppression and Opus on the way).
 @Suite(.serialized, .enabled(if: BrowserTestTools.available))
 struct BrowserTests {
     @Test("hold to talk, typing, hands-free, interruptions, denied microphone, server restart")

@@ -269,9 +269,12 @@ const parleyDebug = Object.freeze({
   get lastTruncate() { return conversation.lastTruncate && { ...conversation.lastTruncate }; },
   get lastError() { return conversation.lastError && { ...conversation.lastError }; },
   get lastTurnMetrics() { return conversation.lastTurnMetrics; },
+  /** On a WebRTC call, what its audio track has brought in (a promise; null on a WebSocket). */
+  callAudio() { return connection.callAudioReceived(); },
   /** Every field above as one plain object. */
   snapshot() {
-    const fields = Object.keys(Object.getOwnPropertyDescriptors(parleyDebug)).filter((key) => key !== "snapshot");
+    const descriptors = Object.getOwnPropertyDescriptors(parleyDebug);
+    const fields = Object.keys(descriptors).filter((key) => descriptors[key].get);
     return Object.fromEntries(fields.map((key) => [key, parleyDebug[key]]));
   },
 });

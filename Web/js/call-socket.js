@@ -83,6 +83,20 @@ export class CallSocket {
     if (this.track) this.track.enabled = open;
   }
 
+  /**
+   * What the browser has received and decoded on the call's audio track so far, from its WebRTC
+   * statistics: samples, and their energy (the sum of level² × seconds).
+   * @returns {Promise<{samples: number, energy: number}>}
+   */
+  async receivedAudio() {
+    for (const report of (await this.pc.getStats()).values()) {
+      if (report.type === "inbound-rtp" && report.kind === "audio") {
+        return { samples: report.totalSamplesReceived ?? 0, energy: report.totalAudioEnergy ?? 0 };
+      }
+    }
+    return { samples: 0, energy: 0 };
+  }
+
   send(text) {
     this.channel.send(text);
   }

@@ -98,11 +98,9 @@ export class Conversation {
     const hold = this.endHold(source);
     if (!hold) return;
     const heldMs = performance.now() - hold.startedAt;
-    if (this.connection.carriesAudio) {
-      this.connection.setMicrophoneOpen(false);
-      // The last packets of the turn reach the server before the commit does.
-      await new Promise((resolve) => setTimeout(resolve, CALL_TAIL_MS));
-    }
+    // The microphone closes on the release itself, whichever way its audio travels.
+    const onCall = this.connection.carriesAudio;
+    this.connection.setMicrophoneOpen(false);
     const { samples } = await this.microphone.stopCapture(hold.captureId);
     this.sendableCaptures.delete(hold.captureId);
     const capturedMs = (samples * 1000) / WIRE_SAMPLE_RATE;
@@ -112,6 +110,8 @@ export class Conversation {
       this.view.render();
       return;
     }
+    // On a call the turn's last packets reach the server before the commit does.
+    if (onCall) await new Promise((resolve) => setTimeout(resolve, CALL_TAIL_MS));
     if (!this.connection.send(client.commitAudio())) return;
     this.connection.send(client.createResponse());
     this.awaitingResponse = true;
@@ -237,7 +237,9 @@ export class Conversation {
     this.awaitingResponse = false;
     if (speaking) {
       const stopped = await this.speaker.stop();
-      if (stopped.itemId && this.itemResponses.has(stopped.itemId)) {
+      if (stopped.responseId) {
+        this.callSpeechInterrupted(stopped, reason);
+      } else if (stopped.itemId && this.itemResponses.has(stopped.itemId)) {
         this.discardedResponses.add(this.itemResponses.get(stopped.itemId));
         this.truncatedItems.add(stopped.itemId);
         this.lastTruncate = { itemId: stopped.itemId, audioEndMs: stopped.playedMs, reason };
@@ -251,6 +253,20 @@ export class Conversation {
       }
     }
     this.view.render();
+  }
+
+  /**
+   * A call's speech was stopped: the server cuts the item to what it sent (and says so with
+   * `conversation.item.truncated`), so the page only records the cut and shows it.
+   */
+  callSpeechInterrupted(stopped, reason) {
+    this.discardedResponses.add(stopped.responseId);
+    const itemId = (this.responseItems.get(stopped.responseId) ?? []).at(-1);
+    if (!itemId) return;
+    this.lastTruncate = { itemId, audioEndMs: stopped.playedMs, reason };
+    if (!this.thread.isInterrupted(itemId)) {
+      this.thread.interrupt(itemId, this.heardTextLength(itemId, stopped.playedMs));
+    }
   }
 
   /** How much of an item's text had arrived when the audio at `playedMs` arrived. */
@@ -531,9 +547,11 @@ export class Conversation {
     });
   }
 
-  // A call's speech, as the server plays it out on the track.
-  callOutputStarted() {
-    this.speaker.callOutput(true);
+  // A call's speech, as the server plays it out on the track. A start that crossed an
+  // interruption on the way belongs to an answer already stopped: it stays silent.
+  callOutputStarted(event) {
+    if (this.discardedResponses.has(event.response_id)) return;
+    this.speaker.callOutput(true, event.response_id ?? null);
   }
 
   callOutputStopped() {

@@ -1,7 +1,7 @@
-// The realtime connection: a short-lived client token from the server, a WebSocket with the
-// browser subprotocol (or, with `?transport=webrtc`, a WebRTC call, falling back to the
-// WebSocket when the call cannot be made), and reconnection with backoff when the server is
-// unreachable or restarts.
+// The realtime connection: a short-lived client token from the server, a WebRTC call (the
+// default; `?transport=websocket` forces the WebSocket) falling back to a WebSocket with the
+// browser subprotocol when this browser has no WebRTC or the call cannot be set up, and
+// reconnection with backoff when the server is unreachable or restarts.
 
 import { CallSocket } from "./call-socket.js";
 
@@ -49,7 +49,7 @@ export class RealtimeConnection {
     this.refreshTimer = null;
     this.nextEventNumber = 1;
     this.recentEvents = new Map();
-    this.triesCall = new URLSearchParams(location.search).get("transport") === "webrtc" && CallSocket.supported;
+    this.triesCall = new URLSearchParams(location.search).get("transport") !== "websocket" && CallSocket.supported;
     this.microphone = null;
     addEventListener("online", () => this.retryNow());
   }
@@ -106,6 +106,11 @@ export class RealtimeConnection {
   /** Opens or closes the microphone on a call (a WebSocket session has nothing to open). */
   setMicrophoneOpen(open) {
     if (this.socket instanceof CallSocket) this.socket.setMicrophoneOpen(open);
+  }
+
+  /** What the call's audio track has brought in so far (see `CallSocket.receivedAudio`); null on a WebSocket. */
+  async callAudioReceived() {
+    return this.socket instanceof CallSocket ? this.socket.receivedAudio() : null;
   }
 
   /** The type of a recently sent event, to explain which request an error answers. */

@@ -20,6 +20,10 @@ export class Speaker {
     this.pendingStops = new Map();
     this.failure = null;
     this.callPlaying = false;
+    /** On a call: the response whose speech plays on the track, and how long it has played. */
+    this.callResponseId = null;
+    this.callPlayedMs = 0;
+    this.callStartedAt = 0;
   }
 
   /** Creates the playback node on the shared context. */
@@ -43,8 +47,17 @@ export class Speaker {
    * On a WebRTC call the speech plays from the call's track and the server says when it starts
    * and stops (`output_audio_buffer.*`); `stop()` then asks the server to clear it.
    * @param {boolean} playing
+   * @param {string|null} responseId the response whose speech starts playing
    */
-  callOutput(playing) {
+  callOutput(playing, responseId = null) {
+    const now = performance.now();
+    if (playing && !this.callPlaying) {
+      if (responseId !== this.callResponseId) this.callPlayedMs = 0;
+      this.callResponseId = responseId;
+      this.callStartedAt = now;
+    } else if (!playing && this.callPlaying) {
+      this.callPlayedMs += now - this.callStartedAt;
+    }
     this.callPlaying = playing;
     this.setPlaying(playing);
   }
@@ -70,8 +83,9 @@ export class Speaker {
   }
 
   /**
-   * Stops playback at once and empties the queue.
-   * @returns {Promise<{wasPlaying: boolean, itemId: string|null, playedMs: number}>}
+   * Stops playback at once and empties the queue. On a call the result names the response
+   * (`responseId`) instead of the item, with how long its speech played on the track.
+   * @returns {Promise<{wasPlaying: boolean, itemId: string|null, playedMs: number, responseId?: string|null}>}
    */
   stop() {
     this.queuedAhead = false;
@@ -79,7 +93,9 @@ export class Speaker {
       this.callOutput(false);
       this.handlers.onCallStop?.();
       // The server cuts the item to what it sent and says so (`conversation.item.truncated`).
-      return Promise.resolve({ wasPlaying: true, itemId: null, playedMs: 0 });
+      return Promise.resolve({
+        wasPlaying: true, itemId: null, playedMs: Math.floor(this.callPlayedMs), responseId: this.callResponseId,
+      });
     }
     if (!this.node) {
       this.waiting = [];
