@@ -135,9 +135,10 @@ import Testing
         #expect(logs.events("twilio.dtmf").first?["digit"]?.stringValue == "3")
         let items = try await Self.storedItems(server, logs, call: call)
         #expect(items.first == .user("The caller pressed 3."))
-        // Every mark was echoed, so the whole answer was heard; whether the hang-up, right after
-        // the first media, still counts it as playing depends on the session's playback clock.
-        #expect(items.contains { if case .assistant("Hello from Parley.", [], _) = $0 { true } else { false } }, "\(items)")
+        // The caller hangs up right after the answer's first media: the answer is stored as far
+        // as its echoed marks say it was heard (the whole of it only when every mark came back).
+        let answer = items.compactMap { if case .assistant(let text, [], let interrupted) = $0 { (text, interrupted) } else { nil } }.first
+        #expect(answer.map { "Hello from Parley.".hasPrefix($0.0) && ($0.1 || $0.0 == "Hello from Parley.") } == true, "\(items)")
         await server.stop()
     }
 
