@@ -40,22 +40,18 @@ public struct JitterBuffer: Sendable {
         }
         guard waiting[sequenceNumber] == nil else { return [] }
         waiting[sequenceNumber] = payload
-        var output: [Output] = []
-        while waiting.count > depth, let next = nextSequence {
-            if let payload = waiting.removeValue(forKey: next) {
-                output.append(.packet(payload))
-            } else {
-                output.append(.lost(next: waiting[next &+ 1]))
-            }
-            nextSequence = next &+ 1
-        }
-        return output
+        return release(whileMoreThan: depth)
     }
 
     /// Releases every waiting packet (the stream paused or ended), concealing gaps between them.
     public mutating func drain() -> [Output] {
+        release(whileMoreThan: 0)
+    }
+
+    /// Releases packets in sequence order, a loss for each gap, while more than `kept` wait.
+    private mutating func release(whileMoreThan kept: Int) -> [Output] {
         var output: [Output] = []
-        while !waiting.isEmpty, let next = nextSequence {
+        while waiting.count > kept, let next = nextSequence {
             if let payload = waiting.removeValue(forKey: next) {
                 output.append(.packet(payload))
             } else {
