@@ -56,8 +56,10 @@ struct StaticFilesTests {
                 ("/sub/", "text/html; charset=utf-8", "<h1>sub</h1>"),
                 ("/sub", "text/html; charset=utf-8", "<h1>sub</h1>"),
             ]
-            let socket = try RawSocket(port: server.port)
+            // A connection per request: on a busy machine the test's task can wait longer
+            // between two requests than the server keeps an idle connection open (15 s).
             for (path, contentType, body) in expected {
+                let socket = try RawSocket(port: server.port)
                 try await socket.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
                 let response = try await socket.receiveResponse()
                 #expect(response.status == 200, "\(path)")
@@ -66,6 +68,7 @@ struct StaticFilesTests {
             }
             // Routes still win, and HEAD sends the length without the body.
             #expect(String(decoding: try await fetch(port: server.port, path: "/api/ping").body, as: UTF8.self) == "pong")
+            let socket = try RawSocket(port: server.port)
             try await socket.send("HEAD /app.js HTTP/1.1\r\nHost: x\r\n\r\nGET /data.json HTTP/1.1\r\nHost: x\r\n\r\n")
             // Both answers may arrive in one read: the HEAD head, then the GET with its body.
             let both = String(decoding: try await socket.receive(until: "\r\n\r\n{}"), as: UTF8.self)
