@@ -8,7 +8,8 @@ private func segment(_ text: String, configuration: SentenceSegmenter.Configurat
 }
 
 /// Configuration that never splits at commas or word limits, to test sentence ends alone.
-private let sentencesOnly = SentenceSegmenter.Configuration(firstClauseWords: 1_000, clauseWords: 1_000, maximumWords: 1_000)
+private let sentencesOnly = SentenceSegmenter.Configuration(
+    firstClauseWords: 1_000, firstPhraseWords: 1_000, firstChunkMaximumWords: 1_000, clauseWords: 1_000, maximumWords: 1_000)
 
 @Suite struct SentenceSegmenterTests {
     @Test(arguments: [
@@ -71,15 +72,41 @@ private let sentencesOnly = SentenceSegmenter.Configuration(firstClauseWords: 1_
         ])
     }
 
-    @Test func shortClausesAreNotCut() {
-        #expect(segment("Yes, I think so, really. Fine, thanks.") == ["Yes, I think so, really.", "Fine, thanks."])
-        #expect(segment("It costs 1,000,000 dollars in total for the whole thing here. Ok.")
-            == ["It costs 1,000,000 dollars in total for the whole thing here.", "Ok."])
+    @Test func shortClausesAreNotCutAfterTheFirstChunk() {
+        #expect(segment("Yes, I think so, really. Fine, thanks.") == ["Yes,", "I think so, really.", "Fine, thanks."])
+        #expect(segment("Sure. It costs 1,000,000 dollars in total for the whole thing here. Ok.")
+            == ["Sure.", "It costs 1,000,000 dollars in total for the whole thing here.", "Ok."])
+    }
+
+    @Test func aLongFirstSentenceIsCutBeforeAPhraseSoAudioStartsEarly() {
+        #expect(segment("The distance between Earth and the Moon varies over the month. It is far.")
+            == ["The distance between Earth", "and the Moon varies over the month.", "It is far."])
+        // Not before a phrase opener inside the first four words, nor inside a longer word.
+        #expect(segment("It is in Paris and it is lovely. Yes.") == ["It is in Paris", "and it is lovely.", "Yes."])
+        #expect(segment("The capital of France is Paris. Yes.") == ["The capital of France is Paris.", "Yes."])
+        #expect(segment("Four words here andromeda galaxy shines. Yes.") == ["Four words here andromeda galaxy shines.", "Yes."])
+    }
+
+    @Test func aFirstSentenceWithoutPhrasesIsCutAtTheFirstChunkLimit() {
+        let words = (1...12).map { "w\($0)" }
+        #expect(segment(words.joined(separator: " ") + ".") == [words[0..<8].joined(separator: " "), words[8...].joined(separator: " ") + "."])
+        let configuration = SentenceSegmenter.Configuration(firstPhraseWords: 100, firstChunkMaximumWords: 100)
+        #expect(segment("The distance between Earth and the Moon varies.", configuration: configuration)
+            == ["The distance between Earth and the Moon varies."])
+    }
+
+    @Test func aPhraseOpenerIsJudgedOnlyOnceItsWordIsComplete() {
+        var segmenter = SentenceSegmenter()
+        #expect(segmenter.append("One two three four an") == [])
+        #expect(segmenter.append("d") == [])
+        #expect(segmenter.append(" five") == ["One two three four"])
+        #expect(segmenter.flush() == ["and five"])
     }
 
     @Test func runOnTextIsCutAtTheWordLimit() {
         let words = (1...25).map { "w\($0)" }
-        let configuration = SentenceSegmenter.Configuration(firstClauseWords: 100, clauseWords: 100, maximumWords: 10)
+        let configuration = SentenceSegmenter.Configuration(
+            firstClauseWords: 100, firstPhraseWords: 100, firstChunkMaximumWords: 100, clauseWords: 100, maximumWords: 10)
         #expect(segment(words.joined(separator: " "), configuration: configuration) == [
             words[0..<10].joined(separator: " "), words[10..<20].joined(separator: " "), words[20...].joined(separator: " "),
         ])

@@ -4,8 +4,10 @@ import Foundation
 /// safe to send to speech synthesis.
 ///
 /// A chunk ends at a sentence end (`. ! ? …`, CJK `。！？`, Devanagari `।`, Arabic `؟`), at a
-/// line break, at a comma once the clause is long (sooner for a reply's first chunk, so the
-/// first audio is not delayed), or at a space after `maximumWords` words. A period is not a
+/// line break, at a comma once the clause is long, or at a space after `maximumWords` words.
+/// A reply's first chunk ends sooner, so its audio is not held up by a long first sentence:
+/// at its first comma, before a word that opens a phrase ("and", "because", "with", …) once
+/// it has a few words, and at a space once it has `firstChunkMaximumWords`. A period is not a
 /// sentence end in decimals (`3.5`), URLs, after titles (`Dr.`), initials and initialisms
 /// (`J.`, `e.g.`, `U.S.`), after list numbers and ordinals (`1.`, `3. Oktober`), or when the
 /// next word starts in lower case (which also keeps `wait... what` together). Deciding
@@ -22,6 +24,11 @@ public struct SentenceSegmenter: Sendable {
     public struct Configuration: Sendable, Hashable, Codable {
         /// Words after which the first chunk of a reply may end at a comma.
         public var firstClauseWords: Int
+        /// Words after which the first chunk of a reply may end before a word that opens a
+        /// phrase (English conjunctions and prepositions such as "and", "which", "with").
+        public var firstPhraseWords: Int
+        /// Words after which the first chunk of a reply is cut at the next space.
+        public var firstChunkMaximumWords: Int
         /// Words after which later chunks may end at a comma.
         public var clauseWords: Int
         /// Words after which a chunk is cut at the next space.
@@ -29,9 +36,15 @@ public struct SentenceSegmenter: Sendable {
         /// Characters after which a chunk is cut even inside a word (long URLs, unspaced scripts).
         public var maximumCharacters: Int
 
-        /// Creates a configuration.
-        public init(firstClauseWords: Int = 6, clauseWords: Int = 12, maximumWords: Int = 30, maximumCharacters: Int = 300) {
+        /// Creates a configuration. The first chunk's defaults keep it to about 2 s of speech:
+        /// its synthesis is the part of the reply's first audio that grows with its length.
+        public init(
+            firstClauseWords: Int = 1, firstPhraseWords: Int = 4, firstChunkMaximumWords: Int = 8,
+            clauseWords: Int = 12, maximumWords: Int = 30, maximumCharacters: Int = 300
+        ) {
             self.firstClauseWords = firstClauseWords
+            self.firstPhraseWords = firstPhraseWords
+            self.firstChunkMaximumWords = firstChunkMaximumWords
             self.clauseWords = clauseWords
             self.maximumWords = maximumWords
             self.maximumCharacters = maximumCharacters
@@ -110,6 +123,14 @@ public struct SentenceSegmenter: Sendable {
                 return index + 1
             } else if character.isWhitespace {
                 if words >= configuration.maximumWords { return index }
+                if !releasedChunk, words >= configuration.firstChunkMaximumWords { return index }
+                if !releasedChunk, words >= configuration.firstPhraseWords {
+                    switch Self.nextWordOpensPhrase(in: text, after: index, isFinal: isFinal) {
+                    case .some(true): return index
+                    case .some(false): break
+                    case .none: return nil
+                    }
+                }
             } else if Self.fullStops.contains(character) {
                 let end = Self.skipClosers(in: text, from: index + 1)
                 if end == text.count { return isFinal ? end : nil }
@@ -143,6 +164,17 @@ public struct SentenceSegmenter: Sendable {
             index += 1
         }
         return nil
+    }
+
+    /// Whether the word after the whitespace at `index` opens a phrase; `nil` while that word
+    /// may still be growing.
+    private static func nextWordOpensPhrase(in text: [Character], after index: Int, isFinal: Bool) -> Bool? {
+        var start = index
+        while start < text.count, text[start].isWhitespace { start += 1 }
+        var end = start
+        while end < text.count, text[end].isLetter { end += 1 }
+        if end == text.count, !isFinal { return nil }
+        return phraseOpeners.contains(String(text[start..<end]).lowercased())
     }
 
     /// Whether the marks at `markAt` (followed by whitespace, then `nextWord`) end a sentence.
@@ -190,6 +222,12 @@ public struct SentenceSegmenter: Sendable {
     private static let latinCommas: Set<Character> = [",", ";", ":", "،"]
     /// Clause marks after which a long clause may be cut, with no space needed.
     private static let ideographicCommas: Set<Character> = ["，", "、", "；", "："]
+    /// English words before which a first chunk may end: a pause there sounds natural.
+    private static let phraseOpeners: Set<String> = [
+        "and", "but", "or", "so", "because", "which", "that", "who", "where", "when", "while", "although", "though",
+        "if", "unless", "until", "since", "with", "without", "in", "on", "at", "for", "from", "about", "by", "into",
+        "after", "before", "during", "through", "like", "than",
+    ]
     /// Abbreviations that precede what they qualify, so a period after them never ends a sentence.
     private static let titles: Set<String> = [
         "mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "sr", "sra", "srta", "dra", "hr", "fr", "mme", "mlle",
