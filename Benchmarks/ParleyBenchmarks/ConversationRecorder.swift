@@ -13,6 +13,8 @@ struct ConversationTurnFigures: Sendable {
     var transcriptionMs: Double
     /// Turn end → first token of the language model, as the server measured it.
     var firstTokenMs: Double
+    /// Turn end → the reply's first text chunk handed to speech synthesis, as the server measured it.
+    var firstSynthesisMs: Double
     /// Turn end → first reply audio, as the server measured it.
     var firstAudioMs: Double
     /// What is left: the server's first audio → the delta received, and the clocks' difference.
@@ -28,6 +30,7 @@ struct ConversationTurnFigures: Sendable {
             ("last voiced sample sent -> speech_stopped received (VAD lag + 300 ms silence window)", figures.map(\.turnEndMs)),
             ("turn end -> final transcript (server, whisper)", figures.map(\.transcriptionMs)),
             ("turn end -> first LLM token (server)", figures.map(\.firstTokenMs)),
+            ("turn end -> first text chunk to speech synthesis (server)", figures.map(\.firstSynthesisMs)),
             ("turn end -> first audio out (server)", figures.map(\.firstAudioMs)),
             ("server's first audio -> output_audio.delta received", figures.map(\.deliveryMs)),
         ]
@@ -35,8 +38,8 @@ struct ConversationTurnFigures: Sendable {
 
     /// The stages of this turn in a few words.
     var split: String {
-        String(format: "turn end %.0f + first audio %.0f (transcript %.0f, token %.0f) + delivery %.0f",
-               turnEndMs, firstAudioMs, transcriptionMs, firstTokenMs, deliveryMs)
+        String(format: "turn end %.0f + first audio %.0f (transcript %.0f, token %.0f, synthesis from %.0f) + delivery %.0f",
+               turnEndMs, firstAudioMs, transcriptionMs, firstTokenMs, firstSynthesisMs, deliveryMs)
     }
 }
 
@@ -48,7 +51,7 @@ final class ConversationRecorder: @unchecked Sendable {
     private var lastVoicedSentAt: ContinuousClock.Instant?
     private var speechStoppedAt: ContinuousClock.Instant?
     private var firstAudioAt: ContinuousClock.Instant?
-    private var metrics: (transcription: Double?, firstToken: Double?, firstAudio: Double?)?
+    private var metrics: (transcription: Double?, firstToken: Double?, firstSynthesis: Double?, firstAudio: Double?)?
     private var inputTokens: Int?
     private var transcript = ""
     private var reply = ""
@@ -101,7 +104,10 @@ final class ConversationRecorder: @unchecked Sendable {
                     inputTokens = event["response"]?["usage"]?["input_tokens"]?.numberValue.map { Int($0) }
                 }
             case "parley.turn_metrics":
-                metrics = (event["transcription_ms"]?.numberValue, event["first_token_ms"]?.numberValue, event["first_audio_ms"]?.numberValue)
+                metrics = (
+                    event["transcription_ms"]?.numberValue, event["first_token_ms"]?.numberValue,
+                    event["first_synthesis_ms"]?.numberValue, event["first_audio_ms"]?.numberValue
+                )
             case "error":
                 failure = failure ?? (event["error"]?["message"]?.stringValue ?? text)
             default:
@@ -116,7 +122,8 @@ final class ConversationRecorder: @unchecked Sendable {
         try lock.withLock {
             if let failure { throw ConversationBenchmarkFailure("\"\(question.text)\": \(failure)") }
             guard let lastVoicedSentAt, let speechStoppedAt, let firstAudioAt, let metrics,
-                  let transcription = metrics.transcription, let firstToken = metrics.firstToken, let firstAudio = metrics.firstAudio
+                  let transcription = metrics.transcription, let firstToken = metrics.firstToken,
+                  let firstSynthesis = metrics.firstSynthesis, let firstAudio = metrics.firstAudio
             else {
                 throw ConversationBenchmarkFailure("\"\(question.text)\" is missing a stage (heard \"\(transcript)\", replied \"\(reply)\")")
             }
@@ -126,6 +133,7 @@ final class ConversationRecorder: @unchecked Sendable {
                 turnEndMs: (speechStoppedAt - lastVoicedSentAt).milliseconds,
                 transcriptionMs: transcription,
                 firstTokenMs: firstToken,
+                firstSynthesisMs: firstSynthesis,
                 firstAudioMs: firstAudio,
                 inputTokens: inputTokens,
                 transcript: transcript,

@@ -29,6 +29,11 @@ import Testing
         #expect(model.requests.first?.messages.last == .user("What time is it?"))
         let metrics = await session.metricsHistory
         #expect(metrics.count == 1 && metrics[0].firstAudioMs != nil && metrics[0].transcriptionMs != nil)
+        // The stages come in pipeline order: first token, first chunk to synthesis, first audio.
+        let stages = try #require(metrics.first.flatMap { turn in
+            turn.firstTokenMs.flatMap { token in turn.firstSynthesisMs.flatMap { synthesis in turn.firstAudioMs.map { (token, synthesis, $0) } } }
+        })
+        #expect(stages.0 <= stages.1 && stages.1 <= stages.2)
     }
 
     @Test func audioChunksAreBetween20And100Milliseconds() async throws {

@@ -7,6 +7,8 @@ struct ResponseRunner: Sendable {
     /// What the runner hands to its session, in order.
     enum Event: Sendable {
         case textDelta(String)
+        /// A text chunk goes to speech synthesis (chunks go in order, each once the one before is spoken).
+        case synthesisStarted(segment: String)
         /// Output audio at the session's rate, with the text segment it speaks.
         case audio([Int16], segment: String)
         case toolCallStarted(ToolCall)
@@ -119,6 +121,7 @@ struct ResponseRunner: Sendable {
         for await segment in segments {
             var resampler = synthesizer.sampleRate == outputSampleRate ? nil : makeResampler(synthesizer.sampleRate, outputSampleRate)
             var pending: [Int16] = []
+            guard await deliver(.synthesisStarted(segment: segment)) else { return .stopped }
             do {
                 for try await audio in synthesizer.synthesize(segment, options: speech) {
                     pending += convert(audio, with: &resampler)

@@ -9,6 +9,8 @@ public struct TurnMetrics: Sendable, Hashable, Codable {
     public var transcriptionMs: Double?
     /// End of speech → first token from the language model.
     public var firstTokenMs: Double?
+    /// End of speech → the reply's first text chunk handed to speech synthesis.
+    public var firstSynthesisMs: Double?
     /// End of speech → first audio chunk out: the server-side voice-to-voice latency.
     public var firstAudioMs: Double?
     /// Tokens the model produced.
@@ -20,12 +22,14 @@ public struct TurnMetrics: Sendable, Hashable, Codable {
 
     /// Creates turn metrics.
     public init(
-        responseID: String, transcriptionMs: Double? = nil, firstTokenMs: Double? = nil, firstAudioMs: Double? = nil,
+        responseID: String, transcriptionMs: Double? = nil, firstTokenMs: Double? = nil, firstSynthesisMs: Double? = nil,
+        firstAudioMs: Double? = nil,
         completionTokens: Int? = nil, recognizedAudioSeconds: Double? = nil, synthesizedAudioSeconds: Double = 0
     ) {
         self.responseID = responseID
         self.transcriptionMs = transcriptionMs
         self.firstTokenMs = firstTokenMs
+        self.firstSynthesisMs = firstSynthesisMs
         self.firstAudioMs = firstAudioMs
         self.completionTokens = completionTokens
         self.recognizedAudioSeconds = recognizedAudioSeconds

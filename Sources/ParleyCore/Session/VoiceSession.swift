@@ -835,6 +835,8 @@ public actor VoiceSession {
             openMessageItem(&active)
             active.text += delta
             emit(.agentTextDelta(responseID: responseID, itemID: active.itemID, delta: delta))
+        case .synthesisStarted:
+            if active.metrics.firstSynthesisMs == nil { active.metrics.firstSynthesisMs = sinceTrigger }
         case .audio(let samples, let segment):
             if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = sinceTrigger }
             openMessageItem(&active)

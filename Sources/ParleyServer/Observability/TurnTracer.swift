@@ -168,6 +168,7 @@ struct TurnTracer {
         // The session's own measurements (its monotonic clock, from the end of the user's speech).
         if let value = metrics?.transcriptionMs { attributes["parley.turn.transcription_ms"] = .double(value) }
         if let value = metrics?.firstTokenMs { attributes["parley.turn.first_token_ms"] = .double(value) }
+        if let value = metrics?.firstSynthesisMs { attributes["parley.turn.first_synthesis_ms"] = .double(value) }
         if let value = metrics?.firstAudioMs { attributes["parley.turn.first_audio_ms"] = .double(value) }
         exporter.submit(TraceSpan(
             traceID: turn.traceID, spanID: turn.rootID, parentSpanID: nil, name: "parley.turn", kind: .server,

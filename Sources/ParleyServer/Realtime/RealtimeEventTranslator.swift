@@ -219,6 +219,7 @@ struct RealtimeEventTranslator {
                                                 "synthesized_audio_s": .number(metrics.synthesizedAudioSeconds)]
             if let value = metrics.transcriptionMs { payload["transcription_ms"] = .number(value) }
             if let value = metrics.firstTokenMs { payload["first_token_ms"] = .number(value) }
+            if let value = metrics.firstSynthesisMs { payload["first_synthesis_ms"] = .number(value) }
             if let value = metrics.firstAudioMs { payload["first_audio_ms"] = .number(value) }
             if let value = metrics.completionTokens { payload["completion_tokens"] = .number(Double(value)) }
             return [.parley(type: "parley.turn_metrics", payload: .object(payload))]
