@@ -449,7 +449,9 @@ public actor VoiceSession {
                 judgeCompletion(of: samples, atMs: atMs, itemID: speechItemID ?? IdentifierGenerator.make("item"))
             }
         }
-        if let itemID = speechItemID {
+        // Once the user pauses, the turn's own transcription is about to start (or the turn to
+        // end): a partial pass started now would only compete with it for the CPU.
+        if let itemID = speechItemID, input.silenceStartedAtMs == nil {
             refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: nowMs)
         }
     }
