@@ -145,7 +145,7 @@ private final class CapacitySearch {
         let latency = "last voiced chunk sent -> first audio delta received"
         var results = probes.map { probe in
             capacityResult(
-                "\(nodesText), \(probe.sessions) sessions round-robin: \(latency), p99 / turns answered of \(probe.sessions * turns)",
+                "\(nodesText), \(probe.sessions) sessions\(nodes == 1 ? "" : " round-robin"): \(latency), p99 / turns answered of \(probe.sessions * turns)",
                 probe.p99, "ms", "", detail: Double(probe.outcome.turns.count), detailUnit: probe.passed ? "answered (pass)" : "answered (fail)")
         }
         let bracketText = bracket.failedAt.map { "failed at \($0)" } ?? "none of the \(probes.count) probes failed"
