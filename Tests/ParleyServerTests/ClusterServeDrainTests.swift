@@ -49,6 +49,15 @@ extension ClusterServeTests {
                     return health?.status == 503 && health?.body["error"]?["code"]?.stringValue == "draining"
                 }
                 #expect(healthDraining, "B's /healthz did not report draining")
+                // Sessions that reach HAProxy before its check has taken B out (it checks every 2 s)
+                // still start: B refuses the upgrade with 503 and HAProxy retries it on A or C.
+                var early: [ProcessRealtimeClient] = []
+                for _ in 0..<4 {
+                    let client = try await ProcessRealtimeClient.connect(port: balancer.port, host: balancer.host)
+                    #expect(await client.next("session.created") != nil)
+                    early.append(client)
+                }
+                early.forEach { $0.close() }
                 let rowDraining = await ResourceProbe.eventually(within: 10) {
                     (try? await Self.nodeFlags(databaseURL: databaseURL, nodeURL: bURL)) == "t|f"
                 }
