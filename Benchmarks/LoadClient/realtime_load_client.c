@@ -3,8 +3,12 @@
  * streaming turns of audio paced in real time, all driven by one thread of plain C, so that the
  * load takes as little as possible of the CPU the server under test shares.
  *
- *   realtime_load_client <port> <path> <token> <sessions> <messages-file> <chunks> <chunk-ms> <turn-chunks>
+ *   realtime_load_client <servers> <path> <token> <sessions> <messages-file> <chunks> <chunk-ms> <turn-chunks>
  *
+ * <servers> is a port on 127.0.0.1, or a comma-separated list of ADDRESS:PORT (IPv4): session i
+ * connects to server i mod (number of servers), round-robin, as a load balancer would spread
+ * them. A "%d" in <path> becomes the session's number (0, 1, ...), e.g. to give each session an
+ * instance of its own: /v1/realtime?instance=inst_%d.
  * <messages-file> holds one input_audio_buffer.append event per line; chunk k of every session
  * is line k mod (number of lines). The client opens the sessions (Authorization: Bearer
  * <token>), prints "connected <n>", waits for a line on standard input, and starts 200 ms later.
@@ -177,28 +181,69 @@ send_bytes(struct session *s, const unsigned char *bytes, size_t length)
 	}
 }
 
-static int
-connect_session(int port, const char *path, const char *token, struct session *s)
+#define MAX_SERVERS 16
+
+static struct sockaddr_in servers[MAX_SERVERS];
+static int server_count;
+
+/* Reads <servers>: a port on 127.0.0.1, or ADDRESS:PORT[,ADDRESS:PORT...]. */
+static void
+read_servers(const char *text)
 {
-	struct sockaddr_in address;
-	char request[1024];
+	char copy[1024], *item, *rest;
+
+	if (strlen(text) >= sizeof(copy))
+		fail("the server list is too long");
+	strcpy(copy, text);
+	for (item = strtok_r(copy, ",", &rest); item; item = strtok_r(NULL, ",", &rest)) {
+		struct sockaddr_in *address = &servers[server_count];
+		char *colon = strrchr(item, ':');
+		int port = atoi(colon ? colon + 1 : item);
+
+		if (server_count == MAX_SERVERS)
+			fail("at most 16 servers");
+		memset(address, 0, sizeof(*address));
+		address->sin_family = AF_INET;
+		address->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (colon) {
+			*colon = '\0';
+			if (inet_pton(AF_INET, item, &address->sin_addr) != 1)
+				fail("a server address is not IPv4");
+		}
+		if (port <= 0 || port > 65535)
+			fail("a server port is not 1-65535");
+		address->sin_port = htons((uint16_t)port);
+		server_count++;
+	}
+	if (!server_count)
+		fail("no server");
+}
+
+static int
+connect_session(int number, const char *path_template, const char *token, struct session *s)
+{
+	const struct sockaddr_in *address = &servers[number % server_count];
+	char request[2048], path[1024], host[INET_ADDRSTRLEN];
 	unsigned char response[8192];
 	size_t have = 0;
 	int one = 1, length;
 
+	const char *slot = strstr(path_template, "%d");
+	int written = slot ? snprintf(path, sizeof(path), "%.*s%d%s", (int)(slot - path_template), path_template, number, slot + 2)
+			   : snprintf(path, sizeof(path), "%s", path_template);
+
+	if (written < 0 || written >= (int)sizeof(path))
+		return -1;
+	inet_ntop(AF_INET, &address->sin_addr, host, sizeof(host));
 	s->fd = socket(AF_INET, SOCK_STREAM, 0);
-	memset(&address, 0, sizeof(address));
-	address.sin_family = AF_INET;
-	address.sin_port = htons((uint16_t)port);
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&address, sizeof(address)))
+	if (s->fd < 0 || connect(s->fd, (const struct sockaddr *)address, sizeof(*address)))
 		return -1;
 	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	length = snprintf(request, sizeof(request),
-			  "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+			  "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
 			  "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
 			  "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer %s\r\n\r\n",
-			  path, port, token);
+			  path, host, ntohs(address->sin_port), token);
 	if (length <= 0 || (size_t)length >= sizeof(request) ||
 	    send(s->fd, request, (size_t)length, MSG_NOSIGNAL) != length)
 		return -1;
@@ -405,24 +450,24 @@ main(int argc, char **argv)
 	struct buffer *frames;
 	size_t frame_count;
 	struct epoll_event events[256];
-	int port, requested, connected = 0, chunks, chunk_ms, turn_chunks, i;
+	int requested, connected = 0, chunks, chunk_ms, turn_chunks, i;
 	int tick = 0, cursor = 0, ticks, last_tick = 0;
 	int64_t worst_lateness = 0, drain_deadline = 0;
 	double cpu_start;
 	char go[64];
 
 	if (argc != 9) {
-		fprintf(stderr, "usage: realtime_load_client <port> <path> <token> <sessions> "
+		fprintf(stderr, "usage: realtime_load_client <servers> <path> <token> <sessions> "
 				"<messages-file> <chunks> <chunk-ms> <turn-chunks>\n");
 		return 2;
 	}
-	port = atoi(argv[1]);
+	read_servers(argv[1]);
 	requested = atoi(argv[4]);
 	chunks = atoi(argv[6]);
 	chunk_ms = atoi(argv[7]);
 	turn_chunks = atoi(argv[8]);
-	if (port <= 0 || requested <= 0 || requested > 20000 || chunks <= 0 || chunk_ms <= 0 || turn_chunks < 0)
-		fail("port, sessions (1-20000), chunks and chunk-ms must be positive");
+	if (requested <= 0 || requested > 20000 || chunks <= 0 || chunk_ms <= 0 || turn_chunks < 0)
+		fail("sessions (1-20000), chunks and chunk-ms must be positive");
 	frames = read_frames(argv[5], &frame_count);
 
 	sessions = calloc((size_t)requested, sizeof(*sessions));
@@ -433,7 +478,7 @@ main(int argc, char **argv)
 		struct session *s = &sessions[connected];
 
 		memset(s, 0, sizeof(*s));
-		if (connect_session(port, argv[2], argv[3], s)) {
+		if (connect_session(i, argv[2], argv[3], s)) {
 			fprintf(stderr, "realtime_load_client: session %d did not connect\n", i);
 			if (s->fd >= 0)
 				close(s->fd);

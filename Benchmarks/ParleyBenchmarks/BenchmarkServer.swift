@@ -12,12 +12,15 @@ enum BenchmarkServer {
     usage: ParleyBenchmarks serve --upstream URL [--vad energy|silero] [--host HOST] [--port N]
                                   [--secret TEXT] [--data-dir PATH] [--preemptive-transcription-ms N]
                                   [--preemptive-generation on|off]
+                                  [--database-url postgresql://... [--cluster-max-sessions N]]
 
     Serves ws://HOST:PORT/v1/realtime with every provider at the OpenAI-compatible URL
     (for example http://127.0.0.1:9000/v1). Prints "listening on ws://HOST:PORT/v1/realtime".
     --vad silero needs the Silero model where scripts/setup puts it (PARLEY_MODEL_DIR).
     --preemptive-transcription-ms 0 transcribes a turn only once it has ended (default 30).
     --preemptive-generation off starts a reply only once its turn has ended (default on).
+    --database-url runs the node in cluster mode on that PostgreSQL (store, claims, heartbeat);
+    --cluster-max-sessions sets the cluster-wide session maximum every admission checks.
     """
 
     /// The secret the benchmarks authenticate with unless `--secret` names another.
@@ -52,6 +55,10 @@ enum BenchmarkServer {
             case "--preemptive-generation":
                 guard ["on", "off"].contains(value) else { return fail("--preemptive-generation: \"\(value)\" is not on or off") }
                 settings.preemptiveGeneration = value == "on"
+            case "--database-url": settings.databaseURL = value
+            case "--cluster-max-sessions":
+                guard let maximum = Int(value), maximum > 0 else { return fail("--cluster-max-sessions: \"\(value)\" is not a positive number") }
+                settings.clusterMaximumSessions = maximum
             default: return fail("unknown option \(option)")
             }
         }
@@ -62,6 +69,7 @@ enum BenchmarkServer {
             let makeDetector = vad == "silero" ? try sileroDetectors() : energyDetectors
             app = try ParleyApp(settings: settings, secret: secret, providers: providers(upstream: upstream, makeVoiceActivityDetector: makeDetector))
             try app.start()
+            try await app.joinCluster()
         } catch {
             return fail("cannot start: \(error)")
         }

@@ -21,6 +21,7 @@ struct ParleyBenchmarks {
         ("webrtc", runWebRTCBenchmarks),
         ("recordings", runRecordingBenchmarks),
         ("cluster", runClusterBenchmarks),
+        ("cluster-capacity", runClusterCapacityBenchmarks),
         ("telephony", runTelephonyBenchmarks),
     ]
 

@@ -11,13 +11,24 @@ enum ProcessFigures {
     }
 
     /// CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`; `nil` when gone.
-    static func cpuSeconds(pid: Int32) -> Double? {
+    /// - Parameter includingReapedChildren: also the CPU of its children that ended and were waited for.
+    static func cpuSeconds(pid: Int32, includingReapedChildren: Bool = false) -> Double? {
+        guard let fields = statFields(pid: pid), fields.count > 14 else { return nil }
+        // utime and stime are fields 14 and 15 of the file, cutime and cstime 16 and 17.
+        let ticks = (includingReapedChildren ? fields[11...14] : fields[11...12]).compactMap { Double($0) }
+        return ticks.reduce(0, +) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The parent of process `pid`; `nil` when it is gone.
+    static func parentID(of pid: Int32) -> Int32? {
+        statFields(pid: pid).flatMap { $0.count > 1 ? Int32($0[1]) : nil }
+    }
+
+    /// The fields of `/proc/PID/stat` after the command name (from the state, field 3, on).
+    private static func statFields(pid: Int32) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let end = text.lastIndex(of: ")") else { return nil }
-        // After the command name: state is field 3, utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return text[text.index(after: end)...].split(separator: " ")
     }
 
     /// Seconds the threads of process `pid` spent ready to run but waiting for a CPU (the sum
@@ -47,15 +58,14 @@ enum ProcessFigures {
 
     /// The ids of this process's children whose command name is `name`.
     static func childProcessIDs(named name: String) -> [Int32] {
-        let own = getpid()
-        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry -> Int32? in
-            guard let pid = Int32(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  stat.contains("(\(name))"), let end = stat.lastIndex(of: ")") else { return nil }
-            // After the command name: state, then the parent's pid.
-            let fields = stat[stat.index(after: end)...].split(separator: " ")
-            return fields.count > 1 && Int32(fields[1]) == own ? pid : nil
+        childProcessIDs(of: getpid()).filter { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains("(\(name))") == true
         }
+    }
+
+    /// The ids of the running children of process `parent`.
+    static func childProcessIDs(of parent: Int32) -> [Int32] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).filter { parentID(of: $0) == parent }
     }
 
     /// Resident memory of process `pid` in bytes (`VmRSS`); `nil` when gone.

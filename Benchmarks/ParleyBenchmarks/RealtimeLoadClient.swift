@@ -41,13 +41,24 @@ final class RealtimeLoadClient {
     static func connect(
         folder: URL, url: URL, token: String, sessions: Int, messages: [String], chunkCount: Int, turnChunks: Int
     ) async throws -> RealtimeLoadClient {
+        try await connect(
+            folder: folder, servers: ["127.0.0.1:\(url.port ?? 80)"], path: url.path, token: token, sessions: sessions,
+            messages: messages, chunkCount: chunkCount, turnChunks: turnChunks)
+    }
+
+    /// Starts the client with its sessions spread round-robin over `servers` (`ADDRESS:PORT`,
+    /// IPv4), session i to server i mod n, as a load balancer would; a `%d` in `path` becomes
+    /// the session's number (an instance of its own each, for example).
+    static func connect(
+        folder: URL, servers: [String], path: String, token: String, sessions: Int, messages: [String], chunkCount: Int, turnChunks: Int
+    ) async throws -> RealtimeLoadClient {
         let messagesFile = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-messages-\(getpid()).txt")
         try messages.joined(separator: "\n").write(to: messagesFile, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = folder.appendingPathComponent("realtime_load_client")
         process.arguments = [
             // Parley's own events are opt-in; the stage figures come from `parley.turn_metrics`.
-            "\(url.port ?? 80)", url.path + "?parley_events=true", token, "\(sessions)", messagesFile.path,
+            servers.joined(separator: ","), path + (path.contains("?") ? "&" : "?") + "parley_events=true", token, "\(sessions)", messagesFile.path,
             "\(chunkCount)", "\(TurnAudio.chunkMilliseconds)", "\(turnChunks)",
         ]
         let input = Pipe()

@@ -111,8 +111,26 @@ struct ServerStages: Sendable {
     }
 }
 
-/// One load run against a fresh server process.
-private struct ServerLoad {
+/// Where a load run's sessions go: one benchmark server on 127.0.0.1 (the `server` area), or
+/// `nodeCount` cluster nodes on 127.0.0.2, 127.0.0.3, … sharing one PostgreSQL, the sessions
+/// spread over them round-robin as a load balancer would (the `cluster-capacity` area).
+struct ServerTopology: Sendable {
+    var nodeCount = 1
+    /// Cluster mode: the nodes' database.
+    var databaseURL: String?
+    /// The realtime path; a `%d` becomes the session's number (an instance of its own each).
+    var path = "/v1/realtime"
+
+    /// Options of `ParleyBenchmarks serve` for node `index`.
+    func serverArguments(node index: Int) -> [String] {
+        guard let databaseURL else { return [] }
+        // A cluster maximum far above the load: every admission still takes the advisory lock and counts.
+        return ["--host", "127.0.0.\(2 + index)", "--database-url", databaseURL, "--cluster-max-sessions", "100000"]
+    }
+}
+
+/// One load run against fresh server processes.
+struct ServerLoad {
     /// What the run measured.
     struct Outcome {
         /// One answered turn: when the chunk that ended it was sent (CLOCK_MONOTONIC
@@ -124,6 +142,8 @@ private struct ServerLoad {
 
         var connected: Int
         var turns: [Turn]
+        /// Seconds of audio the connected sessions streamed, together.
+        var sessionSeconds: Double
         /// When the host ran the CPUs slower during the paced run.
         var hostSlowdowns: HostSlowdownProbe.Report
         var serverCPUMillisecondsPerSessionSecond: Double
@@ -144,12 +164,14 @@ private struct ServerLoad {
     let sessions: Int
     let turnsPerSession: Int
     let profile: ServerLoadProfile
+    let topology: ServerTopology
     private var audio: TurnAudio { profile.audio }
 
-    init(sessions: Int, turnsPerSession: Int, profile: ServerLoadProfile) {
+    init(sessions: Int, turnsPerSession: Int, profile: ServerLoadProfile, topology: ServerTopology = ServerTopology()) {
         self.sessions = sessions
         self.turnsPerSession = turnsPerSession
         self.profile = profile
+        self.topology = topology
     }
 
     func run() async throws -> Outcome {
@@ -161,43 +183,55 @@ private struct ServerLoad {
             logPath: "\(logDirectory)/parley-bench-upstream.log"
         )
         defer { upstream.stop() }
-        let server = try await ChildProcess(
-            executable: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
-            arguments: ["serve", "--upstream", upstream.address] + profile.serverArguments,
-            logPath: "\(logDirectory)/parley-bench-server.log"
-        )
-        defer { server.stop() }
-        guard let url = URL(string: server.address) else { throw ChildProcess.Failure(description: "bad server address \(server.address)") }
+        var servers: [ChildProcess] = []
+        defer { servers.forEach { $0.stop() } }
+        for node in 0..<topology.nodeCount {
+            servers.append(try await ChildProcess(
+                executable: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
+                arguments: ["serve", "--upstream", upstream.address] + profile.serverArguments + topology.serverArguments(node: node),
+                logPath: "\(logDirectory)/parley-bench-server\(node == 0 ? "" : "-\(node)").log"
+            ))
+        }
+        let addresses = try servers.map { server in
+            guard let url = URL(string: server.address), let host = url.host, let port = url.port else {
+                throw ChildProcess.Failure(description: "bad server address \(server.address)")
+            }
+            return "\(host):\(port)"
+        }
+        let pids = servers.map(\.pid)
+        func summed(_ figure: (Int32) -> Double?) -> Double { pids.reduce(0) { $0 + (figure($1) ?? 0) } }
+        func residentBytes() -> Int { pids.reduce(0) { $0 + (ProcessFigures.residentBytes(pid: $1) ?? 0) } }
 
         let chunkCount = audio.count * turnsPerSession
         let messages = audio.chunks.map { #"{"type":"input_audio_buffer.append","audio":"\#(PCM16Buffer(samples: $0).base64EncodedString())"}"# }
-        let baseline = ProcessFigures.residentBytes(pid: server.pid) ?? 0
+        let baseline = residentBytes()
         let load = try await RealtimeLoadClient.connect(
-            folder: tools, url: url, token: BenchmarkServer.defaultSecret, sessions: sessions,
+            folder: tools, servers: addresses, path: topology.path, token: BenchmarkServer.defaultSecret, sessions: sessions,
             messages: messages, chunkCount: chunkCount, turnChunks: audio.count)
         try await Task.sleep(for: .milliseconds(300))
-        let idle = ProcessFigures.residentBytes(pid: server.pid) ?? 0
+        let idle = residentBytes()
 
         let timeline = ResampledTimeline(chunkCount: chunkCount, outputRate: 16_000) { VoiceSessionProviders.sincResampler(from: $0, to: $1) }
-        let cpuBefore = ProcessFigures.cpuSeconds(pid: server.pid) ?? 0
+        let cpuBefore = summed { ProcessFigures.cpuSeconds(pid: $0) }
         let upstreamCPUBefore = ProcessFigures.cpuSeconds(pid: upstream.pid) ?? 0
-        let waitBefore = ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? 0
+        let waitBefore = summed(ProcessFigures.runQueueWaitSeconds)
         let runStart = ContinuousClock.now
-        let peak = PeakSampler(pid: server.pid)
+        let peak = PeakSampler(pids: pids)
         let sampling = Task { await peak.run() }
         let probe = try HostSlowdownProbe(folder: tools)
         let report = try await load.run()
         let hostSlowdowns = try await probe.stop()
         sampling.cancel()
-        let cpuSeconds = (ProcessFigures.cpuSeconds(pid: server.pid) ?? cpuBefore) - cpuBefore
+        let cpuSeconds = summed { ProcessFigures.cpuSeconds(pid: $0) } - cpuBefore
         let upstreamCPUSeconds = (ProcessFigures.cpuSeconds(pid: upstream.pid) ?? upstreamCPUBefore) - upstreamCPUBefore
-        let waitSeconds = (ProcessFigures.runQueueWaitSeconds(pid: server.pid) ?? waitBefore) - waitBefore
+        let waitSeconds = summed(ProcessFigures.runQueueWaitSeconds) - waitBefore
         let runSeconds = max((ContinuousClock.now - runStart).milliseconds / 1000, 0.001)
         let audioSeconds = Double(load.connected * chunkCount * TurnAudio.chunkMilliseconds) / 1000
         let count = Double(max(load.connected, 1))
         return Outcome(
             connected: load.connected,
             turns: turns(report, timeline: timeline),
+            sessionSeconds: audioSeconds,
             hostSlowdowns: hostSlowdowns,
             serverCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? cpuSeconds * 1000 / audioSeconds : 0,
             clientCPUMillisecondsPerSessionSecond: audioSeconds > 0 ? report.cpuSeconds * 1000 / audioSeconds : 0,
@@ -241,15 +275,15 @@ private struct ServerLoad {
     }
 }
 
-/// Samples a process's resident memory every 100 ms and keeps the peak.
+/// Samples the resident memory of processes (together) every 100 ms and keeps the peak.
 ///
 /// `@unchecked Sendable`: `highest` is guarded by `lock`.
 private final class PeakSampler: @unchecked Sendable {
-    private let pid: Int32
+    private let pids: [Int32]
     private let lock = NSLock()
     private var highest = 0
 
-    init(pid: Int32) { self.pid = pid }
+    init(pids: [Int32]) { self.pids = pids }
 
     /// The highest resident size seen, in bytes.
     var peak: Int { lock.withLock { highest } }
@@ -257,7 +291,8 @@ private final class PeakSampler: @unchecked Sendable {
     /// Samples until cancelled.
     func run() async {
         while !Task.isCancelled {
-            if let bytes = ProcessFigures.residentBytes(pid: pid) { lock.withLock { highest = max(highest, bytes) } }
+            let bytes = pids.compactMap { ProcessFigures.residentBytes(pid: $0) }
+            if bytes.count == pids.count { lock.withLock { highest = max(highest, bytes.reduce(0, +)) } }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -15,7 +15,7 @@ import subprocess
 
 AREA_ORDER = [
     "network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store",
-    "cluster", "webrtc", "recordings", "telephony",
+    "cluster", "cluster-capacity", "webrtc", "recordings", "telephony",
 ]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
@@ -30,11 +30,23 @@ AREA_TITLES = {
     "server": "Server under load",
     "store": "Store engines: SQLite and PostgreSQL",
     "cluster": "Cluster mode on PostgreSQL",
+    "cluster-capacity": "Cluster capacity: two nodes against one on the same machine",
     "webrtc": "WebRTC calls",
     "recordings": "Call recordings",
     "telephony": "Phone calls (Twilio Media Streams, G.711)",
 }
 AREA_NOTES = {
+    "cluster-capacity": (
+        "The server area's defaults profile (Silero VAD, 300 ms silence, preemption on, flite's spoken question, the fake "
+        "upstream with realistic delays) and its C load client, which spreads the sessions round-robin over the nodes. "
+        "Each node is a `ParleyBenchmarks serve` process in cluster mode (127.0.0.2, 127.0.0.3) on one throwaway "
+        "PostgreSQL; every session joins an instance of its own (a claim, epoch-checked item writes, the cluster-wide "
+        "admission count). For 1 node, then 2, the session count is searched (up by half until a count fails, then the "
+        "geometric middle) until the largest passing and smallest failing counts are within 10 %; a count passes when "
+        "every turn is answered and p99 last voiced chunk sent -> first audio delta is at most 1 s. All of it shares "
+        "the machine's 2 cores: a second node adds no CPU, so it adds no capacity here; the figures show what the split "
+        "costs (CPU and memory per session, PostgreSQL's CPU and transactions), not a scale-out."
+    ),
     "voice": (
         "The Piper voice en_US-joe-medium (onnxruntime, one intra-op thread, phonemes from a long-lived espeak-ng) and "
         "flite cmu_us_slt in the benchmark process. Real-time factor and Whisper tiny.en WER over the ten everyday "

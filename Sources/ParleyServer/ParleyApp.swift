@@ -93,9 +93,10 @@ public final class ParleyApp: Sendable {
     }
 
     /// Finishes in-flight requests, closes every socket, stops the providers and closes the
-    /// store; in cluster mode the node is marked draining first and leaves the cluster last.
+    /// store; in cluster mode the node drains first (`NodeDrain`: new sessions refused, live ones
+    /// given `drainSeconds` to end) and leaves the cluster last.
     public func shutdown() async {
-        await context.cluster?.drain()
+        await NodeDrain.run(context: context)
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()

@@ -82,7 +82,7 @@ struct ClusterServeTests {
 
                 #expect(try await onB.turn("first question").status == "completed")
                 let shown = try await Self.call(cluster.c, "GET", "/v1/instances/\(instance)").body
-                #expect(shown["status"]?.stringValue == "live")
+                #expect(shown["status"]?.stringValue == "listening", "the owner B reports its session between turns")
                 #expect(shown["owner_url"]?.stringValue == "http://127.0.0.3:\(cluster.b.port)")
 
                 // A reply that keeps speaking (its audio trickles in), interrupted through C.
@@ -151,7 +151,7 @@ struct ClusterServeTests {
                 let sent = cluster.upstreams.languageModel.latestChatRequest?["messages"]?.arrayElements?.compactMap { $0["content"]?.stringValue } ?? []
                 #expect(sent.contains("turn 1") && sent.contains("turn 2"), "the history C sent to the model: \(sent)")
                 let shown = try await Self.call(cluster.a, "GET", "/v1/instances/\(instance)").body
-                #expect(shown["status"]?.stringValue == "live" && shown["owner_url"]?.stringValue == "http://127.0.0.4:\(cluster.c.port)")
+                #expect(shown["status"]?.stringValue == "listening" && shown["owner_url"]?.stringValue == "http://127.0.0.4:\(cluster.c.port)")
                 onC.close()
             } catch {
                 await cluster.stop()

@@ -43,6 +43,13 @@ import Testing
         #expect(ServerSettings.load(environment: ["PARLEY_CLUSTER_MAX_SESSIONS": "0"]).problems == ["PARLEY_CLUSTER_MAX_SESSIONS: \"0\" is not a whole number from 1 to 10000000"])
     }
 
+    @Test func aNodeDrainsForTwentySecondsUnlessToldOtherwise() {
+        #expect(ServerSettings.load(environment: [:]).0.drainSeconds == 20)
+        #expect(ServerSettings.load(environment: ["PARLEY_DRAIN_SECONDS": "0"]).0.drainSeconds == 0)
+        #expect(ServerSettings.load(environment: ["PARLEY_DRAIN_SECONDS": "90"]).0.drainSeconds == 90)
+        #expect(ServerSettings.load(environment: ["PARLEY_DRAIN_SECONDS": "soon"]).problems == ["PARLEY_DRAIN_SECONDS: \"soon\" is not a whole number from 0 to 3600"])
+    }
+
     @Test func aLocalModelPathMustBeAGGUFFileAndExcludesARemoteModel() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parley-settings-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

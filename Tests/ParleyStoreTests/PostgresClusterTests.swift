@@ -21,7 +21,7 @@ import Testing
             let b = PostgresCluster(store: store)
             try await a.start(nodeURL: "http://127.0.0.2:8080") { command in
                 received.yield(command)
-                return .done
+                return command.kind == .status ? .status("speaking") : .done
             }
             try await b.start(nodeURL: "http://127.0.0.3:8080") { _ in .notConnected }
             return TwoNodes(store: store, a: a, b: b, commandsOnA: commands)
@@ -99,6 +99,30 @@ import Testing
         #expect(command?.kind == .interrupt && command?.instanceID == instance && command?.epoch == claim.epoch)
         // B answers for itself without the database.
         #expect(try await nodes.b.send(.end, instanceID: instance, epoch: claim.epoch, to: nodes.b.nodeID) == .notConnected)
+        await nodes.stop()
+    }
+
+    @Test func theOwnerReportsItsLiveStatusThroughTheOutbox() async throws {
+        let url = try await StoreEngine.postgres.freshLocation().address
+        let nodes = try await TwoNodes.start(url: url)
+        let instance = try await nodes.instance("inst_status")
+        let claim = try #require(try await nodes.a.claim(instanceID: instance))
+        #expect(try await nodes.b.send(.status, instanceID: instance, epoch: claim.epoch, to: nodes.a.nodeID) == .status("speaking"))
+        #expect(await Self.next(nodes.commandsOnA)?.kind == .status)
+        let stored = try PostgresConnection(url: url).query("SELECT kind, result FROM commands WHERE instance_id = $1", [instance]).rows
+        #expect(stored.map { $0.compactMap { $0 } } == [["status", "status=speaking"]])
+        await nodes.stop()
+    }
+
+    @Test func aNodeThatStopsLetsGoOfItsInstances() async throws {
+        let nodes = try await TwoNodes.start(url: try await StoreEngine.postgres.freshLocation().address)
+        let instance = try await nodes.instance("inst_stopping")
+        _ = try #require(try await nodes.a.claim(instanceID: instance))
+        await nodes.a.stop()
+        let ownership = try await nodes.b.ownership(instanceID: instance)
+        #expect(ownership?.status == "waiting" && ownership?.ownerNode == nil)
+        // The next connection claims it as a fresh one: no previous owner to tell.
+        #expect(try await nodes.b.claim(instanceID: instance)?.previousOwner == nil)
         await nodes.stop()
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import ParleyStore
 
 /// Carries out, on the node that owns an instance, the commands other nodes send it: cancel
-/// the response in progress, end the session, or let go of an instance another connection
-/// took over.
+/// the response in progress, end the session, let go of an instance another connection
+/// took over, or report the session's live status.
 struct ClusterCommandHandler: Sendable {
     let sessions: LiveSessions
 
@@ -17,6 +17,9 @@ struct ClusterCommandHandler: Sendable {
         case .end:
             guard !entries.isEmpty else { return .notConnected }
             for entry in entries { await close(entry) }
+        case .status:
+            guard let status = sessions.status(instanceID: command.instanceID) else { return .notConnected }
+            return .status(status)
         case .release:
             let superseded = entries.filter { ($0.claimEpoch ?? 0) < command.epoch }
             guard !superseded.isEmpty else { return .notConnected }

@@ -6,12 +6,20 @@ import ParleyStore
 /// the instance's live session, and commands reach that node through the cluster's outbox.
 /// The route answers once the owner acted.
 enum ClusterInstanceRoutes {
-    /// `GET /v1/instances/{id}`: the status and owner the database holds; the owner itself
-    /// reports its live status (`listening`, `thinking`, `speaking`).
-    static func show(_ instance: InstanceRecord, cluster: PostgresCluster, context: ServerContext) async throws -> HTTPResponse {
+    /// How long `GET /v1/instances/{id}` waits for the owner's live status.
+    static let statusTimeout = Duration.seconds(1)
+
+    /// `GET /v1/instances/{id}`: the status and owner the database holds; while the instance
+    /// is live, its owner reports the session's status (`listening`, `thinking`, `speaking`) —
+    /// this node at once, another through a `status` command — so every node shows the same.
+    /// An owner that does not answer within `statusTimeout` leaves the database's `live`.
+    static func show(_ instance: InstanceRecord, cluster: PostgresCluster) async throws -> HTTPResponse {
         let ownership = try await cluster.ownership(instanceID: instance.id)
         var status = ownership?.status ?? instance.status
-        if status == "live", ownership?.ownerNode == cluster.nodeID, let live = context.sessions.status(instanceID: instance.id) { status = live }
+        if status == "live", let ownership, let owner = ownership.ownerNode,
+           case .status(let live)? = try? await cluster.send(.status, instanceID: instance.id, epoch: ownership.epoch, to: owner, timeout: statusTimeout) {
+            status = live
+        }
         var response = InstanceRoutes.InstanceResponse(
             id: instance.id, agentID: instance.agentID, user: instance.userID, conversationID: instance.conversationID, status: status
         )
@@ -28,7 +36,7 @@ enum ClusterInstanceRoutes {
             guard ownership.status == "live", let owner = ownership.ownerNode else { return notConnected }
             switch try await cluster.send(.interrupt, instanceID: id, epoch: ownership.epoch, to: owner) {
             case .done: return JSONResponse.ok(["id": id, "object": "agent.instance.interrupted"])
-            case .notConnected: return notConnected
+            case .notConnected, .status: return notConnected
             }
         } catch let error as ClusterError {
             return unreachable(error)

@@ -54,6 +54,10 @@ public struct ServerSettings: Sendable {
     /// The URL other nodes and operators reach this node at (`PARLEY_NODE_URL`); by default
     /// `http://HOST:PORT`. Cluster mode only.
     public var nodeURL: String?
+    /// How long a cluster node that was asked to stop (SIGTERM) keeps serving its live sessions
+    /// while it refuses new ones (`PARLEY_DRAIN_SECONDS`); those still running then are closed
+    /// and their clients reconnect through another node. Cluster mode only.
+    public var drainSeconds = 20
     /// The longest reply, in tokens, of the server's language model when neither the agent nor
     /// the client sets one; `nil` picks the default for the model (see `replyTokenLimit`).
     public var maxOutputTokens: Int?
@@ -228,6 +232,7 @@ public struct ServerSettings: Sendable {
         if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
         if let maximum = integer("PARLEY_CLUSTER_MAX_SESSIONS", in: 1...10_000_000) { settings.clusterMaximumSessions = maximum }
         if let url = value("PARLEY_NODE_URL") { settings.nodeURL = url }
+        if let seconds = integer("PARLEY_DRAIN_SECONDS", in: 0...3_600) { settings.drainSeconds = seconds }
         if let limit = integer("PARLEY_MAX_OUTPUT_TOKENS", in: 1...1_000_000) { settings.maxOutputTokens = limit }
         if let delay = integer("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS", in: 0...10_000) {
             settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay

@@ -84,7 +84,7 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 guard let instance = try await context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
-                if let cluster = context.cluster { return try await ClusterInstanceRoutes.show(instance, cluster: cluster, context: context) }
+                if let cluster = context.cluster { return try await ClusterInstanceRoutes.show(instance, cluster: cluster) }
                 let status = context.sessions.status(instanceID: instance.id) ?? instance.status
                 return JSONResponse.ok(InstanceResponse(
                     id: instance.id, agentID: instance.agentID, user: instance.userID,

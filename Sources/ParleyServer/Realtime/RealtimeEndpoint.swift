@@ -40,8 +40,10 @@ enum RealtimeEndpoint {
     }
 
     /// Why a realtime session (a WebSocket or a WebRTC call) may not start: bad or
-    /// out-of-scope credentials (401), or the session limit reached (503); `nil` admits it.
+    /// out-of-scope credentials (401), the session limit reached or the node draining (503);
+    /// `nil` admits it.
     static func refusal(of request: HTTPRequest, context: ServerContext) -> HTTPResponse? {
+        if let draining = NodeDrain.refusal(context: context) { return draining }
         let caller: Caller
         do {
             caller = try context.authentication.caller(of: request)

@@ -38,6 +38,8 @@ public struct ClusterCommand: Sendable, Hashable {
         case end
         /// Close the session if its claim is older than `epoch`: another connection took the instance over.
         case release
+        /// Report the live session's status (`listening`, `thinking`, `speaking`): `GET /v1/instances/{id}` on another node.
+        case status
     }
 
     public var id: String
@@ -48,11 +50,32 @@ public struct ClusterCommand: Sendable, Hashable {
 }
 
 /// What the owner reports after acting on a command.
-public enum ClusterCommandOutcome: String, Sendable {
+public enum ClusterCommandOutcome: Sendable, Hashable {
     /// The command was carried out.
     case done
     /// The node has no live session for the instance.
-    case notConnected = "not_connected"
+    case notConnected
+    /// The live session's status, answering `status`.
+    case status(String)
+
+    /// The outcome as an acknowledgement carries it and `commands.result` stores it.
+    var wireValue: String {
+        switch self {
+        case .done: "done"
+        case .notConnected: "not_connected"
+        case .status(let status): "status=" + status
+        }
+    }
+
+    /// Reads an acknowledged outcome; `nil` for text no owner sends.
+    init?(wireValue: String) {
+        switch wireValue {
+        case "done": self = .done
+        case "not_connected": self = .notConnected
+        case let text where text.hasPrefix("status="): self = .status(String(text.dropFirst("status=".count)))
+        default: return nil
+        }
+    }
 }
 
 /// A cluster operation that could not be carried out.

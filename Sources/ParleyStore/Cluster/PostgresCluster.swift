@@ -101,7 +101,9 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Whether the node is draining (shutting down).
     public var isDraining: Bool { lock.withLock { draining } }
 
-    /// Leaves the cluster: stops the heartbeat and the listener and marks the node gone.
+    /// Leaves the cluster: stops the heartbeat and the listener, lets go of the instances this
+    /// node still holds (they wait for their clients to reconnect through another node; a
+    /// session that is still ending writes nothing after the store closes) and marks the node gone.
     public func stop() async {
         let (beating, listener, pending) = lock.withLock { () -> (Task<Void, Never>?, PostgresNotificationListener?, [CheckedContinuation<String, any Error>]) in
             defer { waiters = [:]; heartbeat = nil; self.listener = nil }
@@ -112,7 +114,11 @@ public final class PostgresCluster: @unchecked Sendable {
         pending.forEach { $0.resume(throwing: ClusterError(code: .stopped, message: "The node is shutting down.")) }
         let node = nodeID
         _ = try? await pool.run { connection in
-            try connection.query("UPDATE nodes SET dead = true, draining = true WHERE id = $1", [node])
+            try connection.transaction {
+                try connection.query("UPDATE instances SET status = 'waiting', owner_node = NULL WHERE owner_node = $1 AND status = 'live'", [node])
+                try connection.query("DELETE FROM live_sessions WHERE node_id = $1", [node])
+                try connection.query("UPDATE nodes SET dead = true, draining = true WHERE id = $1", [node])
+            }
         }
     }
 
@@ -180,10 +186,13 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Has the node that owns the instance carry out a command and waits for its acknowledgement.
     /// A command for this node is carried out at once, without the database.
+    /// - Parameter timeout: how long to wait for the acknowledgement.
     /// - Returns: the owner's outcome.
     /// - Throws: `ClusterError.ownerUnreachable` when no acknowledgement came within
-    ///   `acknowledgementTimeout`, or a `PostgresError`.
-    public func send(_ kind: ClusterCommand.Kind, instanceID: String, epoch: Int64, to node: String) async throws -> ClusterCommandOutcome {
+    ///   `timeout`, or a `PostgresError`.
+    public func send(
+        _ kind: ClusterCommand.Kind, instanceID: String, epoch: Int64, to node: String, timeout: Duration = acknowledgementTimeout
+    ) async throws -> ClusterCommandOutcome {
         let command = ClusterCommand(id: "cmd_" + UUID().uuidString.lowercased(), kind: kind, instanceID: instanceID, epoch: epoch)
         if node == nodeID {
             guard let handler = lock.withLock({ handler }) else { throw ClusterError(code: .stopped, message: "The node is not running.") }
@@ -208,13 +217,13 @@ public final class PostgresCluster: @unchecked Sendable {
                     self.resolve(command.id, with: .failure(error))
                     return
                 }
-                try? await Task.sleep(for: Self.acknowledgementTimeout)
+                try? await Task.sleep(for: timeout)
                 self.resolve(command.id, with: .failure(ClusterError(
-                    code: .ownerUnreachable, message: "Node \(node), which holds instance \(instanceID), did not answer within \(Self.acknowledgementTimeout)."
+                    code: .ownerUnreachable, message: "Node \(node), which holds instance \(instanceID), did not answer within \(timeout)."
                 )))
             }
         }
-        return ClusterCommandOutcome(rawValue: result) ?? .done
+        return ClusterCommandOutcome(wireValue: result) ?? .done
     }
 
     /// Resumes the sender waiting for command `id`, if it still waits.
@@ -242,7 +251,7 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Carries out a command and acknowledges it to its sender. The commands are idempotent
-    /// (cancel, close, close if older), so one brought twice — by a rescan and its
+    /// (cancel, close, close if older, report), so one brought twice — by a rescan and its
     /// notification — does no harm; only the first acknowledgement is sent.
     private func carryOut(_ command: ClusterCommand) async {
         guard let handler = lock.withLock({ handler }) else { return }
@@ -252,7 +261,7 @@ public final class PostgresCluster: @unchecked Sendable {
                 try connection.query(
                     "WITH done AS (UPDATE commands SET acknowledged_at = \(Self.now), result = $2 WHERE id = $1 AND acknowledged_at IS NULL "
                         + "RETURNING sender_node) SELECT pg_notify('parley_' || sender_node, 'ack:' || $1 || ':' || $2) FROM done",
-                    [command.id, outcome.rawValue]
+                    [command.id, outcome.wireValue]
                 )
             }
         }
