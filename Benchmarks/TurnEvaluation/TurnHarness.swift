@@ -45,6 +45,8 @@ public struct OverAgentOutcome: Sendable {
     public var onsetToStoppedMs: Int?
     /// Whether a pause was followed by `parley.output_audio.resumed`.
     public var resumed: Bool
+    /// Each `parley.interruption`'s reason and the words it judged.
+    public var verdicts: [String]
 }
 
 /// Drives real realtime sessions with corpus clips and reports what each one did. Every
@@ -92,10 +94,13 @@ public struct TurnHarness: Sendable {
     /// Starts a reply (`response.create`, the agent's scripted long answer spoken by flite),
     /// plays `clip` 500 ms after its first audio arrived, and waits for the verdict (up to
     /// 3 s of silence after the clip). An echo-leak clip plays nothing itself: the agent's own
-    /// audio comes back at the recipe's level for as long.
-    public func playOverAgent(_ clip: TurnClip, setting: TurnDetectionSetting = .serverVAD(silenceMs: 300)) async throws -> OverAgentOutcome {
+    /// audio comes back at the recipe's level for as long; `echoCancellation` asks the session
+    /// to cancel it (`parley_echo_cancellation`).
+    public func playOverAgent(
+        _ clip: TurnClip, setting: TurnDetectionSetting = .serverVAD(silenceMs: 300), echoCancellation: Bool = false
+    ) async throws -> OverAgentOutcome {
         let session = try await server.openSession(
-            #"{"type":"realtime","audio":{"input":{"turn_detection":\#(setting.json(createResponse: true))}}}"#
+            #"{"type":"realtime","parley_echo_cancellation":\#(echoCancellation),"audio":{"input":{"turn_detection":\#(setting.json(createResponse: true))}}}"#
         )
         defer { session.close() }
         try await session.sendSilence(milliseconds: 300)
@@ -107,10 +112,15 @@ public struct TurnHarness: Sendable {
         try await session.sendSilence(milliseconds: 500)
         let onsetMs = session.sentMs + Int(TurnClip.milliseconds(clip.onsetSample))
         try await session.send(Self.realtimeRate(clip.samples))
+        // The verdict on speech over the agent waits for its words (Whisper on the clip), which
+        // takes longer on a busy machine: up to 10 s once the agent was paused.
         func decided() -> Bool {
             session.log.first("parley.interruption") != nil || session.log.first("response.done") != nil
         }
         _ = try await session.sendSilence(untilMs: 3_000, decided)
+        if session.log.first("parley.output_audio.paused") != nil {
+            _ = try await session.sendSilence(untilMs: 10_000, decided)
+        }
         // A little more, to see a paused reply resume.
         try await session.sendSilence(milliseconds: 600)
         let decision = session.log.all("parley.interruption").first { $0["interrupts"]?.boolValue == true }
@@ -120,19 +130,24 @@ public struct TurnHarness: Sendable {
             clip: clip, onsetMs: onsetMs, interrupted: decision != nil || cancelled,
             onsetToPausedMs: paused.map { $0 - onsetMs },
             onsetToStoppedMs: decision?["audio_ms"]?.numberValue.map { Int($0) - onsetMs },
-            resumed: session.log.first("parley.output_audio.resumed") != nil
+            resumed: session.log.first("parley.output_audio.resumed") != nil,
+            verdicts: session.log.all("parley.interruption").map { event in
+                "\(event["reason"]?.stringValue ?? "?")\(event["words"]?.stringValue.map { " \"\($0)\"" } ?? "")"
+            }
         )
     }
 
     /// The final transcript of `clip` committed by hand (`turn_detection` null), with
-    /// `noise_reduction` as given (`nil`: off).
+    /// `noise_reduction` as given (`nil`: off). The clip goes with 300 ms of silence before and
+    /// after, as a turn the VAD ends carries its prefix padding and closing silence.
     public func transcribe(_ clip: TurnClip, noiseReduction: NoiseReduction?) async throws -> String {
         let reduction = noiseReduction.map { #"{"type":"\#($0.rawValue)"}"# } ?? "null"
         let session = try await server.openSession(
             #"{"type":"realtime","audio":{"input":{"turn_detection":null,"noise_reduction":\#(reduction)}}}"#
         )
         defer { session.close() }
-        try session.append(Self.realtimeRate(clip.samples))
+        let silence = [Float](repeating: 0, count: 300 * TurnClip.sampleRate / 1000)
+        try session.append(Self.realtimeRate(silence + clip.samples + silence))
         try session.sendEvent(#"{"type":"input_audio_buffer.commit"}"#)
         let done = await session.log.wait(for: .seconds(60)) {
             ["conversation.item.input_audio_transcription.completed", "conversation.item.input_audio_transcription.failed", "error"]
