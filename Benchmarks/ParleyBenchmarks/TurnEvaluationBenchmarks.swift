@@ -55,6 +55,7 @@ private func turnEndResults(_ outcomes: [TurnEndOutcome], label: String, target:
     let delays = complete.compactMap(\.lastVoicedToTurnEndMs)
     let received = complete.compactMap(\.lastVoicedSentToStoppedReceivedMs)
     let p50 = percentile(delays, 50)
+    let words = totalWordErrors(complete.map { (reference: $0.clip.text, hypothesis: $0.transcript ?? "") })
     return [
         BenchmarkResult(area: "turns", name: "premature cut-offs: turn ended inside a 0.5–1.5 s mid-thought pause (\(paused.count) clips, 6 flite/espeak-ng voices), \(label)",
                         value: cutOff, unit: "%", target: target ? "<= 5 %" : "", meetsTarget: target ? cutOff <= 5 : nil),
@@ -62,6 +63,8 @@ private func turnEndResults(_ outcomes: [TurnEndOutcome], label: String, target:
                         value: p50, unit: "ms", target: "<= 300 ms", meetsTarget: p50 <= 300),
         BenchmarkResult(area: "turns", name: "complete question: last voiced sample sent → speech_stopped received (real-time paced, model time included), p50, \(label)",
                         value: percentile(received, 50), unit: "ms", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "turns", name: "complete question: WER of the turn's final transcript (Whisper tiny.en), \(label)",
+                        value: percent(words.errors, of: words.words), unit: "%", target: "", meetsTarget: nil),
     ]
 }
 

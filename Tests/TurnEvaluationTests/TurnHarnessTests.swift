@@ -11,8 +11,10 @@ import TurnEvaluation
         .speech(text: "I'd like to book a flight to", voice: .fliteSLT), .pause(milliseconds: 1_000),
         .speech(text: "Paris on Monday.", voice: .fliteSLT),
     ])
+    /// Scores 0.82 at its judged pause, above low eagerness' 0.7 (flite's "What time is it in
+    /// Tokyo right now?", trimmed to its voice, scores only 0.56 there).
     static let question = TurnClipRecipe(id: "test-complete", kind: .completeQuestion, segments: [
-        .speech(text: "What time is it in Tokyo right now?", voice: .fliteSLT),
+        .speech(text: "Could you remind me to call my mother at six?", voice: .espeakUS),
     ])
 
     @Test func theCorpusKnowsWhereThePauseAndTheThoughtEndAndReadsBackFromItsCache() async throws {
@@ -48,7 +50,7 @@ import TurnEvaluation
             let delay = try #require(complete.lastVoicedToTurnEndMs, "the turn never ended")
             #expect(delay >= 0 && delay < 400, "the turn ended \(delay) ms after the last voiced sample")
             #expect(complete.verdicts.first?.endsTurn == true, "verdicts \(complete.verdicts)")
-            #expect(complete.transcript?.lowercased().contains("tokyo") == true, "heard \(complete.transcript ?? "nothing")")
+            #expect(complete.transcript?.lowercased().contains("mother") == true, "heard \(complete.transcript ?? "nothing")")
         } catch {
             await server.stop()
             throw error
