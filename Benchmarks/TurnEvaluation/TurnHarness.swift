@@ -114,8 +114,11 @@ public struct TurnHarness: Sendable {
         try await session.send(Self.realtimeRate(clip.samples))
         // The verdict on speech over the agent waits for its words (Whisper on the clip), which
         // takes longer on a busy machine: up to 10 s once the agent was paused.
+        // (The reply's response.done comes as soon as its audio was sent, long before it has
+        // played: only a cancelled one says anything about the clip.)
         func decided() -> Bool {
-            session.log.first("parley.interruption") != nil || session.log.first("response.done") != nil
+            session.log.first("parley.interruption") != nil
+                || session.log.all("response.done").contains { $0["response"]?["status"]?.stringValue == "cancelled" }
         }
         _ = try await session.sendSilence(untilMs: 3_000, decided)
         if session.log.first("parley.output_audio.paused") != nil {
