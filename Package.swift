@@ -79,9 +79,15 @@ let package = Package(
             name: "ParleyBenchmarks",
             dependencies: [
                 "ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
-                "ParleyTesting", "CLibWebsockets",
+                "ParleyTesting", "CLibWebsockets", "TurnEvaluation",
             ],
             path: "Benchmarks/ParleyBenchmarks"
+        ),
+        // The turn-taking corpus and harness, shared by the `turns` bench area and its test.
+        .target(
+            name: "TurnEvaluation",
+            dependencies: ["ParleyCore", "ParleyNet", "ParleyLocal", "ParleyServer", "ParleyTesting"],
+            path: "Benchmarks/TurnEvaluation"
         ),
         .executableTarget(
             name: "FakeUpstream",
@@ -98,6 +104,7 @@ let package = Package(
         .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
+        .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

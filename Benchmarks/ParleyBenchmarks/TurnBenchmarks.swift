@@ -16,5 +16,5 @@ func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return [
         BenchmarkResult(area: "turns", name: "Smart Turn v3.2 one call, one thread (median)",
                         value: seconds * 1000, unit: "ms", target: "<= 100 ms", meetsTarget: seconds <= 0.1),
-    ] + (try await interruptionBenchmarks(quick: quick))
+    ] + (try await interruptionBenchmarks(quick: quick)) + (try await turnEvaluationBenchmarks(quick: quick))
 }
