@@ -205,6 +205,6 @@ enum Match {
     }
 
     static func verdict(_ event: VoiceSessionEvent) -> (probability: Float, endsTurn: Bool)? {
-        if case .turnJudged(_, _, let probability, let endsTurn) = event { (probability, endsTurn) } else { nil }
+        if case .turnJudged(_, _, let probability, let endsTurn, _) = event { (probability, endsTurn) } else { nil }
     }
 }

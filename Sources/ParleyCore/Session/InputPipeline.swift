@@ -165,6 +165,11 @@ struct InputPipeline {
     }
 
     /// Hands the turn detector the verdict on the pause it asked about at `atMs`.
+    /// Whether a verdict of `probability` would end the turn (it is at or above the check's threshold).
+    func completionWouldEndTurn(probability: Float) -> Bool {
+        turnDetector.configuration.completionCheck.map { probability >= $0.threshold } ?? false
+    }
+
     mutating func completionJudged(probability: Float, atMs: Int) -> [TurnDetector.Action] {
         turnDetector.completionJudged(probability: probability, atMs: atMs)
     }

@@ -16,6 +16,9 @@ struct PreemptiveTranscription {
     /// Whether a transcription is running or waiting to be taken.
     var isRunning: Bool { task != nil }
 
+    /// The transcription running or waiting to be taken, left in place.
+    var running: Task<Transcription, any Error>? { task }
+
     /// Follows the turn after each piece of input: drops a transcription whose silence was
     /// broken, and starts one once the silence is `delayMs` old.
     /// - Parameters:

@@ -477,10 +477,21 @@ public actor VoiceSession {
         }
     }
 
-    private func completionJudged(probability: Float, atMs: Int, itemID: String) {
+    /// Takes the audio model's verdict. A pause it calls complete is also read, when the
+    /// pause's early transcript is under way: the reply waits for that transcript anyway, and
+    /// words that leave the thought unfinished ("…a flight to") keep the turn open.
+    private func completionJudged(probability: Float, atMs: Int, itemID: String, transcript: String? = nil) {
         guard !isClosed else { return }
-        let actions = input.completionJudged(probability: probability, atMs: atMs)
-        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty))
+        if transcript == nil, input.completionWouldEndTurn(probability: probability), let early = preemptiveTranscription.running {
+            Task { [weak self] in
+                let text = (try? await early.value)?.text ?? ""
+                await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text)
+            }
+            return
+        }
+        let unfinished = transcript.map(UnfinishedThought.isUnfinished) ?? false
+        let actions = unfinished ? [] : input.completionJudged(probability: probability, atMs: atMs)
+        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 

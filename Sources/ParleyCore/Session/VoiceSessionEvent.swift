@@ -52,7 +52,7 @@ public enum VoiceSessionEvent: Sendable {
     /// `semantic_vad` judged the pause at `audioMs` in the turn `itemID`: the probability
     /// that the turn is complete, and whether that ended the turn there (a verdict on a pause
     /// the person has since spoken after ends nothing).
-    case turnJudged(itemID: String, audioMs: Int, probability: Float, endsTurn: Bool)
+    case turnJudged(itemID: String, audioMs: Int, probability: Float, endsTurn: Bool, transcript: String?)
     /// Speech began over the agent and may interrupt it: a client that can should pause the
     /// agent's audio (at input audio time `audioMs`) until `outputAudioResumed` or the response ends.
     case outputAudioPaused(audioMs: Int)

@@ -57,11 +57,13 @@ struct RealtimeEventTranslator {
             return [.inputAudioBufferSpeechStarted(itemID: itemID, audioStartMs: audioStartMs)]
         case .speechStopped(let itemID, let audioEndMs):
             return [.inputAudioBufferSpeechStopped(itemID: itemID, audioEndMs: audioEndMs)]
-        case .turnJudged(let itemID, let audioMs, let probability, let endsTurn):
-            return [.parley(type: "parley.turn_judged", payload: .object([
+        case .turnJudged(let itemID, let audioMs, let probability, let endsTurn, let transcript):
+            var payload: [String: JSONValue] = [
                 "item_id": .string(itemID), "audio_ms": .number(Double(audioMs)),
                 "probability": .number(Double(probability)), "ends_turn": .bool(endsTurn),
-            ]))]
+            ]
+            if let transcript { payload["transcript"] = .string(transcript) }
+            return [.parley(type: "parley.turn_judged", payload: .object(payload))]
         case .outputAudioPaused(let audioMs):
             return [.parley(type: "parley.output_audio.paused", payload: .object(["audio_ms": .number(Double(audioMs))]))]
         case .outputAudioResumed(let audioMs):
