@@ -29,11 +29,13 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         /// cores (at most 4): ggml's worker threads spin while they wait, and on a loaded 2-core
         /// machine a 2-thread decode was measured 3–5× slower than a 1-thread one.
         public var threadCount: Int
-        /// The most CPU threads for a decode that starts with no other decode running or
+        /// The most CPU threads for a final decode that starts with no other decode running or
         /// waiting — a single conversation's final transcript, which the reply waits for. It
         /// takes only cores nothing else is running on at that moment (`SpareCores`), and never
         /// fewer than `threadCount`. The default is every core (at most 4): a 2.2 s question
-        /// took 217 ms on 2 threads against 342 ms on 1.
+        /// took 217 ms on 2 threads against 342 ms on 1. Partial passes never take more than
+        /// `threadCount`: the turn's final decode may start while one runs (the user stops
+        /// talking), and ggml's spinning threads would then oversubscribe the cores.
         public var soloThreadCount: Int
         /// Decodes that may run at the same time (each holds a whisper.cpp state, ~30 MB). The
         /// default gives each decode `threadCount` cores of its own: ggml's worker threads spin
@@ -106,7 +108,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         let text = try await engine.perform { context, state, abort, alone in
             try Self.decode(
                 input.samples, context: context, state: state, abort: abort,
-                threadCount: alone ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
+                threadCount: alone && isFinal ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
                 audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal
             )
         }
