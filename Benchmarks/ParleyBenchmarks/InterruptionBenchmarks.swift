@@ -65,7 +65,7 @@ func interruptionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
                         value: pauseP50, unit: "ms", target: "<= 300 ms", meetsTarget: pauseP50 <= 300),
         BenchmarkResult(area: "turns", name: "short interruption: end of sending → verdict (Whisper tiny.en on the clip), p50",
                         value: percentile(verdictWaits, 50), unit: "ms", target: "", meetsTarget: nil),
-    ]
+    ] + (try await noiseReductionBenchmarks(quick: quick))
 }
 
 private func log(_ line: String) {

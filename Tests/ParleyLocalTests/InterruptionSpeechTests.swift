@@ -51,14 +51,15 @@ import Testing
     }
 
     /// Backchannels several voices say recognisably (flite's "mm-hmm" and "uh-huh" come out as
-    /// spelled letters and other words, over a second long): the agent pauses, hears only an
-    /// acknowledgement and resumes.
-    @Test(arguments: ["flite|Yeah.", "flite|Okay.", "flite|Right.", "flite|I see.", "rms|Sure.", "awb|Got it.", "espeak|Yeah.", "kal16|Okay."])
+    /// spelled letters and other words, over a second long; Whisper tiny.en hears flite rms's
+    /// "Sure." as "Shuler."): the agent pauses, hears only an acknowledgement and resumes.
+    @Test(arguments: ["flite|Yeah.", "flite|Okay.", "flite|Right.", "flite|I see.", "rms|I see.", "awb|Got it.", "espeak|Yeah.", "kal16|Okay."])
     func aBackchannelLetsTheAgentGoOn(backchannel: String) async throws {
         let (recorder, session) = try await playOverTheAgent(try await Self.clip(backchannel))
         let heard = await verdict(recorder)
         #expect(heard.map { !$0.interrupts } ?? true, "\(backchannel) was heard as \(String(describing: heard?.words)) and interrupted")
-        if heard != nil { #expect(await recorder.count(Self.resumed) == 1, "\(backchannel) paused the agent, which did not resume") }
+        let pauses = await recorder.count(Self.paused)
+        #expect(await recorder.waitFor(Self.resumed, count: pauses), "\(backchannel) paused the agent \(pauses) times; it did not resume as often")
         #expect(await recorder.count { if case .responseDone(_, .cancelled, _, _) = $0 { true } else { false } } == 0)
         #expect(await session.ledger.messages.count == 2)
     }
