@@ -56,6 +56,10 @@ func interruptionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let caughtRate = Double(caught) / Double(meant.count) * 100
     let pauseP50 = percentile(pauseDelays, 50)
     let speakers = "\(voices.count) voices"
+    // The voicing check, on every frame of the meant clips (it runs only on speech frames while
+    // the agent works; this is its cost were every frame such a frame).
+    let frames = meant.flatMap { clip in stride(from: 0, to: clip.clip.count - 511, by: 512).map { Array(clip.clip[$0..<$0 + 512]) } }
+    let voicingSeconds = medianSecondsPerCall(repetitions: quick ? 3 : 5) { for frame in frames { _ = Voicing.isVoiced(frame, sampleRate: 16_000) } }
     return [
         BenchmarkResult(area: "turns", name: "false interruptions: backchannels (\(speakers)), coughs, knocks, rustle, typing over the agent (\(harmless.count) clips)",
                         value: falseRate, unit: "%", target: "<= 5 %", meetsTarget: falseRate <= 5),
@@ -65,6 +69,8 @@ func interruptionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
                         value: pauseP50, unit: "ms", target: "<= 300 ms", meetsTarget: pauseP50 <= 300),
         BenchmarkResult(area: "turns", name: "short interruption: end of sending → verdict (Whisper tiny.en on the clip), p50",
                         value: percentile(verdictWaits, 50), unit: "ms", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "turns", name: "voicing check (Voicing) CPU per session-second, every 512-sample frame at 16 kHz",
+                        value: voicingSeconds / (Double(frames.count) * 0.032) * 1000, unit: "ms", target: "", meetsTarget: nil),
     ] + (try await noiseReductionBenchmarks(quick: quick))
 }
 
