@@ -32,20 +32,17 @@ public enum Voicing {
         guard shortestLag < longestLag else { return 0 }
         let energy = frame.reduce(Float(0)) { $0 + $1 * $1 }
         guard (energy / Float(frame.count)).squareRoot() >= minimumLevel else { return 0 }
+        // cumulative[i]: the energy of the first i samples, for the energies either side of a lag.
+        var cumulative = [Float](repeating: 0, count: frame.count + 1)
+        for index in frame.indices { cumulative[index + 1] = cumulative[index] + frame[index] * frame[index] }
         var best: Float = 0
         frame.withUnsafeBufferPointer { samples in
             for lag in shortestLag...longestLag {
                 let count = samples.count - lag
                 var product: Float = 0
-                var head: Float = 0
-                var tail: Float = 0
-                for index in 0..<count {
-                    let a = samples[index]
-                    let b = samples[index + lag]
-                    product += a * b
-                    head += a * a
-                    tail += b * b
-                }
+                for index in 0..<count { product += samples[index] * samples[index + lag] }
+                let head = cumulative[count]
+                let tail = cumulative[samples.count] - cumulative[lag]
                 let normaliser = (head * tail).squareRoot()
                 if normaliser > 0 { best = max(best, product / normaliser) }
             }
