@@ -110,10 +110,12 @@ private func playOverAgent(
     let onsetMs = clipStartMs + (clip.firstIndex { abs($0) > 0.01 } ?? 0) / 16
     try await send(silence(500) + clip + silence(800), to: session)
     let sent = ContinuousClock.now
+    // The recorder takes events from a stream, so it may lag the session: a clip that paused the
+    // agent has a verdict within seconds; one that did not, none.
+    _ = await recorder.waitFor({ if case .interruptionDecided = $0 { true } else { false } }, seconds: 10)
+    let waited = (ContinuousClock.now - sent).timeInterval * 1000
     let paused = await recorder.events.compactMap { event -> Int? in if case .outputAudioPaused(let ms) = event { ms } else { nil } }.first
     guard paused != nil else { return InterruptionOutcome(interrupted: false, explanation: "never paused the agent") }
-    _ = await recorder.waitFor { if case .interruptionDecided = $0 { true } else { false } }
-    let waited = (ContinuousClock.now - sent).timeInterval * 1000
     let decision = await recorder.events.compactMap { event -> (Bool, InterruptionPolicy.Reason, String?)? in
         if case .interruptionDecided(_, _, let interrupts, let reason, let words) = event { (interrupts, reason, words) } else { nil }
     }.first

@@ -30,8 +30,11 @@ import Testing
 
     /// The verdict on the speech over the agent, once it came; `nil` when it never paused the agent.
     func verdict(_ recorder: SessionRecorder) async -> (interrupts: Bool, words: String?)? {
+        // The recorder may lag the session: speech that paused the agent has a verdict within
+        // seconds (sound that never paused it, none), and the pause is recorded before it.
+        let decided = await recorder.waitFor({ if case .interruptionDecided = $0 { true } else { false } }, seconds: 10)
         guard await recorder.count(Self.paused) > 0 else { return nil }
-        #expect(await recorder.waitFor { if case .interruptionDecided = $0 { true } else { false } })
+        #expect(decided)
         let verdicts: [(interrupts: Bool, words: String?)] = await recorder.events.compactMap { event in
             if case .interruptionDecided(_, _, let interrupts, _, let words) = event { (interrupts, words) } else { nil }
         }
