@@ -53,11 +53,19 @@ let package = Package(
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
         // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
         .target(name: "CParleyKernels", cSettings: [.unsafeFlags(["-O3", "-ffast-math"])]),
+        // webrtc-audio-processing's noise suppressor (a C++ library) behind a small C interface.
+        .target(
+            name: "CWebRTCAudioProcessing",
+            cxxSettings: [
+                .unsafeFlags(["-I/usr/include/webrtc_audio_processing"]), .define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD"),
+            ],
+            linkerSettings: [.linkedLibrary("webrtc_audio_processing")]
+        ),
 
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime", "CWebRTCAudioProcessing"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),

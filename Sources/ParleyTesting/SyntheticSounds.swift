@@ -17,6 +17,48 @@ public enum SyntheticSounds {
         }
     }
 
+    /// Knocks on a door: `count` thuds 220 ms apart, each a damped 110 Hz resonance with a
+    /// click of noise on top.
+    public static func knock(count: Int = 2, seed: UInt64 = 3) -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        var samples = [Float](repeating: 0, count: (count - 1) * sampleRate * 22 / 100 + sampleRate / 5)
+        for knock in 0..<count {
+            let start = knock * sampleRate * 22 / 100
+            for index in 0..<(sampleRate / 5) {
+                let t = Float(index) / Float(sampleRate)
+                samples[start + index] += 0.5 * expf(-t / 0.03) * (sinf(2 * .pi * 110 * t) + 0.5 * noise.uniform())
+            }
+        }
+        return samples
+    }
+
+    /// Paper rustling or a bag moved: `milliseconds` of band-limited noise swelling and fading.
+    public static func rustle(milliseconds: Int = 600, seed: UInt64 = 7) -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        var low: Float = 0
+        var previous: Float = 0
+        let count = milliseconds * sampleRate / 1000
+        return (0..<count).map { index in
+            let white = noise.uniform()
+            low += 0.5 * (white - low)
+            // Difference of the low-passed noise: a band around 2–4 kHz.
+            defer { previous = low }
+            let envelope = sinf(.pi * Float(index) / Float(count))
+            return 0.5 * envelope * (low - previous)
+        }
+    }
+
+    /// Typing: `count` sharp clicks 90–150 ms apart.
+    public static func clicks(count: Int = 6, seed: UInt64 = 9) -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        var samples: [Float] = []
+        for _ in 0..<count {
+            let gap = sampleRate * (90 + Int(noise.next() % 60)) / 1000
+            samples += (0..<gap).map { index in index < 160 ? 0.7 * noise.uniform() * expf(-Float(index) / 30) : 0 }
+        }
+        return samples
+    }
+
     /// Gaussian white noise with an RMS of `level`.
     public static func whiteNoise(milliseconds: Int, level: Float = 0.1, seed: UInt64 = 5) -> [Float] {
         var noise = SeededNoise(seed: seed)

@@ -4,7 +4,8 @@ import Testing
 /// Runs an interruption policy over 20 ms frames and returns every decision but `.none`, with
 /// the end time of the frame that made it.
 ///
-/// Pattern characters: `.` probability 0, `~` probability 0.6, `#` probability 0.9.
+/// Pattern characters: `.` probability 0, `~` probability 0.6, `#` probability 0.9, voiced;
+/// `n` probability 0.9 without voicing (noise the VAD takes for speech: a cough, a hiss).
 private func decisions(
     _ pattern: String,
     agent: InterruptionPolicy.AgentActivity = .speaking,
@@ -17,9 +18,9 @@ private func decisions(
     var result: [String] = []
     for (index, symbol) in pattern.enumerated() {
         activity = agentAt[index] ?? activity
-        let probability: Float = symbol == "#" ? 0.9 : symbol == "~" ? 0.6 : 0
+        let probability: Float = symbol == "#" || symbol == "n" ? 0.9 : symbol == "~" ? 0.6 : 0
         let endMs = (index + 1) * 20
-        let action = policy.process(probability: probability, agent: activity, at: endMs)
+        let action = policy.process(probability: probability, voiced: symbol != "n", agent: activity, at: endMs)
         guard action != .none else { continue }
         result.append("\(endMs) \(action)")
         if case .judge(let startMs, _) = action, let words {
@@ -64,6 +65,38 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(speech, words: "Okay, stop.").last?.hasSuffix("words)") == true)
     }
 
+    @Test func soundWithoutVoiceNeverPausesTheAgent() {
+        // A 300 ms cough or knock: whatever a recognizer would hear in it, it is not judged.
+        #expect(decisions(frames((".", 10), ("n", 15), (".", 12)), words: "Thank you.") == [])
+    }
+
+    @Test func longSoundWithoutVoiceLetsTheAgentGoOnAndAVoiceAfterItIsHeardAfresh() {
+        // 1.2 s of hiss: at 900 ms it is let go (no pause came before); then a voice over the
+        // hiss is new speech, paused at 160 ms and interrupting at 900 ms.
+        #expect(decisions(frames((".", 10), ("n", 60), ("#", 50))) == [
+            "1100 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.noVoice)",
+            "1560 pause(speechStartMs: 1400)",
+            "2300 interrupt(speechStartMs: 1400, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)",
+        ])
+        // Hiss that stops is forgotten: speech after it is heard from its own start.
+        #expect(decisions(frames((".", 10), ("n", 60), (".", 10), ("#", 10))) == [
+            "1100 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.noVoice)",
+            "1760 pause(speechStartMs: 1600)",
+        ])
+    }
+
+    @Test func speechWithTooLittleVoiceResumesWithoutBeingTranscribed() {
+        // 40 ms of voice in 500 ms of sound: paused, then let go without asking for its words.
+        #expect(decisions(frames((".", 10), ("#", 2), ("n", 23), (".", 12)), words: "Thank you.") == [
+            "360 pause(speechStartMs: 200)",
+            "880 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.noVoice)",
+        ])
+        var configuration = InterruptionPolicy.Configuration()
+        configuration.minimumVoicedMs = 20
+        #expect(decisions(frames((".", 10), ("#", 2), ("n", 23), (".", 12)), configuration: configuration, words: "Stop.").last?
+            .hasSuffix("words)") == true)
+    }
+
     @Test func backchannelsAreConfigurable() {
         let speech = frames((".", 10), ("#", 25), (".", 12))
         var configuration = InterruptionPolicy.Configuration()
@@ -85,7 +118,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
         var actions: [InterruptionPolicy.Action] = []
         let pattern = frames((".", 10), ("#", 25), (".", 12), ("#", 30))
         for (index, symbol) in pattern.enumerated() {
-            let action = policy.process(probability: symbol == "#" ? 0.9 : 0, agent: .speaking, at: (index + 1) * 20)
+            let action = policy.process(probability: symbol == "#" ? 0.9 : 0, voiced: true, agent: .speaking, at: (index + 1) * 20)
             if action != .none { actions.append(action) }
         }
         // The verdict on the first part arrives after the speech went on: it no longer applies.
@@ -100,6 +133,14 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(pattern, agent: .speaking) == [])
         #expect(decisions(pattern, agent: .thinking).count == 2)
         #expect(decisions(pattern, agent: .thinking).last?.contains("longSpeech") == true)
+    }
+
+    @Test func speechThatStartedGoesOnAtThePlainThreshold() {
+        // 80 ms the VAD is sure of, then 120 ms it is less sure of: one 200 ms word over the
+        // playing agent, paused and judged.
+        #expect(decisions(frames((".", 10), ("#", 4), ("~", 6), (".", 12))) == [
+            "360 pause(speechStartMs: 200)", "580 judge(speechStartMs: 200, speechEndMs: 400)",
+        ])
     }
 
     @Test func nothingInterruptsAnIdleAgent() {
@@ -117,7 +158,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
 
     @Test func resetForgetsSpeechBeingDecided() {
         var policy = InterruptionPolicy()
-        for index in 0..<10 { _ = policy.process(probability: 1, agent: .speaking, at: (index + 1) * 20) }
+        for index in 0..<10 { _ = policy.process(probability: 1, voiced: true, agent: .speaking, at: (index + 1) * 20) }
         #expect(policy.isDeciding)
         policy.reset()
         #expect(!policy.isDeciding)

@@ -16,11 +16,12 @@ import Testing
 
     @Test(arguments: [RealtimeDialect.ga, .beta])
     func theFieldsGivenReplaceTheSessionsTuningAndTheRestStay(dialect: RealtimeDialect) throws {
-        let update = try settings(#"{"parley_interruption":{"max_backchannel_ms":600,"backchannels":["go on"]}}"#, dialect: dialect)
-        #expect(update.interruption == InterruptionSettings(maximumBackchannelMs: 600, backchannels: ["go on"]))
+        let update = try settings(#"{"parley_interruption":{"max_backchannel_ms":600,"min_voiced_ms":90,"backchannels":["go on"]}}"#, dialect: dialect)
+        #expect(update.interruption == InterruptionSettings(maximumBackchannelMs: 600, minimumVoicedMs: 90, backchannels: ["go on"]))
         let configuration = update.applied(to: VoiceSessionConfiguration())
         var expected = InterruptionPolicy.Configuration()
         expected.maximumBackchannelMs = 600
+        expected.minimumVoicedMs = 90
         expected.backchannels = ["go on"]
         #expect(configuration.interruption == expected)
         // A later update that does not mention it leaves it as it is.

@@ -24,9 +24,15 @@ struct PassThroughResampler: Resampler {
 /// Audio at 16 kHz for scenarios: silence and "speech" (loud noise).
 enum ScenarioAudio {
     static func silence(milliseconds: Int) -> [Int16] { [Int16](repeating: 0, count: 16 * milliseconds) }
+    /// A loud voiced sound: a 140 Hz buzz (the first harmonics of a vowel) with some breath
+    /// noise, so it is voiced as speech is (`Voicing`) and loud enough for `LoudnessVAD`.
     static func speech(milliseconds: Int) -> [Int16] {
         var generator = SeededGenerator(seed: 7)
-        return (0..<(16 * milliseconds)).map { _ in Int16.random(in: -8000...8000, using: &generator) }
+        return (0..<(16 * milliseconds)).map { index in
+            let t = Double(index) / 16_000
+            let buzz = (1...5).reduce(0.0) { $0 + sin(2 * .pi * 140 * Double($1) * t) / Double($1) }
+            return Int16(3_500 * buzz) + Int16.random(in: -800...800, using: &generator)
+        }
     }
 
     /// Sends a question to `session`: 300 ms of silence, 800 ms of speech, then `pauseMs` of

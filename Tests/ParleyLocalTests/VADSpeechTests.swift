@@ -161,8 +161,9 @@ private struct SpeechScene {
         var pauses: [Int] = []
         var interruptions: [Int] = []
         for start in stride(from: 0, through: scene.samples.count - 320, by: 320) {
-            let probability = vad.speechProbability(of: Array(scene.samples[start..<(start + 320)]))
-            switch policy.process(probability: probability, agent: .speaking, at: start / 16 + 20) {
+            let frame = Array(scene.samples[start..<(start + 320)])
+            let probability = vad.speechProbability(of: frame)
+            switch policy.process(probability: probability, voiced: Voicing.isVoiced(frame, sampleRate: 16_000), agent: .speaking, at: start / 16 + 20) {
             case .pause: pauses.append(start / 16 + 20)
             case .interrupt: interruptions.append(start / 16 + 20)
             default: break

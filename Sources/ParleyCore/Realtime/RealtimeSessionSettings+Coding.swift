@@ -184,7 +184,8 @@ extension RealtimeSessionSettings {
         guard let reader = try session.object("parley_interruption") else { return nil }
         let settings = InterruptionSettings(
             minimumSpeechMs: try reader.int("min_speech_ms"), maximumBackchannelMs: try reader.int("max_backchannel_ms"),
-            gapToleranceMs: try reader.int("gap_tolerance_ms"), threshold: try reader.double("threshold"),
+            gapToleranceMs: try reader.int("gap_tolerance_ms"), minimumVoicedMs: try reader.int("min_voiced_ms"),
+            threshold: try reader.double("threshold"),
             playbackThreshold: try reader.double("playback_threshold"), backchannels: try reader.strings("backchannels")
         )
         if let first = settings.validationProblems().first { throw .invalidValue(reader.path(of: first.field), first.problem) }

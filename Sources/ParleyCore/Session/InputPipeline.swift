@@ -177,9 +177,14 @@ struct InputPipeline {
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
     mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }
 
-    /// Asks the interruption policy about a frame.
-    mutating func interruption(probability: Float, activity: InterruptionPolicy.AgentActivity, endMs: Int) -> InterruptionPolicy.Action {
-        interruptionPolicy.process(probability: probability, agent: activity, at: endMs)
+    /// Asks the interruption policy about a frame; its voicing is measured only when the policy
+    /// may use it (the frame is speech and the agent busy, or a sound is being followed).
+    mutating func interruption(_ frame: Frame, activity: InterruptionPolicy.AgentActivity) -> InterruptionPolicy.Action {
+        let policy = interruptionPolicy.configuration
+        let mayMatter = (activity != .idle || interruptionPolicy.isFollowingSound)
+            && frame.probability >= min(policy.threshold, policy.playbackThreshold)
+        let voiced = mayMatter && Voicing.isVoiced(frame.samples, sampleRate: rate)
+        return interruptionPolicy.process(probability: frame.probability, voiced: voiced, agent: activity, at: frame.endMs)
     }
 
     /// Hands the interruption policy the words of the speech it asked to judge.

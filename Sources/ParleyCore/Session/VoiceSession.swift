@@ -404,7 +404,7 @@ public actor VoiceSession {
     private func handle(frame: InputPipeline.Frame) {
         if configuration.turnDetection?.interruptResponse == true {
             let activity = agentActivity(atInputMs: frame.endMs)
-            carryOut(input.interruption(probability: frame.probability, activity: activity, endMs: frame.endMs), atMs: frame.endMs)
+            carryOut(input.interruption(frame, activity: activity), atMs: frame.endMs)
         }
         handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
     }

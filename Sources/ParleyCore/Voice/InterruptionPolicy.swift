@@ -4,17 +4,21 @@ import Foundation
 ///
 /// A value-type state machine fed once per VAD frame while the agent is thinking or speaking.
 /// Sound shorter than `minimumSpeechMs` (a click, a cough, a door) is ignored. Speech that
-/// reaches it makes the policy suspicious: the agent pauses (`.pause`). Speech that goes on to
-/// `maximumBackchannelMs` is an interruption at once; speech that ends before is judged by its
-/// words (`.judge`, answered with `judged(words:speechStartMs:)`): nothing but backchannels
-/// ("mm-hmm", "yeah", "okay", "right") or no words at all resumes the agent (`.resume`),
-/// anything else ("wait", "stop", "no, I meant…") interrupts it. While the agent's audio plays,
-/// the speech threshold is raised (`playbackThreshold`) so its own voice leaking back from a
-/// speaker counts less.
+/// reaches it, once some of it is voiced, makes the policy suspicious: the agent pauses
+/// (`.pause`). Sound with less than
+/// `minimumVoicedMs` of voicing (`Voicing`: a cough, a knock, a hiss — no pitch) is not
+/// speech, however long and whatever a recognizer would make of it: the agent resumes.
+/// Voiced speech that goes on to `maximumBackchannelMs` is an interruption at once; speech
+/// that ends before is judged by its words (`.judge`, answered with
+/// `judged(words:speechStartMs:)`): nothing but backchannels ("mm-hmm", "yeah", "okay",
+/// "right") or no words at all resumes the agent (`.resume`), anything else ("wait", "stop",
+/// "no, I meant…") interrupts it. While the agent's audio plays, speech must reach a raised
+/// threshold to start (`playbackThreshold`) so its own voice leaking back from a speaker counts
+/// less; once started it goes on above the plain one.
 ///
 /// ```swift
 /// var policy = InterruptionPolicy()
-/// switch policy.process(probability: p, agent: .speaking, at: frameEndMs) {
+/// switch policy.process(probability: p, voiced: Voicing.isVoiced(frame, sampleRate: 16_000), agent: .speaking, at: frameEndMs) {
 /// case .pause: pauseOutput()
 /// case .judge(let startMs, let endMs): transcribe(startMs, endMs)
 /// case .interrupt: cancelResponse()
@@ -26,12 +30,15 @@ public struct InterruptionPolicy: Sendable {
     public struct Configuration: Sendable, Hashable, Codable {
         /// Speech probability that counts while the agent is working but not playing audio.
         public var threshold: Float
-        /// Speech probability that counts while the agent's audio is playing (echo guard).
+        /// Speech probability from which speech starts while the agent's audio is playing (echo
+        /// guard); once started, it goes on while above `threshold`.
         public var playbackThreshold: Float
         /// Speech shorter than this never stops the agent.
         public var minimumSpeechMs: Int
         /// Speech this long interrupts without waiting for its words.
         public var maximumBackchannelMs: Int
+        /// Sound with less voicing than this is noise (a cough, a knock), never an interruption.
+        public var minimumVoicedMs: Int
         /// Gaps in speech up to this long do not end it.
         public var gapToleranceMs: Int
         /// Words and phrases that only acknowledge: speech made of nothing else lets the agent
@@ -43,6 +50,8 @@ public struct InterruptionPolicy: Sendable {
             "mm", "mmm", "hm", "hmm", "mhm", "mhmm", "mmhmm", "mm hmm", "mm hm", "uh huh", "uhhuh", "uh", "um", "ah", "oh", "aha",
             "yeah", "yes", "yep", "yup", "ok", "okay", "right", "sure", "alright", "all right",
             "i see", "got it", "gotcha", "cool", "nice", "great", "good", "wow", "exactly", "true", "indeed",
+            // Laughing along is a response, not a bid for the turn.
+            "ha", "haha", "hahaha", "heh", "hehe",
         ]
 
         /// Creates a configuration.
@@ -51,6 +60,7 @@ public struct InterruptionPolicy: Sendable {
             playbackThreshold: Float = 0.8,
             minimumSpeechMs: Int = 160,
             maximumBackchannelMs: Int = 900,
+            minimumVoicedMs: Int = 60,
             gapToleranceMs: Int = 160,
             backchannels: [String] = Configuration.defaultBackchannels
         ) {
@@ -58,6 +68,7 @@ public struct InterruptionPolicy: Sendable {
             self.playbackThreshold = playbackThreshold
             self.minimumSpeechMs = minimumSpeechMs
             self.maximumBackchannelMs = maximumBackchannelMs
+            self.minimumVoicedMs = minimumVoicedMs
             self.gapToleranceMs = gapToleranceMs
             self.backchannels = backchannels
         }
@@ -83,6 +94,8 @@ public struct InterruptionPolicy: Sendable {
         case backchannel
         /// The speech had no words (a cough, a noise).
         case noWords = "no_words"
+        /// The sound was hardly voiced: noise (a cough, a knock), not speech.
+        case noVoice = "no_voice"
     }
 
     /// What to do after a frame or a judgement.
@@ -103,12 +116,15 @@ public struct InterruptionPolicy: Sendable {
     private enum Phase: Sendable, Hashable {
         /// No speech while the agent works.
         case listening
-        /// Speech is going on (or pausing for less than the gap tolerance).
-        case hearing(startMs: Int, lastSpeechMs: Int, paused: Bool)
+        /// Speech is going on (or pausing for less than the gap tolerance); `voicedMs` of it
+        /// were voiced.
+        case hearing(startMs: Int, lastSpeechMs: Int, paused: Bool, voicedMs: Int)
         /// The speech ended and its words are being transcribed.
-        case judging(startMs: Int, endMs: Int)
+        case judging(startMs: Int, endMs: Int, voicedMs: Int)
         /// The speech interrupted; the rest of it is the person's turn, not a new interruption.
         case interrupted(lastSpeechMs: Int)
+        /// Long unvoiced sound let go: it is ignored until it stops or turns into voice.
+        case ignoringNoise(lastSoundMs: Int)
     }
 
     /// The tuning in use; may be changed between frames.
@@ -126,28 +142,37 @@ public struct InterruptionPolicy: Sendable {
     public var isDeciding: Bool {
         switch phase {
         case .hearing, .judging: true
-        case .listening, .interrupted: false
+        case .listening, .interrupted, .ignoringNoise: false
         }
     }
+
+    /// Whether the policy is following a sound, so a frame's voicing matters even with the
+    /// agent idle.
+    public var isFollowingSound: Bool { phase != .listening }
 
     /// Decides for one frame.
     /// - Parameters:
     ///   - probability: the VAD's speech probability for the frame.
+    ///   - voiced: whether the frame is voiced (`Voicing`); only asked of frames that are speech.
     ///   - agent: what the agent is doing.
     ///   - endMs: audio time of the end of the frame.
-    public mutating func process(probability: Float, agent: AgentActivity, at endMs: Int) -> Action {
+    public mutating func process(probability: Float, voiced: Bool, agent: AgentActivity, at endMs: Int) -> Action {
         let frameStartMs = previousFrameEndMs ?? endMs
         previousFrameEndMs = endMs
-        let threshold = agent == .speaking ? configuration.playbackThreshold : configuration.threshold
-        let isSpeech = probability >= threshold
+        // Speech starts at the stricter threshold while the agent plays, then goes on at the
+        // plain one (the VAD's usual hysteresis): a short word the VAD is sure of only at its
+        // peak ("stop") still lasts as long as it was spoken.
+        let startThreshold = agent == .speaking ? configuration.playbackThreshold : configuration.threshold
+        let isSpeech = probability >= (isFollowingSound ? min(startThreshold, configuration.threshold) : startThreshold)
+        let frameVoicedMs = isSpeech && voiced ? endMs - frameStartMs : 0
         switch phase {
         case .listening:
             guard agent != .idle, isSpeech else { return .none }
-            phase = .hearing(startMs: frameStartMs, lastSpeechMs: endMs, paused: false)
+            phase = .hearing(startMs: frameStartMs, lastSpeechMs: endMs, paused: false, voicedMs: frameVoicedMs)
             return decideOnLength(at: endMs)
-        case .hearing(let startMs, let lastSpeechMs, let paused):
+        case .hearing(let startMs, let lastSpeechMs, let paused, let voicedMs):
             if isSpeech {
-                phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: paused)
+                phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: paused, voicedMs: voicedMs + frameVoicedMs)
                 return decideOnLength(at: endMs)
             }
             guard endMs - lastSpeechMs > configuration.gapToleranceMs else { return .none }
@@ -156,17 +181,34 @@ public struct InterruptionPolicy: Sendable {
                 phase = .listening
                 return .none
             }
-            phase = .judging(startMs: startMs, endMs: lastSpeechMs)
+            guard voicedMs >= configuration.minimumVoicedMs else {
+                // Sound without a voice: whatever a recognizer would hear in it, it is noise.
+                phase = .listening
+                return .resume(speechStartMs: startMs, reason: .noVoice)
+            }
+            phase = .judging(startMs: startMs, endMs: lastSpeechMs, voicedMs: voicedMs)
             return .judge(speechStartMs: startMs, speechEndMs: lastSpeechMs)
-        case .judging(let startMs, _):
+        case .judging(let startMs, _, let voicedMs):
             guard isSpeech else { return .none }
             // More speech while the words are transcribed: the same speech goes on.
-            phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: true)
+            phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: true, voicedMs: voicedMs + frameVoicedMs)
             return decideOnLength(at: endMs)
         case .interrupted(let lastSpeechMs):
             if isSpeech {
                 phase = .interrupted(lastSpeechMs: endMs)
             } else if endMs - lastSpeechMs > configuration.gapToleranceMs {
+                phase = .listening
+            }
+            return .none
+        case .ignoringNoise(let lastSoundMs):
+            if isSpeech && voiced && agent != .idle {
+                // A voice over the noise: heard afresh.
+                phase = .hearing(startMs: frameStartMs, lastSpeechMs: endMs, paused: false, voicedMs: frameVoicedMs)
+                return decideOnLength(at: endMs)
+            }
+            if isSpeech {
+                phase = .ignoringNoise(lastSoundMs: endMs)
+            } else if endMs - lastSoundMs > configuration.gapToleranceMs {
                 phase = .listening
             }
             return .none
@@ -177,7 +219,7 @@ public struct InterruptionPolicy: Sendable {
     /// - Returns: `.interrupt` or `.resume`; `.none` when that speech is no longer being judged
     ///   (more speech followed it, or it was decided otherwise).
     public mutating func judged(words: String, speechStartMs: Int) -> Action {
-        guard case .judging(let startMs, let endMs) = phase, startMs == speechStartMs else { return .none }
+        guard case .judging(let startMs, let endMs, _) = phase, startMs == speechStartMs else { return .none }
         phase = .listening
         let words = Self.words(in: words)
         if words.isEmpty { return .resume(speechStartMs: startMs, reason: .noWords) }
@@ -193,14 +235,20 @@ public struct InterruptionPolicy: Sendable {
     }
 
     private mutating func decideOnLength(at endMs: Int) -> Action {
-        guard case .hearing(let startMs, let lastSpeechMs, let paused) = phase else { return .none }
+        guard case .hearing(let startMs, let lastSpeechMs, let paused, let voicedMs) = phase else { return .none }
         let speechMs = endMs - startMs
         if speechMs >= configuration.maximumBackchannelMs {
+            guard voicedMs >= configuration.minimumVoicedMs else {
+                // Long noise (a rustle, a fan starting): the agent goes on over it.
+                phase = .ignoringNoise(lastSoundMs: lastSpeechMs)
+                return .resume(speechStartMs: startMs, reason: .noVoice)
+            }
             phase = .interrupted(lastSpeechMs: lastSpeechMs)
             return .interrupt(speechStartMs: startMs, reason: .longSpeech)
         }
-        guard !paused, speechMs >= configuration.minimumSpeechMs else { return .none }
-        phase = .hearing(startMs: startMs, lastSpeechMs: lastSpeechMs, paused: true)
+        // Sound with no voice yet (the hiss of a cough, a knock) does not pause the agent.
+        guard !paused, speechMs >= configuration.minimumSpeechMs, voicedMs > 0 else { return .none }
+        phase = .hearing(startMs: startMs, lastSpeechMs: lastSpeechMs, paused: true, voicedMs: voicedMs)
         return .pause(speechStartMs: startMs)
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// the fields given replace those of an `InterruptionPolicy.Configuration`, the rest stay.
 ///
 /// ```json
-/// {"min_speech_ms": 160, "max_backchannel_ms": 900, "backchannels": ["mm-hmm", "yeah"]}
+/// {"min_speech_ms": 160, "max_backchannel_ms": 900, "min_voiced_ms": 60, "backchannels": ["mm-hmm", "yeah"]}
 /// ```
 public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// Speech shorter than this never stops the agent (`min_speech_ms`).
@@ -13,6 +13,8 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
     public var maximumBackchannelMs: Int?
     /// Gaps in speech up to this long do not end it (`gap_tolerance_ms`).
     public var gapToleranceMs: Int?
+    /// Sound with less voicing than this is noise, never an interruption (`min_voiced_ms`).
+    public var minimumVoicedMs: Int?
     /// Speech probability that counts while the agent is thinking (`threshold`).
     public var threshold: Double?
     /// Speech probability that counts while the agent's audio plays (`playback_threshold`).
@@ -23,17 +25,18 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case minimumSpeechMs = "min_speech_ms", maximumBackchannelMs = "max_backchannel_ms"
-        case gapToleranceMs = "gap_tolerance_ms", threshold, playbackThreshold = "playback_threshold", backchannels
+        case gapToleranceMs = "gap_tolerance_ms", minimumVoicedMs = "min_voiced_ms", threshold, playbackThreshold = "playback_threshold", backchannels
     }
 
     /// Creates settings; every field left out keeps the configuration's value.
     public init(
-        minimumSpeechMs: Int? = nil, maximumBackchannelMs: Int? = nil, gapToleranceMs: Int? = nil,
+        minimumSpeechMs: Int? = nil, maximumBackchannelMs: Int? = nil, gapToleranceMs: Int? = nil, minimumVoicedMs: Int? = nil,
         threshold: Double? = nil, playbackThreshold: Double? = nil, backchannels: [String]? = nil
     ) {
         self.minimumSpeechMs = minimumSpeechMs
         self.maximumBackchannelMs = maximumBackchannelMs
         self.gapToleranceMs = gapToleranceMs
+        self.minimumVoicedMs = minimumVoicedMs
         self.threshold = threshold
         self.playbackThreshold = playbackThreshold
         self.backchannels = backchannels
@@ -45,6 +48,7 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
         if let minimumSpeechMs { configuration.minimumSpeechMs = minimumSpeechMs }
         if let maximumBackchannelMs { configuration.maximumBackchannelMs = maximumBackchannelMs }
         if let gapToleranceMs { configuration.gapToleranceMs = gapToleranceMs }
+        if let minimumVoicedMs { configuration.minimumVoicedMs = minimumVoicedMs }
         if let threshold { configuration.threshold = Float(threshold) }
         if let playbackThreshold { configuration.playbackThreshold = Float(playbackThreshold) }
         if let backchannels { configuration.backchannels = backchannels }
@@ -54,7 +58,7 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// What is wrong with these settings, one `(field, problem)` pair each.
     public func validationProblems() -> [(field: String, problem: String)] {
         var problems: [(field: String, problem: String)] = []
-        for (field, value) in [("min_speech_ms", minimumSpeechMs), ("max_backchannel_ms", maximumBackchannelMs), ("gap_tolerance_ms", gapToleranceMs)] {
+        for (field, value) in [("min_speech_ms", minimumSpeechMs), ("max_backchannel_ms", maximumBackchannelMs), ("gap_tolerance_ms", gapToleranceMs), ("min_voiced_ms", minimumVoicedMs)] {
             if let value, !(0...10_000).contains(value) { problems.append((field, "\(value) is outside 0…10000.")) }
         }
         for (field, value) in [("threshold", threshold), ("playback_threshold", playbackThreshold)] {

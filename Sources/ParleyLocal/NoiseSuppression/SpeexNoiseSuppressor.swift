@@ -40,7 +40,7 @@ public final class SpeexNoiseSuppressor: NoiseSuppressor, @unchecked Sendable {
     }
 
     /// Creates a suppressor that pushes noise down by up to `suppressionDB` (negative).
-    init(suppressionDB: Int32, frameLength: Int, sampleRate: Int) {
+    public init(suppressionDB: Int32, frameLength: Int, sampleRate: Int) {
         let frameLength = max(frameLength, 1)
         self.frameLength = frameLength
         let longest = max(1, min(frameLength, sampleRate / 100))

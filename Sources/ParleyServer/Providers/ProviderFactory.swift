@@ -43,7 +43,7 @@ public enum ProviderFactory {
             shutdown: languageModel.stop,
             turnCompletionModel: turnCompletion.model,
             makeNoiseSuppressor: { kind, frameLength, sampleRate in
-                SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
+                InputNoiseSuppression.make(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
             },
             makeEchoCanceller: { frameLength, sampleRate in SpeexEchoCanceller(frameLength: frameLength, sampleRate: sampleRate) }
         )
