@@ -12,7 +12,13 @@ enum ProcessFigures {
 
     /// CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`; `nil` when gone.
     static func cpuSeconds(pid: Int32) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        cpuSeconds(statFile: "/proc/\(pid)/stat")
+    }
+
+    /// CPU seconds (user + system) from a `/proc/…/stat` file (a process's, or a thread's under
+    /// `task/`); `nil` when it cannot be read.
+    static func cpuSeconds(statFile: String) -> Double? {
+        guard let text = try? String(contentsOfFile: statFile, encoding: .utf8),
               let end = text.lastIndex(of: ")") else { return nil }
         // After the command name: state is field 3, utime and stime are fields 14 and 15.
         let fields = text[text.index(after: end)...].split(separator: " ")
