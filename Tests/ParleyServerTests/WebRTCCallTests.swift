@@ -52,6 +52,34 @@ import Testing
         try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
     }
 
+    /// Hostile peers beside a good call: malformed and audio-less offers, a flooding data
+    /// channel, a peer that sends garbage instead of DTLS and one that never starts it. Each is
+    /// refused or ended; the good call's question is still heard and answered without an error.
+    @Test func hostilePeersLeaveTheCallBesideThemUnaffected() async throws {
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        )) { settings in settings.webRTCSetupTimeout = .seconds(8) }
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        let question = server.dataDirectory.appendingPathComponent("question.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
+            "--secret", server.secret, "--question", question.path, "--answer-out", "/dev/null", "hostile_neighbours",
+        ], deadline: .seconds(240))
+        #expect(result.output.contains("ok hostile_neighbours\n"), "\(result.output)")
+        let heard = result.output.components(separatedBy: "\n").first { $0.hasPrefix("heard beside the hostile peers: ") }?.lowercased() ?? ""
+        #expect(heard.contains("capital"), "the server heard: \(heard)")
+        try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
+    }
+
     @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
         let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
         let synthesizer = try FliteSpeechSynthesizer()

@@ -14,6 +14,11 @@ Scenarios:
 - no_audio: an offer with only a data channel is refused with 400.
 - vanish: the peer's network goes away mid-call (its UDP sockets close, nothing more arrives);
   the server must end the call by itself (the caller checks that it did).
+- hostile_neighbours: one call asks its question while, beside it, a malformed offer and one
+  without audio are refused, another call floods its data channel, one peer gets through ICE
+  and then sends garbage instead of DTLS, and one gets through ICE and never starts DTLS: the
+  question is answered without an error, the flood is refused, and both half-open calls are
+  ended by the server (their ICE checks go unanswered) once its setup time runs out.
 - sideband: a backend joins the live call over `/v1/realtime?call_id=…` with the server secret,
   sees its events and steers it (a typed question answered on the call).
 """
@@ -21,6 +26,9 @@ import argparse
 import asyncio
 import fractions
 import json
+import os
+import random
+import socket
 import sys
 import time
 import urllib.error
@@ -28,6 +36,7 @@ import urllib.request
 import wave
 
 import aioice.ice
+from aioice import stun
 import av
 import numpy as np
 import websockets
@@ -283,7 +292,111 @@ async def vanish(options):
     print(f"vanished {call.location}", flush=True)
 
 
-SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband}
+class HalfOpenPeer:
+    """A peer that POSTs an offer and answers ICE like a browser, over a plain UDP socket, but
+    never completes DTLS (its offer's fingerprint belongs to no certificate)."""
+
+    def __init__(self, options):
+        self.options = options
+        self.local_fragment = "half" + os.urandom(4).hex()
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.settimeout(1)
+
+    async def open(self):
+        port = self.socket.getsockname()[1]
+        offer = "\r\n".join([
+            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0",
+            f"m=audio {port} UDP/TLS/RTP/SAVPF 111", "c=IN IP4 127.0.0.1", "a=mid:0", "a=sendrecv", "a=rtcp-mux",
+            "a=rtpmap:111 opus/48000/2", f"a=ice-ufrag:{self.local_fragment}", f"a=ice-pwd:{os.urandom(12).hex()}",
+            "a=fingerprint:sha-256 " + ":".join(f"{byte:02X}" for byte in os.urandom(32)), "a=setup:actpass",
+            f"a=candidate:1 1 udp 2130706431 127.0.0.1 {port} typ host",
+        ]) + "\r\n"
+        status, _, answer = await post(self.options, offer)
+        assert status == 201, f"the half-open peer's offer: {status} {answer}"
+        lines = answer.split("\r\n")
+        self.fragment = next(line.split(":", 1)[1] for line in lines if line.startswith("a=ice-ufrag:"))
+        self.password = next(line.split(":", 1)[1] for line in lines if line.startswith("a=ice-pwd:"))
+        candidate = next(line for line in lines if line.startswith("a=candidate:")).split()
+        self.server = (candidate[4], int(candidate[5]))
+
+    async def check(self):
+        """One ICE connectivity check (a nominating binding request); whether the server answered it."""
+        request = stun.Message(message_method=stun.Method.BINDING, message_class=stun.Class.REQUEST)
+        request.attributes["USERNAME"] = f"{self.fragment}:{self.local_fragment}"
+        request.attributes["PRIORITY"] = 1853824767
+        request.attributes["ICE-CONTROLLING"] = random.getrandbits(64)
+        request.attributes["USE-CANDIDATE"] = None
+        request.add_message_integrity(self.password.encode())
+        request.add_fingerprint()
+
+        def exchange():
+            self.socket.sendto(bytes(request), self.server)
+            try:
+                while True:
+                    reply = stun.parse_message(self.socket.recv(2048))
+                    if reply.transaction_id == request.transaction_id:
+                        return reply.message_class == stun.Class.RESPONSE
+            except (socket.timeout, ValueError):
+                return False
+
+        return await asyncio.to_thread(exchange)
+
+    def send(self, datagram):
+        self.socket.sendto(datagram, self.server)
+
+    async def wait_until_ended(self, seconds=45):
+        """Checks until the server stops answering: it ended the call."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if not await self.check():
+                return
+            await asyncio.sleep(0.5)
+        raise AssertionError(f"the half-open call was still answering ICE checks after {seconds} s")
+
+
+async def hostile_neighbours(options):
+    good, flooder = Call(options), Call(options)
+    garbage, silent = HalfOpenPeer(options), HalfOpenPeer(options)
+    try:
+        await good.connect()
+        await flooder.connect()
+        for peer in (garbage, silent):
+            await peer.open()
+            assert await peer.check(), "the server did not answer a half-open peer's ICE check"
+        # Records that look like DTLS (content type 22, version 1.2) and are not.
+        for _ in range(20):
+            garbage.send(bytes([22, 0xFE, 0xFD]) + os.urandom(90))
+        good.microphone.say(read_wav(options.question))
+        for index in range(3_000):
+            flooder.send({"type": "conversation.item.retrieve", "item_id": f"item_flood_{index}"})
+        status, _, body = await post(options, "v=0\r\nthis is not an offer\r\n")
+        assert status == 400, f"a malformed offer: {status} {body}"
+        without_audio = RTCPeerConnection()
+        without_audio.createDataChannel("oai-events")
+        await without_audio.setLocalDescription(await without_audio.createOffer())
+        status, _, body = await post(options, without_audio.localDescription.sdp)
+        await without_audio.close()
+        assert status == 400 and "audio" in body, f"an offer without audio: {status} {body}"
+
+        heard = await good.next("conversation.item.input_audio_transcription.completed")
+        print(f"heard beside the hostile peers: {heard.get('transcript')}", flush=True)
+        done = await good.next("response.done")
+        assert done["response"]["status"] == "completed", f"response ended {done['response']['status']}"
+        await good.next("output_audio_buffer.stopped", lambda e: e.get("response_id") == done["response"]["id"])
+        assert not [e for e in good.events if e.get("type") == "error"], [e for e in good.events if e.get("type") == "error"]
+        await flooder.next("error", lambda e: "per second" in e.get("error", {}).get("message", ""), seconds=30)
+        await garbage.wait_until_ended()
+        await silent.wait_until_ended()
+    finally:
+        await good.close()
+        await flooder.close()
+        for peer in (garbage, silent):
+            peer.socket.close()
+
+
+SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband,
+             "hostile_neighbours": hostile_neighbours}
 
 
 async def main():
