@@ -19,6 +19,9 @@ Scenarios:
   and then sends garbage instead of DTLS, and one gets through ICE and never starts DTLS: the
   question is answered without an error, the flood is refused, and both half-open calls are
   ended by the server (their ICE checks go unanswered) once its setup time runs out.
+- relayed: the call goes through a TURN relay only (the ICE servers given by --ice-servers, as the
+  server hands them to its web page; no host candidates, as behind a NAT that lets nothing else
+  through): the question is answered and the call's pair is a relayed one.
 - sideband: a backend joins the live call over `/v1/realtime?call_id=…` with the server secret,
   sees its events and steers it (a typed question answered on the call).
 """
@@ -40,7 +43,7 @@ from aioice import stun
 import av
 import numpy as np
 import websockets
-from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
+from aiortc import MediaStreamTrack, RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
 # aioice leaves loopback out of its host candidates; the test runs on loopback only.
@@ -97,9 +100,9 @@ def read_wav(path):
 class Call:
     """One call: the peer connection, its events and the audio received."""
 
-    def __init__(self, options):
+    def __init__(self, options, configuration=None):
         self.options = options
-        self.pc = RTCPeerConnection()
+        self.pc = RTCPeerConnection(configuration)
         self.microphone = SpeakingTrack()
         self.pc.addTrack(self.microphone)
         self.channel = self.pc.createDataChannel("oai-events")
@@ -395,8 +398,49 @@ async def hostile_neighbours(options):
             peer.socket.close()
 
 
+async def relayed(options):
+    servers = json.loads(options.ice_servers)
+    turn = next(url for server in servers for url in ([server["urls"]] if isinstance(server["urls"], str) else server["urls"])
+                if url.startswith("turn:"))
+    host, port = turn[len("turn:"):].split("?")[0].rsplit(":", 1)
+    # The TURN server may still be starting: wait for it to answer a binding request.
+    deadline = time.time() + 20
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.settimeout(0.5)
+    while True:
+        request = stun.Message(message_method=stun.Method.BINDING, message_class=stun.Class.REQUEST)
+        probe.sendto(bytes(request), (host, int(port)))
+        try:
+            if stun.parse_message(await asyncio.to_thread(probe.recv, 2048)).transaction_id == request.transaction_id:
+                break
+        except socket.timeout:
+            assert time.time() < deadline, f"the TURN server at {host}:{port} never answered"
+    probe.close()
+    # No host candidates: only what the relay allocates.
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: []
+    configuration = RTCConfiguration(iceServers=[
+        RTCIceServer(urls=server["urls"], username=server.get("username"), credential=server.get("credential")) for server in servers])
+    call = Call(options, configuration)
+    try:
+        await call.connect()
+        connection = call.pc.getTransceivers()[0].sender.transport.transport._connection
+        kinds = {candidate.type for candidate in connection.local_candidates}
+        assert kinds == {"relay"}, f"local candidates: {kinds}"
+        call.microphone.say(read_wav(options.question))
+        heard = await call.next("conversation.item.input_audio_transcription.completed")
+        print(f"heard through the relay: {heard.get('transcript')}", flush=True)
+        done = await call.next("response.done")
+        assert done["response"]["status"] == "completed", f"response ended {done['response']['status']}"
+        await call.next("output_audio_buffer.stopped", lambda e: e.get("response_id") == done["response"]["id"])
+        assert call.received, "no answer audio came through the relay"
+        pair = connection._nominated.get(1)
+        assert pair is not None and pair.local_candidate.type == "relay", f"the call's pair: {pair}"
+    finally:
+        await call.close()
+
+
 SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband,
-             "hostile_neighbours": hostile_neighbours}
+             "hostile_neighbours": hostile_neighbours, "relayed": relayed}
 
 
 async def main():
@@ -406,6 +450,7 @@ async def main():
     parser.add_argument("--secret", required=True, help="the server secret, for sideband sockets")
     parser.add_argument("--question", required=True)
     parser.add_argument("--answer-out", required=True)
+    parser.add_argument("--ice-servers", default="[]", help="a JSON array of RTCIceServer, for the relayed scenario")
     parser.add_argument("scenarios", nargs="+")
     options = parser.parse_args()
     failures = 0
