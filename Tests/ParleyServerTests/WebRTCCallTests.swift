@@ -119,6 +119,32 @@ import Testing
         try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
     }
 
+    /// The web page's own call (its CallSocket, with the servers handed over with its token) from
+    /// headless Chromium, allowed only a TURN relay (coturn on loopback): heard and answered.
+    @Test(.enabled(if: TURNServerProcess.available)) func thePagesCallThroughATURNRelayInChromium() async throws {
+        let turn = try TURNServerProcess.start()
+        defer { turn.stop() }
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        )) { settings in settings.webRTCICEServers = [turn.iceServer] }
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        let speechFile = server.dataDirectory.appendingPathComponent("question.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
+        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * 3)
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate)).write(to: speechFile)
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.deletingLastPathComponent().appendingPathComponent("chromium_webrtc_harness.py").path,
+            "--url", "http://127.0.0.1:\(server.port)", "--token", "", "--wav", speechFile.path, "--relay",
+        ], deadline: .seconds(180))
+        #expect(result.output.contains("ok chromium relayed\n"), "\(result.output)")
+    }
+
     @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
         let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
         let synthesizer = try FliteSpeechSynthesizer()
