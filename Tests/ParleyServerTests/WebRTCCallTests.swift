@@ -145,6 +145,8 @@ import Testing
         #expect(result.output.contains("ok chromium relayed\n"), "\(result.output)")
     }
 
+    /// Headless Chromium asks, hears the answer, barges in, then floods the data channel: the
+    /// flood is refused and the call still answers a later event.
     @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
         let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
         let synthesizer = try FliteSpeechSynthesizer()

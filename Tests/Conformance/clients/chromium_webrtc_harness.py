@@ -7,7 +7,9 @@ noise suppression and auto gain; an `oai-events` data channel; the offer POSTed 
 /v1/realtime/calls) and the script checks: the question is heard, the answer is spoken
 (`output_audio_buffer.started`, Opus packets arriving on the track), and when the loop asks
 again over the answer, the barge-in stops the outgoing audio at once (`output_audio_buffer.cleared`,
-the response cancelled). Prints `ok chromium` or `FAIL chromium: reason`.
+the response cancelled). Then the page floods the data channel (3,000 events at once): the flood is
+refused with an error and a later event is still answered. Prints `ok chromium` or
+`FAIL chromium: reason`.
 
 With --relay, the call is the web page's own (its CallSocket, with the STUN/TURN servers the
 server hands over with the local token) and may only go through a TURN relay (as behind a NAT that
@@ -48,7 +50,7 @@ const [token, done] = [arguments[0], arguments[arguments.length - 1]];
   const answer = await response.text();
   if (response.status !== 201) return done({ error: `${response.status} ${answer}` });
   await pc.setRemoteDescription({ type: "answer", sdp: answer });
-  window.parleyCall = { pc, events };
+  window.parleyCall = { pc, events, channel };
   done({ location: response.headers.get("Location") });
 })().catch((error) => done({ error: String(error) }));
 """
@@ -152,6 +154,22 @@ def main():
         types = [e["type"] for e in events()]
         assert "error" not in types, [e for e in events() if e["type"] == "error"]
         assert "response.output_audio.delta" not in types, "audio came as events, not on the track"
+        # A flood from the browser's own data channel is refused; the call keeps answering.
+        driver.execute_script("""
+for (let index = 0; index < 3000; index += 1) {
+  window.parleyCall.channel.send(JSON.stringify({ type: "conversation.item.retrieve", item_id: `item_flood_${index}` }));
+}""")
+        wait_for("the flood's refusal", lambda es: next(
+            (e for e in es if e["type"] == "error" and "per second" in e.get("error", {}).get("message", "")), None), seconds=30)
+        mark = len(events())
+
+        def updated(es):
+            # Asked again at each look until the allowance (100 events a second) lets one through.
+            driver.execute_script("""window.parleyCall.channel.send(JSON.stringify(
+  { type: "session.update", session: { type: "realtime", instructions: "Still here." } }));""")
+            return next((e for e in es[mark:] if e["type"] == "session.updated"), None)
+
+        wait_for("session.updated after the flood", updated, seconds=30)
         print("ok chromium", flush=True)
     except BaseException as error:  # noqa: BLE001 - reported by name
         print(f"FAIL chromium: {type(error).__name__}: {error}", flush=True)
