@@ -54,7 +54,7 @@ func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         figure("load peer CPU per call at the sustained count (\(peers))", sustained.peerCPUPerCall * 100, "% of a core"),
         figure("calls the server's own CPU would carry on 2 cores, extrapolated (200 % ÷ server CPU per call)", 2 / sustained.serverCPUPerCall, "calls"),
         figure("calls the server's WebRTC loop thread would carry, extrapolated (100 % of its core ÷ its CPU per call)", 1 / sustained.loopThreadCPUPerCall, "calls"),
-        figure("server memory per call at the sustained count (resident, connected − before)", sustained.residentBytesPerCall / 1_048_576, "MiB"),
+        figure("server memory per call, first trial of the search (\(outcome.first.calls) calls; resident, connected − before)", outcome.first.residentBytesPerCall / 1_048_576, "MiB"),
         figure("server threads added for \(sustained.calls) calls", Double(sustained.threadsAdded), "threads"),
     ]
     return results

@@ -43,6 +43,8 @@ struct WebRTCCapacitySearch {
     struct Outcome {
         var sustained: Trial
         var failed: Trial?
+        /// The search's first trial: its memory per call is measured on a heap no larger trial grew.
+        var first: Trial
 
         /// What stopped the next count: the load peers, the two shared cores, or the server.
         var bound: String {
@@ -56,11 +58,13 @@ struct WebRTCCapacitySearch {
     func run(startingAt start: Int) async throws -> Outcome {
         var passing: Trial?
         var failing: Trial?
+        var first: Trial?
         var next = start
         // Doubling (or halving from a failing start) until bracketed, then bisection.
         while true {
             let trial = try await self.trial(calls: next)
             print("  webrtc capacity trial: \(next) calls → \(trial.failure ?? "pass")")
+            if first == nil { first = trial }
             if trial.passed { passing = trial } else { failing = trial }
             if let passing, let failing {
                 guard Double(failing.calls - passing.calls) > 0.1 * Double(passing.calls), failing.calls - passing.calls > 1 else { break }
@@ -73,8 +77,8 @@ struct WebRTCCapacitySearch {
                 next = failing.calls / 2
             }
         }
-        guard let passing else { throw WebRTCBenchClient.Failure(description: "no trial passed") }
-        return Outcome(sustained: passing, failed: failing)
+        guard let passing, let first else { throw WebRTCBenchClient.Failure(description: "no trial passed") }
+        return Outcome(sustained: passing, failed: failing, first: first)
     }
 
     private func trial(calls: Int) async throws -> Trial {
