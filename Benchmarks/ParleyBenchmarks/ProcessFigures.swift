@@ -13,7 +13,13 @@ enum ProcessFigures {
     /// CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`; `nil` when gone.
     /// - Parameter includingReapedChildren: also the CPU of its children that ended and were waited for.
     static func cpuSeconds(pid: Int32, includingReapedChildren: Bool = false) -> Double? {
-        guard let fields = statFields(pid: pid), fields.count > 14 else { return nil }
+        cpuSeconds(statFile: "/proc/\(pid)/stat", includingReapedChildren: includingReapedChildren)
+    }
+
+    /// CPU seconds (user + system) from a `/proc/…/stat` file (a process's, or a thread's under
+    /// `task/`); `nil` when it cannot be read.
+    static func cpuSeconds(statFile: String, includingReapedChildren: Bool = false) -> Double? {
+        guard let fields = statFields(statFile), fields.count > 14 else { return nil }
         // utime and stime are fields 14 and 15 of the file, cutime and cstime 16 and 17.
         let ticks = (includingReapedChildren ? fields[11...14] : fields[11...12]).compactMap { Double($0) }
         return ticks.reduce(0, +) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -21,12 +27,12 @@ enum ProcessFigures {
 
     /// The parent of process `pid`; `nil` when it is gone.
     static func parentID(of pid: Int32) -> Int32? {
-        statFields(pid: pid).flatMap { $0.count > 1 ? Int32($0[1]) : nil }
+        statFields("/proc/\(pid)/stat").flatMap { $0.count > 1 ? Int32($0[1]) : nil }
     }
 
-    /// The fields of `/proc/PID/stat` after the command name (from the state, field 3, on).
-    private static func statFields(pid: Int32) -> [Substring]? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    /// The fields of a `/proc/…/stat` file after the command name (from the state, field 3, on).
+    private static func statFields(_ statFile: String) -> [Substring]? {
+        guard let text = try? String(contentsOfFile: statFile, encoding: .utf8),
               let end = text.lastIndex(of: ")") else { return nil }
         return text[text.index(after: end)...].split(separator: " ")
     }

@@ -4,8 +4,9 @@ import ParleyServer
 
 /// The `webrtc` area: voice-to-voice over a WebRTC call against the WebSocket on the same
 /// turns, and what calls cost the server. The server runs in this process with instant
-/// providers (so the figures are the transports' and the pipeline's own); the client is
-/// aiortc (`Benchmarks/webrtc_bench_client.py`) in a child process on the same machine.
+/// providers (so the figures are the transports' and the pipeline's own); the clients are
+/// aiortc (`Benchmarks/webrtc_bench_client.py`) in child processes on the same machine, and the
+/// calls sustained come from a capacity search (`WebRTCCapacitySearch`).
 func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
@@ -32,47 +33,31 @@ func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         ))
     }
 
-    // Calls held at once: the server's CPU and memory per call while each speaks 1 s in 4.
-    let calls = quick ? 4 : 20
-    let threadsBefore = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
-    let residentBefore = ProcessFigures.residentBytes(pid: getpid()) ?? 0
-    let connected = ConnectedSnapshot()
-    let lines = try await WebRTCBenchClient.run(
-        ["load", "--url", url, "--token", secret, "--calls", "\(calls)", "--seconds", quick ? "8" : "20"],
-        onLine: { line in if line.hasPrefix("connected") { connected.take() } }
+    // Calls sustained: a capacity search with light load peers on the same two cores.
+    let processes = 2
+    let search = WebRTCCapacitySearch(
+        url: url, token: secret, processes: processes, seconds: quick ? 8 : 20, largestTried: quick ? 16 : 640
     )
-    let (cpuAtConnect, wallAtConnect, residentConnected, threadsConnected) = connected.figures
-    let held = ContinuousClock.now - wallAtConnect
-    guard lines.contains("done"), lines.contains("connected \(calls)") else {
-        throw WebRTCBenchClient.Failure(description: "load: \(lines.joined(separator: "\n"))")
+    let outcome = try await search.run(startingAt: quick ? 4 : 20)
+    let sustained = outcome.sustained
+    let peers = "light aiortc load peers in \(processes) Python processes on the same 2 cores (Opus encoded once, nothing decoded)"
+    let rule = "each speaking 1 s in 4; pass: every turn answered, no answer packet lost or over \(Int(WebRTCCapacitySearch.longestGapMs)) ms after the one before, voice-to-voice p99 ≤ \(Int(WebRTCCapacitySearch.voiceToVoiceP99BoundMs)) ms"
+    let failedNext = outcome.failed.map { "\($0.calls) calls failed: \($0.failure ?? "")" } ?? "no count tried failed"
+    let figure = { (name: String, value: Double, unit: String) in
+        BenchmarkResult(area: "webrtc", name: name, value: value, unit: unit, target: "", meetsTarget: nil)
     }
-    let seconds = Double(held.components.seconds) + Double(held.components.attoseconds) / 1e18
-    let cpu = (ProcessFigures.ownCPUSeconds() - cpuAtConnect) / seconds
     results += [
-        BenchmarkResult(area: "webrtc", name: "calls held at once, each speaking 1 s in 4 (aiortc peers on the same 2 cores)", value: Double(calls), unit: "calls", target: "", meetsTarget: nil),
-        BenchmarkResult(area: "webrtc", name: "server CPU per held call (Opus decode + encode, SRTP, VAD, session)", value: cpu / Double(calls) * 100, unit: "% of a core", target: "", meetsTarget: nil),
-        BenchmarkResult(area: "webrtc", name: "server memory per held call (resident, connected − before)", value: Double(residentConnected - residentBefore) / Double(calls) / 1_048_576, unit: "MiB", target: "", meetsTarget: nil),
-        BenchmarkResult(area: "webrtc", name: "server threads added for \(calls) calls", value: Double(threadsConnected - threadsBefore), unit: "threads", target: "", meetsTarget: nil),
+        figure("calls sustained on these 2 cores, server and \(peers), \(rule); bisection to 10 % (\(failedNext); bound: \(outcome.bound))", Double(sustained.calls), "calls"),
+        figure("voice-to-voice p99 at the sustained count (last speech frame sent → first answer packet received, instant providers)", percentile(sustained.voiceToVoiceMs, 99), "ms"),
+        figure("server CPU per call at the sustained count (Opus decode + encode, SRTP, VAD, session)", sustained.serverCPUPerCall * 100, "% of a core"),
+        figure("server WebRTC loop thread CPU per call at the sustained count (one thread: every call's ICE, DTLS, SRTP, pacing)", sustained.loopThreadCPUPerCall * 100, "% of a core"),
+        figure("load peer CPU per call at the sustained count (\(peers))", sustained.peerCPUPerCall * 100, "% of a core"),
+        figure("calls the server's own CPU would carry on 2 cores, extrapolated (200 % ÷ server CPU per call)", 2 / sustained.serverCPUPerCall, "calls"),
+        figure("calls the server's WebRTC loop thread would carry, extrapolated (100 % of its core ÷ its CPU per call)", 1 / sustained.loopThreadCPUPerCall, "calls"),
+        figure("server memory per call, first trial of the search (\(outcome.first.calls) calls; resident, connected − before)", outcome.first.residentBytesPerCall / 1_048_576, "MiB"),
+        figure("server threads added for \(sustained.calls) calls", Double(sustained.threadsAdded), "threads"),
     ]
     return results
-}
-
-/// The server's figures at the moment every call was connected.
-///
-/// `@unchecked Sendable`: `figures` is guarded by `lock`.
-private final class ConnectedSnapshot: @unchecked Sendable {
-    private let lock = NSLock()
-    private var taken = (cpu: 0.0, at: ContinuousClock.now, resident: 0, threads: 0)
-
-    func take() {
-        let figures = (
-            ProcessFigures.ownCPUSeconds(), ContinuousClock.now, ProcessFigures.residentBytes(pid: getpid()) ?? 0,
-            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
-        )
-        lock.withLock { taken = figures }
-    }
-
-    var figures: (Double, ContinuousClock.Instant, Int, Int) { lock.withLock { taken } }
 }
 
 /// Runs `Benchmarks/webrtc_bench_client.py` with the test virtualenv's Python.

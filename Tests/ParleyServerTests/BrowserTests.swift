@@ -11,11 +11,11 @@ import Testing
 /// went away.
 ///
 /// The fake microphone plays syllables of a 500 Hz tone and the server's recognizer answers with the
-/// pitch it hears, so the user's bubble proves the page captured, resampled and sent the audio
-/// intact: a wrong sample rate anywhere on the way changes the number. The page talks over a
+/// pitch it hears (to 10 Hz), so the user's bubble proves the page captured, resampled and sent the
+/// audio intact: a wrong sample rate anywhere on the way changes the number. The page talks over a
 /// WebRTC call by default; the hold-to-talk test forced onto the WebSocket (where the page
-/// resamples itself) keeps the number exact, its WebRTC twin allows one 50 Hz step (the
-/// browser's noise suppression and Opus on the way).
+/// resamples itself) and the WebRTC tests (the browser's Opus, the server's decoding) must both
+/// hear exactly 500.
 @Suite(.serialized, .enabled(if: BrowserTestTools.available))
 struct BrowserTests {
     @Test("hold to talk, typing, hands-free, interruptions, denied microphone, server restart")
@@ -67,13 +67,17 @@ struct BrowserTests {
 }
 
 /// A recognizer that hears the pitch of the loud part of an utterance and answers with it in
-/// hertz, rounded to 50 Hz ("500"); silence gives an empty transcript.
+/// hertz, rounded to 10 Hz ("500"); silence gives an empty transcript.
 ///
-/// Only loud 20 ms frames within one zero crossing of the median frame's count are averaged: a
-/// frame where the browser's fake microphone dropped or zero-filled a stretch under load has
-/// fewer crossings and is left out, so glitches in a minority of frames do not move the number.
-/// A wrong sample rate anywhere on the way shifts every frame alike (48 kHz read as 44.1 kHz
-/// moves 20 crossings to 18), so it still changes the number.
+/// Each 20 ms frame counts the sign changes from its first sample's predecessor to its last
+/// sample, so every crossing is counted once whatever the tone's phase against the frames (a
+/// count inside the frame only misses the crossing at its start whenever the phase puts one
+/// there — then 500 Hz reads as 475, and one short frame tips the rounding to 450).
+/// Only loud frames within one crossing of the median frame's count are averaged: a frame where
+/// the browser's fake microphone dropped or zero-filled a stretch under load has fewer crossings
+/// and is left out, so glitches in a minority of frames do not move the number. A wrong sample
+/// rate anywhere on the way shifts every frame alike (48 kHz read as 44.1 kHz moves 20 crossings
+/// to 18.4, 500 Hz to 460), so it still changes the number.
 private struct PitchRecognizer: SpeechRecognizer {
     static let toneHertz = 500
     let sampleRate = 16_000
@@ -90,12 +94,12 @@ private struct PitchRecognizer: SpeechRecognizer {
             return Transcription(text: "", audioDuration: duration, processingDuration: 0)
         }
         let crossingsPerFrame = zip(starts, levels).filter { $0.1 > peak / 4 }.map { start, _ in
-            (start + 1..<start + frame).count { (samples[$0 - 1] < 0) != (samples[$0] < 0) }
+            (max(start, 1)..<start + frame).count { (samples[$0 - 1] < 0) != (samples[$0] < 0) }
         }
         let median = Double(crossingsPerFrame.sorted()[crossingsPerFrame.count / 2])
         let kept = crossingsPerFrame.filter { abs(Double($0) - median) <= 1 }
         let hertz = Double(kept.reduce(0, +)) / 2 / (Double(kept.count * frame) / Double(sampleRate))
-        let rounded = Int((hertz / 50).rounded()) * 50
+        let rounded = Int((hertz / 10).rounded()) * 10
         return Transcription(text: String(rounded), audioDuration: duration, processingDuration: 0)
     }
 }

@@ -25,6 +25,26 @@ import Testing
         #expect(refused == ["PARLEY_WEBRTC_PUBLIC_ADDRESS: \"example.com\" is not an IPv4 address"])
     }
 
+    @Test func webRTCICEServersAreReadAndChecked() {
+        let json = #"[{"urls":"stun:stun.example.org:3478"},{"urls":["turn:192.0.2.9:3478?transport=udp"],"username":"u","credential":"p"}]"#
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_WEBRTC_ICE_SERVERS": json])
+        #expect(problems.isEmpty)
+        #expect(settings.webRTCICEServers == [
+            ICEServer(urls: ["stun:stun.example.org:3478"]),
+            ICEServer(urls: ["turn:192.0.2.9:3478?transport=udp"], username: "u", credential: "p"),
+        ])
+        let refusals: [(String, String)] = [
+            ("stun:example.org", #"not a JSON array of {"urls": …, "username": …, "credential": …}"#),
+            (#"[{"urls":"http://example.org"}]"#, #""http://example.org" is not a stun:, stuns:, turn: or turns: URL"#),
+            (#"[{"urls":"turn:192.0.2.9"}]"#, #""turn:192.0.2.9" needs a username and a credential"#),
+            (#"[{"urls":[]}]"#, "a server without urls"),
+        ]
+        for (value, problem) in refusals {
+            let (refused, said) = ServerSettings.load(environment: ["PARLEY_WEBRTC_ICE_SERVERS": value])
+            #expect(said == ["PARLEY_WEBRTC_ICE_SERVERS: \(problem)"] && refused.webRTCICEServers.isEmpty, "\(value): \(said)")
+        }
+    }
+
     @Test func aBadValueIsOneClearProblem() {
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "soon", "PARLEY_MAX_SESSIONS": "-1"])
         #expect(problems.contains("PARLEY_PREEMPTIVE_TRANSCRIPTION_MS: \"soon\" is not a whole number from 0 to 10000"))

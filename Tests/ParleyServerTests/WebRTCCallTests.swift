@@ -52,6 +52,101 @@ import Testing
         try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
     }
 
+    /// Hostile peers beside a good call: malformed and audio-less offers, a flooding data
+    /// channel, a peer that sends garbage instead of DTLS and one that never starts it. Each is
+    /// refused or ended; the good call's question is still heard and answered without an error.
+    @Test func hostilePeersLeaveTheCallBesideThemUnaffected() async throws {
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        )) { settings in settings.webRTCSetupTimeout = .seconds(8) }
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        let question = server.dataDirectory.appendingPathComponent("question.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
+            "--secret", server.secret, "--question", question.path, "--answer-out", "/dev/null", "hostile_neighbours",
+        ], deadline: .seconds(240))
+        #expect(result.output.contains("ok hostile_neighbours\n"), "\(result.output)")
+        let heard = result.output.components(separatedBy: "\n").first { $0.hasPrefix("heard beside the hostile peers: ") }?.lowercased() ?? ""
+        #expect(heard.contains("capital"), "the server heard: \(heard)")
+        try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
+    }
+
+    /// STUN/TURN configuration: the server hands `PARLEY_WEBRTC_ICE_SERVERS` to its web page with
+    /// the local token, and a peer with no host candidates (behind a NAT that lets nothing else
+    /// through) reaches the call through coturn's relay with them: the question is answered.
+    @Test(.enabled(if: TURNServerProcess.available)) func aCallThroughATURNRelayIsAnswered() async throws {
+        let turn = try TURNServerProcess.start()
+        defer { turn.stop() }
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        )) { settings in settings.webRTCICEServers = [turn.iceServer] }
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        let question = server.dataDirectory.appendingPathComponent("question.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+
+        // The page's token comes with the servers to use.
+        let tokenResponse = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: server.baseURL.appendingPathComponent("/v1/local/token"), method: "POST", headers: [:], body: Data()
+        ))
+        let token = try #require(try JSONSerialization.jsonObject(with: tokenResponse.body) as? [String: Any], "\(tokenResponse.status)")
+        let iceServers = try #require(token["ice_servers"] as? [[String: Any]])
+        #expect(iceServers.count == 1 && (iceServers.first?["urls"] as? [String]) == turn.iceServer.urls && iceServers.first?["credential"] as? String == turn.iceServer.credential)
+
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", try #require(token["value"] as? String),
+            "--secret", server.secret, "--question", question.path, "--answer-out", "/dev/null",
+            "--ice-servers", String(decoding: try JSONSerialization.data(withJSONObject: iceServers), as: UTF8.self), "relayed",
+        ], deadline: .seconds(180))
+        #expect(result.output.contains("ok relayed\n"), "\(result.output)")
+        let heard = result.output.components(separatedBy: "\n").first { $0.hasPrefix("heard through the relay: ") }?.lowercased() ?? ""
+        #expect(heard.contains("capital"), "the server heard: \(heard)")
+        try await Self.await(within: .seconds(30)) { server.app.context.sessions.count == 0 && server.app.context.calls.count == 0 }
+    }
+
+    /// The web page's own call (its CallSocket, with the servers handed over with its token) from
+    /// headless Chromium, allowed only a TURN relay (coturn on loopback): heard and answered.
+    @Test(.enabled(if: TURNServerProcess.available)) func thePagesCallThroughATURNRelayInChromium() async throws {
+        let turn = try TURNServerProcess.start()
+        defer { turn.stop() }
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let synthesizer = try FliteSpeechSynthesizer()
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        )) { settings in settings.webRTCICEServers = [turn.iceServer] }
+        defer { Task { await server.stop() } }
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        let speechFile = server.dataDirectory.appendingPathComponent("question.wav")
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
+        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * 3)
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate)).write(to: speechFile)
+        let result = try await ChildProcess.run(ChildProcess.python, [
+            Self.harness.deletingLastPathComponent().appendingPathComponent("chromium_webrtc_harness.py").path,
+            "--url", "http://127.0.0.1:\(server.port)", "--token", "", "--wav", speechFile.path, "--relay",
+        ], deadline: .seconds(180))
+        #expect(result.output.contains("ok chromium relayed\n"), "\(result.output)")
+    }
+
+    /// Headless Chromium asks, hears the answer, barges in, then floods the data channel: the
+    /// flood is refused and the call still answers a later event.
     @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
         let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
         let synthesizer = try FliteSpeechSynthesizer()

@@ -17,8 +17,9 @@ export class CallSocket {
   /**
    * @param {string} token a client token
    * @param {MediaStream|null} microphone the microphone's stream, if it is open already
+   * @param {RTCIceServer[]} iceServers STUN and TURN servers to reach the server through
    */
-  constructor(token, microphone) {
+  constructor(token, microphone, iceServers = []) {
     this.readyState = 0;
     /** Whether the server answered the offer at all (a call that fails after that is WebRTC's failure, not the server's absence). */
     this.reachedServer = false;
@@ -29,7 +30,7 @@ export class CallSocket {
     this.microphoneOpen = false;
     this.audio = new Audio();
     this.audio.autoplay = true;
-    this.pc = new RTCPeerConnection();
+    this.pc = new RTCPeerConnection({ iceServers });
     this.sender = this.pc.addTransceiver("audio", { direction: "sendrecv" }).sender;
     this.channel = this.pc.createDataChannel("oai-events");
     this.channel.onopen = () => {

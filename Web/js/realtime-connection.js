@@ -51,6 +51,7 @@ export class RealtimeConnection {
     this.recentEvents = new Map();
     this.triesCall = new URLSearchParams(location.search).get("transport") !== "websocket" && CallSocket.supported;
     this.microphone = null;
+    this.iceServers = [];
     addEventListener("online", () => this.retryNow());
   }
 
@@ -137,7 +138,7 @@ export class RealtimeConnection {
     try {
       const scheme = location.protocol === "https:" ? "wss:" : "ws:";
       socket = this.triesCall
-        ? new CallSocket(token, this.microphone)
+        ? new CallSocket(token, this.microphone, this.iceServers)
         : new WebSocket(`${scheme}//${location.host}${REALTIME_PATH}`, ["realtime", `openai-insecure-api-key.${token}`]);
     } catch {
       // This browser cannot make the call after all: the WebSocket it is.
@@ -204,6 +205,8 @@ export class RealtimeConnection {
     if (!response.ok || typeof body?.value !== "string") throw new Error(`token request failed: ${response.status}`);
     const expiresAt = Number.isFinite(body.expires_at) ? body.expires_at : now + 600;
     this.token = { value: body.value, expiresAt };
+    // STUN and TURN servers for calls, when the server names any (PARLEY_WEBRTC_ICE_SERVERS).
+    this.iceServers = Array.isArray(body.ice_servers) ? body.ice_servers : [];
     this.scheduleTokenRefresh(expiresAt - now);
     return body.value;
   }

@@ -100,8 +100,10 @@ public final class RTCEndpoint: @unchecked Sendable {
         wakeFD = pipeEnds[0]
         wakeWriteFD = pipeEnds[1]
         advertisedHost = settings.publicAddress ?? (settings.host == "0.0.0.0" ? "127.0.0.1" : settings.host)
-        let thread = Thread { [self] in run() }
-        thread.name = "parley-rtc"
+        let thread = Thread { [self] in
+            Thread.current.name = "parley-rtc"  // From inside: on Linux Foundation names only the running thread in the OS.
+            run()
+        }
         self.thread = thread
         thread.start()
     }

@@ -79,6 +79,9 @@ public struct ServerSettings: Sendable {
     /// The address WebRTC peers reach this server at, announced as its ICE candidate
     /// (`PARLEY_WEBRTC_PUBLIC_ADDRESS`), when it is not the listening host (NAT, 0.0.0.0).
     public var webRTCPublicAddress: String?
+    /// STUN and TURN servers the web page's calls use (`PARLEY_WEBRTC_ICE_SERVERS`, a JSON array
+    /// of `{"urls", "username", "credential"}`), handed to the page with its token.
+    public var webRTCICEServers: [ICEServer] = []
     /// A WebRTC call whose ICE and DTLS are not done after this ends (and frees its session).
     public var webRTCSetupTimeout: Duration = .seconds(15)
     /// A WebRTC call that receives nothing for this long ends: its peer vanished.
@@ -185,6 +188,12 @@ public struct ServerSettings: Sendable {
                 settings.webRTCPublicAddress = address
             } else {
                 problems.append("PARLEY_WEBRTC_PUBLIC_ADDRESS: \"\(address)\" is not an IPv4 address")
+            }
+        }
+        if let servers = value("PARLEY_WEBRTC_ICE_SERVERS") {
+            switch ICEServer.parse(servers) {
+            case .success(let parsed): settings.webRTCICEServers = parsed
+            case .failure(let problem): problems.append("PARLEY_WEBRTC_ICE_SERVERS: \(problem)")
             }
         }
         if let directory = value("PARLEY_DATA_DIR") { settings.dataDirectory = URL(fileURLWithPath: directory) }

@@ -24,7 +24,9 @@ enum TokenRoutes {
     struct ClientSecret: Encodable {
         var value: String
         var expiresAt: Int
-        enum CodingKeys: String, CodingKey { case value, expiresAt = "expires_at" }
+        /// For the web page's WebRTC calls (local tokens only, when configured).
+        var iceServers: [ICEServer]?
+        enum CodingKeys: String, CodingKey { case value, expiresAt = "expires_at", iceServers = "ice_servers" }
     }
 
     struct MintedToken: Encodable {
@@ -85,7 +87,8 @@ enum TokenRoutes {
             }
             if let refusal = await rateLimit(request, context) { return refusal }
             let minted = context.authentication.authority.mintCompact(forLocalUser: true)
-            return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
+            let iceServers = context.settings.webRTCICEServers
+            return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt, iceServers: iceServers.isEmpty ? nil : iceServers))
         }
     }
 

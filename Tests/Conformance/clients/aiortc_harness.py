@@ -14,6 +14,14 @@ Scenarios:
 - no_audio: an offer with only a data channel is refused with 400.
 - vanish: the peer's network goes away mid-call (its UDP sockets close, nothing more arrives);
   the server must end the call by itself (the caller checks that it did).
+- hostile_neighbours: one call asks its question while, beside it, a malformed offer and one
+  without audio are refused, another call floods its data channel, one peer gets through ICE
+  and then sends garbage instead of DTLS, and one gets through ICE and never starts DTLS: the
+  question is answered without an error, the flood is refused, and both half-open calls are
+  ended by the server (their ICE checks go unanswered) once its setup time runs out.
+- relayed: the call goes through a TURN relay only (the ICE servers given by --ice-servers, as the
+  server hands them to its web page; no host candidates, as behind a NAT that lets nothing else
+  through): the question is answered and the call's pair is a relayed one.
 - sideband: a backend joins the live call over `/v1/realtime?call_id=…` with the server secret,
   sees its events and steers it (a typed question answered on the call).
 """
@@ -21,6 +29,9 @@ import argparse
 import asyncio
 import fractions
 import json
+import os
+import random
+import socket
 import sys
 import time
 import urllib.error
@@ -28,10 +39,11 @@ import urllib.request
 import wave
 
 import aioice.ice
+from aioice import stun
 import av
 import numpy as np
 import websockets
-from aiortc import MediaStreamTrack, RTCPeerConnection, RTCSessionDescription
+from aiortc import MediaStreamTrack, RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
 # aioice leaves loopback out of its host candidates; the test runs on loopback only.
@@ -88,9 +100,9 @@ def read_wav(path):
 class Call:
     """One call: the peer connection, its events and the audio received."""
 
-    def __init__(self, options):
+    def __init__(self, options, configuration=None):
         self.options = options
-        self.pc = RTCPeerConnection()
+        self.pc = RTCPeerConnection(configuration)
         self.microphone = SpeakingTrack()
         self.pc.addTrack(self.microphone)
         self.channel = self.pc.createDataChannel("oai-events")
@@ -283,7 +295,152 @@ async def vanish(options):
     print(f"vanished {call.location}", flush=True)
 
 
-SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband}
+class HalfOpenPeer:
+    """A peer that POSTs an offer and answers ICE like a browser, over a plain UDP socket, but
+    never completes DTLS (its offer's fingerprint belongs to no certificate)."""
+
+    def __init__(self, options):
+        self.options = options
+        self.local_fragment = "half" + os.urandom(4).hex()
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.settimeout(1)
+
+    async def open(self):
+        port = self.socket.getsockname()[1]
+        offer = "\r\n".join([
+            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0",
+            f"m=audio {port} UDP/TLS/RTP/SAVPF 111", "c=IN IP4 127.0.0.1", "a=mid:0", "a=sendrecv", "a=rtcp-mux",
+            "a=rtpmap:111 opus/48000/2", f"a=ice-ufrag:{self.local_fragment}", f"a=ice-pwd:{os.urandom(12).hex()}",
+            "a=fingerprint:sha-256 " + ":".join(f"{byte:02X}" for byte in os.urandom(32)), "a=setup:actpass",
+            f"a=candidate:1 1 udp 2130706431 127.0.0.1 {port} typ host",
+        ]) + "\r\n"
+        status, _, answer = await post(self.options, offer)
+        assert status == 201, f"the half-open peer's offer: {status} {answer}"
+        lines = answer.split("\r\n")
+        self.fragment = next(line.split(":", 1)[1] for line in lines if line.startswith("a=ice-ufrag:"))
+        self.password = next(line.split(":", 1)[1] for line in lines if line.startswith("a=ice-pwd:"))
+        candidate = next(line for line in lines if line.startswith("a=candidate:")).split()
+        self.server = (candidate[4], int(candidate[5]))
+
+    async def check(self):
+        """One ICE connectivity check (a nominating binding request); whether the server answered it."""
+        request = stun.Message(message_method=stun.Method.BINDING, message_class=stun.Class.REQUEST)
+        request.attributes["USERNAME"] = f"{self.fragment}:{self.local_fragment}"
+        request.attributes["PRIORITY"] = 1853824767
+        request.attributes["ICE-CONTROLLING"] = random.getrandbits(64)
+        request.attributes["USE-CANDIDATE"] = None
+        request.add_message_integrity(self.password.encode())
+        request.add_fingerprint()
+
+        def exchange():
+            self.socket.sendto(bytes(request), self.server)
+            try:
+                while True:
+                    reply = stun.parse_message(self.socket.recv(2048))
+                    if reply.transaction_id == request.transaction_id:
+                        return reply.message_class == stun.Class.RESPONSE
+            except (socket.timeout, ValueError):
+                return False
+
+        return await asyncio.to_thread(exchange)
+
+    def send(self, datagram):
+        self.socket.sendto(datagram, self.server)
+
+    async def wait_until_ended(self, seconds=45):
+        """Checks until the server stops answering: it ended the call."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if not await self.check():
+                return
+            await asyncio.sleep(0.5)
+        raise AssertionError(f"the half-open call was still answering ICE checks after {seconds} s")
+
+
+async def hostile_neighbours(options):
+    good, flooder = Call(options), Call(options)
+    garbage, silent = HalfOpenPeer(options), HalfOpenPeer(options)
+    try:
+        await good.connect()
+        await flooder.connect()
+        for peer in (garbage, silent):
+            await peer.open()
+            assert await peer.check(), "the server did not answer a half-open peer's ICE check"
+        # Records that look like DTLS (content type 22, version 1.2) and are not.
+        for _ in range(20):
+            garbage.send(bytes([22, 0xFE, 0xFD]) + os.urandom(90))
+        good.microphone.say(read_wav(options.question))
+        for index in range(3_000):
+            flooder.send({"type": "conversation.item.retrieve", "item_id": f"item_flood_{index}"})
+        status, _, body = await post(options, "v=0\r\nthis is not an offer\r\n")
+        assert status == 400, f"a malformed offer: {status} {body}"
+        without_audio = RTCPeerConnection()
+        without_audio.createDataChannel("oai-events")
+        await without_audio.setLocalDescription(await without_audio.createOffer())
+        status, _, body = await post(options, without_audio.localDescription.sdp)
+        await without_audio.close()
+        assert status == 400 and "audio" in body, f"an offer without audio: {status} {body}"
+
+        heard = await good.next("conversation.item.input_audio_transcription.completed")
+        print(f"heard beside the hostile peers: {heard.get('transcript')}", flush=True)
+        done = await good.next("response.done")
+        assert done["response"]["status"] == "completed", f"response ended {done['response']['status']}"
+        await good.next("output_audio_buffer.stopped", lambda e: e.get("response_id") == done["response"]["id"])
+        assert not [e for e in good.events if e.get("type") == "error"], [e for e in good.events if e.get("type") == "error"]
+        await flooder.next("error", lambda e: "per second" in e.get("error", {}).get("message", ""), seconds=30)
+        await garbage.wait_until_ended()
+        await silent.wait_until_ended()
+    finally:
+        await good.close()
+        await flooder.close()
+        for peer in (garbage, silent):
+            peer.socket.close()
+
+
+async def relayed(options):
+    servers = json.loads(options.ice_servers)
+    turn = next(url for server in servers for url in ([server["urls"]] if isinstance(server["urls"], str) else server["urls"])
+                if url.startswith("turn:"))
+    host, port = turn[len("turn:"):].split("?")[0].rsplit(":", 1)
+    # The TURN server may still be starting: wait for it to answer a binding request.
+    deadline = time.time() + 20
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.settimeout(0.5)
+    while True:
+        request = stun.Message(message_method=stun.Method.BINDING, message_class=stun.Class.REQUEST)
+        probe.sendto(bytes(request), (host, int(port)))
+        try:
+            if stun.parse_message(await asyncio.to_thread(probe.recv, 2048)).transaction_id == request.transaction_id:
+                break
+        except socket.timeout:
+            assert time.time() < deadline, f"the TURN server at {host}:{port} never answered"
+    probe.close()
+    # No host candidates: only what the relay allocates.
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: []
+    configuration = RTCConfiguration(iceServers=[
+        RTCIceServer(urls=server["urls"], username=server.get("username"), credential=server.get("credential")) for server in servers])
+    call = Call(options, configuration)
+    try:
+        await call.connect()
+        connection = call.pc.getTransceivers()[0].sender.transport.transport._connection
+        kinds = {candidate.type for candidate in connection.local_candidates}
+        assert kinds == {"relay"}, f"local candidates: {kinds}"
+        call.microphone.say(read_wav(options.question))
+        heard = await call.next("conversation.item.input_audio_transcription.completed")
+        print(f"heard through the relay: {heard.get('transcript')}", flush=True)
+        done = await call.next("response.done")
+        assert done["response"]["status"] == "completed", f"response ended {done['response']['status']}"
+        await call.next("output_audio_buffer.stopped", lambda e: e.get("response_id") == done["response"]["id"])
+        assert call.received, "no answer audio came through the relay"
+        pair = connection._nominated.get(1)
+        assert pair is not None and pair.local_candidate.type == "relay", f"the call's pair: {pair}"
+    finally:
+        await call.close()
+
+
+SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband,
+             "hostile_neighbours": hostile_neighbours, "relayed": relayed}
 
 
 async def main():
@@ -293,6 +450,7 @@ async def main():
     parser.add_argument("--secret", required=True, help="the server secret, for sideband sockets")
     parser.add_argument("--question", required=True)
     parser.add_argument("--answer-out", required=True)
+    parser.add_argument("--ice-servers", default="[]", help="a JSON array of RTCIceServer, for the relayed scenario")
     parser.add_argument("scenarios", nargs="+")
     options = parser.parse_args()
     failures = 0

@@ -1,0 +1,171 @@
+import Foundation
+
+/// How many WebRTC calls the server sustains on this machine: trials of N concurrent calls
+/// (`Benchmarks/webrtc_bench_client.py capacity`), N doubled until a trial fails, then bisected
+/// until the largest passing and the smallest failing count are within 10 % of each other.
+///
+/// A trial passes when every call connected, every turn was answered, no answer packet was lost
+/// or arrived more than `longestGapMs` after the one before it inside an answer (a 20 ms frame
+/// plus a 60 ms jitter buffer), and the p99 voice-to-voice time is at most `voiceToVoiceP99BoundMs`.
+/// The server runs in this process; the load peers share the machine's two cores with it.
+struct WebRTCCapacitySearch {
+    /// Gaps inside an answer beyond this would empty a 60 ms jitter buffer.
+    static let longestGapMs = 80.0
+    static let voiceToVoiceP99BoundMs = 1_000.0
+    /// A load peer whose own loop sent a frame later than this was itself the limit.
+    static let peerLagBoundMs = 60.0
+
+    let url: String
+    let token: String
+    let processes: Int
+    let seconds: Double
+    let largestTried: Int
+
+    /// One trial's figures: the load peers' report and the server's own use while the calls ran.
+    struct Trial {
+        var calls: Int
+        var failure: String?
+        var voiceToVoiceMs: [Double]
+        var peerLagMs: Double
+        var serverCPUPerCall: Double
+        var loopThreadCPUPerCall: Double
+        var peerCPUPerCall: Double
+        /// Of both cores, 0…1.
+        var machineBusy: Double
+        var residentBytesPerCall: Double
+        var threadsAdded: Int
+
+        var passed: Bool { failure == nil }
+    }
+
+    /// The search's outcome: the largest passing trial and the smallest failing one (`nil` when
+    /// even `largestTried` calls passed).
+    struct Outcome {
+        var sustained: Trial
+        var failed: Trial?
+        /// The search's first trial: its memory per call is measured on a heap no larger trial grew.
+        var first: Trial
+
+        /// What stopped the next count: the load peers, the two shared cores, or the server.
+        var bound: String {
+            guard let failed else { return "none found up to the largest count tried" }
+            if failed.peerLagMs > WebRTCCapacitySearch.peerLagBoundMs { return "the load peers (their own loops fell behind)" }
+            if failed.machineBusy > 0.9 { return "the two cores, shared by the server and the load peers" }
+            return "the server"
+        }
+    }
+
+    func run(startingAt start: Int) async throws -> Outcome {
+        var passing: Trial?
+        var failing: Trial?
+        var first: Trial?
+        var next = start
+        // Doubling (or halving from a failing start) until bracketed, then bisection.
+        while true {
+            let trial = try await self.trial(calls: next)
+            print("  webrtc capacity trial: \(next) calls → \(trial.failure ?? "pass")")
+            if first == nil { first = trial }
+            if trial.passed { passing = trial } else { failing = trial }
+            if let passing, let failing {
+                guard Double(failing.calls - passing.calls) > 0.1 * Double(passing.calls), failing.calls - passing.calls > 1 else { break }
+                next = (passing.calls + failing.calls) / 2
+            } else if let passing {
+                guard passing.calls < largestTried else { break }
+                next = min(passing.calls * 2, largestTried)
+            } else if let failing {
+                guard failing.calls > 1 else { throw WebRTCBenchClient.Failure(description: "a single call failed: \(failing.failure ?? "")") }
+                next = failing.calls / 2
+            }
+        }
+        guard let passing, let first else { throw WebRTCBenchClient.Failure(description: "no trial passed") }
+        return Outcome(sustained: passing, failed: failing, first: first)
+    }
+
+    private func trial(calls: Int) async throws -> Trial {
+        let threadsBefore = Self.threadCount()
+        let residentBefore = ProcessFigures.residentBytes(pid: getpid()) ?? 0
+        let atConnected = Snapshot()
+        let atHeld = Snapshot()
+        let lines = try await WebRTCBenchClient.run(
+            ["capacity", "--url", url, "--token", token, "--calls", "\(calls)", "--processes", "\(processes)", "--seconds", "\(seconds)"],
+            onLine: { line in
+                if line.hasPrefix("connected") { atConnected.take() }
+                if line == "held" { atHeld.take() }
+            }
+        )
+        guard let resultLine = lines.first(where: { $0.hasPrefix("result ") }),
+              let report = try JSONSerialization.jsonObject(with: Data(resultLine.dropFirst(7).utf8)) as? [String: Any] else {
+            throw WebRTCBenchClient.Failure(description: "capacity trial of \(calls): \(lines.joined(separator: "\n"))")
+        }
+        let start = atConnected.figures, end = atHeld.figures
+        let held = end.wall - start.wall
+        let wall = Double(held.components.seconds) + Double(held.components.attoseconds) / 1e18
+        let connected = report["calls"] as? Int ?? 0
+        let turns = report["turns"] as? Int ?? 0, answered = report["answered"] as? Int ?? 0
+        let lost = report["lost_packets"] as? Int ?? 0
+        let longestGap = report["longest_gap_ms"] as? Double ?? 0
+        let voiceToVoice = report["voice_to_voice_ms"] as? [Double] ?? []
+        let errors = report["errors"] as? [String] ?? []
+        let p99 = voiceToVoice.isEmpty ? .infinity : percentile(voiceToVoice, 99)
+        var failure: String?
+        if connected < calls || !errors.isEmpty {
+            failure = "\(calls - connected) of \(calls) calls did not connect \(errors.prefix(1))"
+        } else if turns < calls || answered < turns {
+            failure = "\(turns - answered) of \(turns) turns unanswered"
+        } else if lost > 0 {
+            failure = "\(lost) answer packets lost"
+        } else if longestGap > Self.longestGapMs {
+            failure = String(format: "a gap of %.0f ms inside an answer", longestGap)
+        } else if p99 > Self.voiceToVoiceP99BoundMs {
+            failure = String(format: "voice-to-voice p99 %.0f ms", p99)
+        }
+        let perCall = { (seconds: Double) in seconds / wall / Double(max(calls, 1)) }
+        return Trial(
+            calls: calls, failure: failure, voiceToVoiceMs: voiceToVoice, peerLagMs: report["peer_lag_ms"] as? Double ?? 0,
+            serverCPUPerCall: perCall(end.cpu - start.cpu), loopThreadCPUPerCall: perCall(end.loopThreadCPU - start.loopThreadCPU),
+            peerCPUPerCall: (report["peer_cpu_seconds"] as? Double ?? 0) / wall / Double(max(calls, 1)),
+            machineBusy: (end.machineBusy - start.machineBusy) / wall / 2,
+            residentBytesPerCall: Double(start.resident - residentBefore) / Double(max(calls, 1)),
+            threadsAdded: start.threads - threadsBefore
+        )
+    }
+
+    static func threadCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+    }
+
+    /// CPU seconds of the server's WebRTC loop thread (named `parley-rtc`), 0 before it exists.
+    static func loopThreadCPUSeconds() -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "parley-rtc",
+                  let seconds = ProcessFigures.cpuSeconds(statFile: "/proc/self/task/\(task)/stat") else { continue }
+            return seconds
+        }
+        return 0
+    }
+}
+
+/// The server's figures at one moment of a trial.
+///
+/// `@unchecked Sendable`: `taken` is guarded by `lock`.
+private final class Snapshot: @unchecked Sendable {
+    struct Figures {
+        var cpu = 0.0, loopThreadCPU = 0.0, machineBusy = 0.0, wall = ContinuousClock.now, resident = 0, threads = 0
+    }
+
+    private let lock = NSLock()
+    private var taken = Figures()
+
+    func take() {
+        let figures = Figures(
+            cpu: ProcessFigures.ownCPUSeconds(), loopThreadCPU: WebRTCCapacitySearch.loopThreadCPUSeconds(),
+            machineBusy: ProcessFigures.machineBusyCPUSeconds() ?? 0, wall: .now,
+            resident: ProcessFigures.residentBytes(pid: getpid()) ?? 0, threads: WebRTCCapacitySearch.threadCount()
+        )
+        lock.withLock { taken = figures }
+    }
+
+    var figures: Figures { lock.withLock { taken } }
+}
