@@ -10,10 +10,12 @@ private func decisions(
     _ pattern: String,
     agent: InterruptionPolicy.AgentActivity = .speaking,
     configuration: InterruptionPolicy.Configuration = .init(),
+    holdsPlaybackThreshold: Bool = false,
     agentAt: [Int: InterruptionPolicy.AgentActivity] = [:],
     words: String? = nil
 ) -> [String] {
     var policy = InterruptionPolicy(configuration: configuration)
+    policy.holdsPlaybackThreshold = holdsPlaybackThreshold
     var activity = agent
     var result: [String] = []
     for (index, symbol) in pattern.enumerated() {
@@ -141,6 +143,14 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(frames((".", 10), ("#", 4), ("~", 6), (".", 12))) == [
             "360 pause(speechStartMs: 200)", "580 judge(speechStartMs: 200, speechEndMs: 400)",
         ])
+    }
+
+    @Test func withTheSessionCancellingItsEchoSpeechOverThePlayingAgentMustStayAboveThePlaybackThreshold() {
+        // What the canceller leaves of the agent's voice: a moment the VAD is sure of, then a
+        // long stretch it is less sure of. It never grows into an interruption.
+        let residue = frames((".", 10), ("#", 4), ("~", 60), (".", 12))
+        #expect(decisions(residue, holdsPlaybackThreshold: true) == [])
+        #expect(decisions(residue).contains { $0.contains("longSpeech") })
     }
 
     @Test func nothingInterruptsAnIdleAgent() {

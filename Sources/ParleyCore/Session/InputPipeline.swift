@@ -81,6 +81,7 @@ struct InputPipeline {
             echoCanceller = configuration.cancelsEcho ? makeEchoCanceller?(detector.frameLength, rate) : nil
             played = PlayedAudioTimeline()
         }
+        interruptionPolicy.holdsPlaybackThreshold = echoCanceller != nil
         guard let vad = configuration.turnDetection else { return }
         turnDetector.configuration.threshold = Float(vad.threshold)
         turnDetector.configuration.prefixPaddingMs = vad.prefixPaddingMs

@@ -129,6 +129,11 @@ public struct InterruptionPolicy: Sendable {
 
     /// The tuning in use; may be changed between frames.
     public var configuration: Configuration
+    /// Whether speech over the playing agent must stay above `playbackThreshold` to go on, not
+    /// just to start. Set while the session cancels its own echo: what the canceller leaves of
+    /// the agent's voice hovers at middling probabilities, and would otherwise grow into an
+    /// interruption.
+    public var holdsPlaybackThreshold = false
     private var phase: Phase = .listening
     private var previousFrameEndMs: Int?
 
@@ -163,7 +168,8 @@ public struct InterruptionPolicy: Sendable {
         // plain one (the VAD's usual hysteresis): a short word the VAD is sure of only at its
         // peak ("stop") still lasts as long as it was spoken.
         let startThreshold = agent == .speaking ? configuration.playbackThreshold : configuration.threshold
-        let isSpeech = probability >= (isFollowingSound ? min(startThreshold, configuration.threshold) : startThreshold)
+        let goOnThreshold = holdsPlaybackThreshold ? startThreshold : min(startThreshold, configuration.threshold)
+        let isSpeech = probability >= (isFollowingSound ? goOnThreshold : startThreshold)
         let frameVoicedMs = isSpeech && voiced ? endMs - frameStartMs : 0
         switch phase {
         case .listening:
