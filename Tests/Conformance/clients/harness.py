@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import struct
 import sys
@@ -52,10 +53,18 @@ def run(scenarios):
 
 
 def speech(milliseconds, seed=1):
-    """Loud noise as PCM16 bytes at 24 kHz: speech to an energy VAD and the scripted recognizer."""
+    """A loud voiced sound as PCM16 bytes at 24 kHz: a 140 Hz buzz (a vowel's first harmonics)
+    with some breath noise. Speech to an energy VAD and the scripted recognizer, and voiced as
+    speech is, so the server's interruption policy does not take it for noise."""
     generator = random.Random(seed)
     count = RATE * milliseconds // 1000
-    return struct.pack(f"<{count}h", *(int(generator.uniform(-9000, 9000)) for _ in range(count)))
+
+    def sample(index):
+        t = index / RATE
+        buzz = sum(math.sin(2 * math.pi * 140 * harmonic * t) / harmonic for harmonic in range(1, 6))
+        return int(4500 * buzz + generator.uniform(-1000, 1000))
+
+    return struct.pack(f"<{count}h", *(sample(index) for index in range(count)))
 
 
 def silence(milliseconds):
