@@ -101,12 +101,18 @@ public final class RTCCall: @unchecked Sendable {
         }
     }
 
-    /// Sends what is left of a response's speech (padded to a whole frame).
+    /// Sends what is left of a response's speech (padded to a whole frame): its speech is
+    /// complete, and `outputStopped` follows its last frame.
     public func flushAudio(responseID: String, itemID: String) {
-        let rate = lock.withLock { encoder?.sampleRate }
-        guard let rate else { return }
-        let missing = lock.withLock { encoderRemainder.isEmpty ? 0 : rate / 50 - encoderRemainder.count }
-        if missing > 0 { enqueueAudio([Int16](repeating: 0, count: missing), sampleRate: rate, responseID: responseID, itemID: itemID) }
+        let padding: (samples: Int, rate: Int)? = lock.withLock {
+            guard let rate = encoder?.sampleRate, !encoderRemainder.isEmpty else { return nil }
+            return (rate / 50 - encoderRemainder.count, rate)
+        }
+        if let padding, padding.samples > 0 {
+            enqueueAudio([Int16](repeating: 0, count: padding.samples), sampleRate: padding.rate, responseID: responseID, itemID: itemID)
+        }
+        lock.withLock { outgoing.finish(responseID: responseID) }
+        endpoint.wake()
     }
 
     /// Stops the outgoing audio at once; what the playing item had sent, if one was playing.

@@ -13,6 +13,9 @@ struct RTCOutgoingAudio {
     private var head = 0
     /// The response whose audio is going out now (between `outputStarted` and `outputStopped`).
     private(set) var playingResponseID: String?
+    /// Responses whose last frame is queued: when the queue runs dry on one of them it has
+    /// stopped; on any other the speech only fell behind, and it goes on when more comes.
+    private var finishedResponseIDs: Set<String> = []
     /// Milliseconds sent per item, for the items of the playing response.
     private var sentMilliseconds: [String: Int] = [:]
     private var lastItemID: String?
@@ -34,7 +37,10 @@ struct RTCOutgoingAudio {
         }
         var starts: String?, stops: String?
         if playingResponseID != frame.responseID {
-            if let previous = playingResponseID { stops = previous }
+            if let previous = playingResponseID {
+                stops = previous
+                finishedResponseIDs.remove(previous)
+            }
             playingResponseID = frame.responseID
             sentMilliseconds = [:]
             starts = frame.responseID
@@ -44,10 +50,19 @@ struct RTCOutgoingAudio {
         return (frame, starts, stops)
     }
 
-    /// Called when nothing is queued: the playing response (if any) has stopped.
+    /// Marks a response's speech as complete: its last frame is queued.
+    mutating func finish(responseID: String) {
+        finishedResponseIDs.insert(responseID)
+        if finishedResponseIDs.count > 64 { finishedResponseIDs = [responseID] }
+    }
+
+    /// Called when nothing is queued: the playing response, if it has stopped (its speech is
+    /// complete). A response whose speech is still being made has only fallen behind: it
+    /// stays playing, and the milliseconds it sent keep counting.
     mutating func finishPlaying() -> String? {
-        defer { playingResponseID = nil }
-        return playingResponseID
+        guard let responseID = playingResponseID, finishedResponseIDs.remove(responseID) != nil else { return nil }
+        playingResponseID = nil
+        return responseID
     }
 
     /// Drops everything queued; what the playing item had sent.
@@ -56,6 +71,7 @@ struct RTCOutgoingAudio {
         frames.removeAll()
         head = 0
         defer {
+            if let playingResponseID { finishedResponseIDs.remove(playingResponseID) }
             playingResponseID = nil
             sentMilliseconds = [:]
         }
