@@ -15,20 +15,10 @@ import Testing
         .appendingPathComponent("../Conformance/clients/aiortc_harness.py").standardizedFileURL
 
     @Test func aSpokenQuestionOverWebRTCGetsASpokenAnswer() async throws {
-        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
-        let synthesizer = try FliteSpeechSynthesizer()
-        let server = try TestServer.start(providers: ProviderSet(
-            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
-            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
-            makeResampler: ProviderFactory.resampler(from:to:)
-        ))
+        let (server, recognizer) = try Self.startSpeakingServer()
         defer { Task { await server.stop() } }
-        let directory = server.dataDirectory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let question = directory.appendingPathComponent("question.wav"), answer = directory.appendingPathComponent("answer.wav")
-        var speech: [Int16] = []
-        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
-        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+        let question = try await Self.writeSpeech("What is the capital of France?", to: server.dataDirectory.appendingPathComponent("question.wav"))
+        let answer = server.dataDirectory.appendingPathComponent("answer.wav")
 
         let result = try await ChildProcess.run(ChildProcess.python, [
             Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
@@ -56,19 +46,9 @@ import Testing
     /// channel, a peer that sends garbage instead of DTLS and one that never starts it. Each is
     /// refused or ended; the good call's question is still heard and answered without an error.
     @Test func hostilePeersLeaveTheCallBesideThemUnaffected() async throws {
-        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
-        let synthesizer = try FliteSpeechSynthesizer()
-        let server = try TestServer.start(providers: ProviderSet(
-            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
-            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
-            makeResampler: ProviderFactory.resampler(from:to:)
-        )) { settings in settings.webRTCSetupTimeout = .seconds(8) }
+        let (server, _) = try Self.startSpeakingServer { settings in settings.webRTCSetupTimeout = .seconds(8) }
         defer { Task { await server.stop() } }
-        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
-        let question = server.dataDirectory.appendingPathComponent("question.wav")
-        var speech: [Int16] = []
-        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
-        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+        let question = try await Self.writeSpeech("What is the capital of France?", to: server.dataDirectory.appendingPathComponent("question.wav"))
 
         let result = try await ChildProcess.run(ChildProcess.python, [
             Self.harness.path, "--url", "http://127.0.0.1:\(server.port)/v1/realtime/calls", "--token", server.clientToken(),
@@ -86,19 +66,9 @@ import Testing
     @Test(.enabled(if: TURNServerProcess.available)) func aCallThroughATURNRelayIsAnswered() async throws {
         let turn = try TURNServerProcess.start()
         defer { turn.stop() }
-        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
-        let synthesizer = try FliteSpeechSynthesizer()
-        let server = try TestServer.start(providers: ProviderSet(
-            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
-            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
-            makeResampler: ProviderFactory.resampler(from:to:)
-        )) { settings in settings.webRTCICEServers = [turn.iceServer] }
+        let (server, _) = try Self.startSpeakingServer { settings in settings.webRTCICEServers = [turn.iceServer] }
         defer { Task { await server.stop() } }
-        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
-        let question = server.dataDirectory.appendingPathComponent("question.wav")
-        var speech: [Int16] = []
-        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
-        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: question)
+        let question = try await Self.writeSpeech("What is the capital of France?", to: server.dataDirectory.appendingPathComponent("question.wav"))
 
         // The page's token comes with the servers to use.
         let tokenResponse = try await HTTPClient.shared.send(HTTPClient.Request(
@@ -124,20 +94,9 @@ import Testing
     @Test(.enabled(if: TURNServerProcess.available)) func thePagesCallThroughATURNRelayInChromium() async throws {
         let turn = try TURNServerProcess.start()
         defer { turn.stop() }
-        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
-        let synthesizer = try FliteSpeechSynthesizer()
-        let server = try TestServer.start(providers: ProviderSet(
-            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
-            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
-            makeResampler: ProviderFactory.resampler(from:to:)
-        )) { settings in settings.webRTCICEServers = [turn.iceServer] }
+        let (server, _) = try Self.startSpeakingServer { settings in settings.webRTCICEServers = [turn.iceServer] }
         defer { Task { await server.stop() } }
-        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
-        let speechFile = server.dataDirectory.appendingPathComponent("question.wav")
-        var speech: [Int16] = []
-        for try await chunk in synthesizer.synthesize("What is the capital of France?", options: SpeechOptions()) { speech += chunk }
-        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * 3)
-        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate)).write(to: speechFile)
+        let speechFile = try await Self.writeSpeech("What is the capital of France?", thenSilenceSeconds: 3, to: server.dataDirectory.appendingPathComponent("question.wav"))
         let result = try await ChildProcess.run(ChildProcess.python, [
             Self.harness.deletingLastPathComponent().appendingPathComponent("chromium_webrtc_harness.py").path,
             "--url", "http://127.0.0.1:\(server.port)", "--token", "", "--wav", speechFile.path, "--relay",
@@ -148,21 +107,10 @@ import Testing
     /// Headless Chromium asks, hears the answer, barges in, then floods the data channel: the
     /// flood is refused and the call still answers a later event.
     @Test func chromiumAsksOverWebRTCHearsTheAnswerAndBargesIn() async throws {
-        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
-        let synthesizer = try FliteSpeechSynthesizer()
-        let server = try TestServer.start(providers: ProviderSet(
-            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: synthesizer,
-            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
-            makeResampler: ProviderFactory.resampler(from:to:)
-        ))
+        let (server, _) = try Self.startSpeakingServer()
         defer { Task { await server.stop() } }
-        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
         // Chromium loops the file: the request, 3 s of silence (the answer starts), the request again (barge-in).
-        let speechFile = server.dataDirectory.appendingPathComponent("long-story.wav")
-        var speech: [Int16] = []
-        for try await chunk in synthesizer.synthesize("Please tell me a long story.", options: SpeechOptions()) { speech += chunk }
-        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * 3)
-        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate)).write(to: speechFile)
+        let speechFile = try await Self.writeSpeech("Please tell me a long story.", thenSilenceSeconds: 3, to: server.dataDirectory.appendingPathComponent("long-story.wav"))
         let result = try await ChildProcess.run(ChildProcess.python, [
             Self.harness.deletingLastPathComponent().appendingPathComponent("chromium_webrtc_harness.py").path,
             "--url", "http://127.0.0.1:\(server.port)", "--token", server.clientToken(), "--wav", speechFile.path,
@@ -239,6 +187,31 @@ import Testing
         "a=fingerprint:sha-256 " + (0..<32).map { String(format: "%02X", $0) }.joined(separator: ":"), "a=setup:actpass",
         "m=application 9 UDP/DTLS/SCTP webrtc-datachannel", "a=mid:1", "a=sctp-port:5000",
     ].joined(separator: "\r\n") + "\r\n"
+
+    /// A server on the embedded recognizer and VAD that answers in flite's voice (the words come
+    /// from `KeywordLanguageModel`), with its data directory made; and its recognizer.
+    static func startSpeakingServer(
+        configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws -> (TestServer, any SpeechRecognizer) {
+        let recognizer = try ProviderFactory.recognizer(ServerSettings()).recognizer
+        let server = try TestServer.start(providers: ProviderSet(
+            recognizer: recognizer, languageModel: KeywordLanguageModel(), synthesizer: try FliteSpeechSynthesizer(),
+            makeVoiceActivityDetector: ProviderFactory.voiceActivityDetector(ServerSettings()).make,
+            makeResampler: ProviderFactory.resampler(from:to:)
+        ), configure: configure)
+        try FileManager.default.createDirectory(at: server.dataDirectory, withIntermediateDirectories: true)
+        return (server, recognizer)
+    }
+
+    /// Writes `text` as flite says it (then `thenSilenceSeconds` of silence) to a WAV file at `url`.
+    static func writeSpeech(_ text: String, thenSilenceSeconds: Int = 0, to url: URL) async throws -> URL {
+        let synthesizer = try FliteSpeechSynthesizer()
+        var speech: [Int16] = []
+        for try await chunk in synthesizer.synthesize(text, options: SpeechOptions()) { speech += chunk }
+        speech += [Int16](repeating: 0, count: synthesizer.sampleRate * thenSilenceSeconds)
+        try WAVFile.pcm16Data(samples: speech, format: AudioFormat(sampleRate: synthesizer.sampleRate, channelCount: 1)).write(to: url)
+        return url
+    }
 
     static func multipart(session: String) -> String {
         "--b\r\nContent-Disposition: form-data; name=\"sdp\"\r\n\r\n\(offer)\r\n"
