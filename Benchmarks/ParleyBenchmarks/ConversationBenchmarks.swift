@@ -10,8 +10,9 @@ import ParleyServer
 /// One realtime WebSocket session to a real `ParleyApp` asks ten different questions, spoken
 /// by two flite voices, in one conversation (each reply stays in the history). The audio goes
 /// out as 20 ms `input_audio_buffer.append` chunks paced in real time, silence between the
-/// questions, as a microphone would send it; after each reply has finished
-/// (`response.done`) the client waits half a second before asking the next question. Per
+/// questions, as a microphone would send it; after each reply has finished playing (as long
+/// as its audio lasts from its first delta) the client waits half a second before asking the
+/// next question. Per
 /// turn: from sending the question's last voiced sample to receiving the first
 /// `response.output_audio.delta`, with the stages the server reports in `parley.turn_metrics`.
 /// Then the same with preemptive transcription and generation off. The server reads its
@@ -105,7 +106,10 @@ private func converse(
                    label, index + 1, question.voice, turn.voiceToVoiceMs, turn.split,
                    turn.inputTokens.map(String.init) ?? "?", turn.transcript, turn.reply))
         figures.append(turn)
-        // A person listens to the end of the reply, then takes a breath.
+        // A person listens to the end of the reply, then takes a breath. (Asking sooner would
+        // talk over the reply: the server would cut it to what was heard and mark it interrupted.)
+        let playedOut = recorder.replyPlayedOutAt(outputSampleRate: 24_000) ?? .now
+        try await microphone.sendSilence(until: { ContinuousClock.now >= playedOut }, deadline: .seconds(120))
         try await microphone.sendSilence(for: .milliseconds(500))
     }
     return figures

@@ -51,6 +51,8 @@ final class ConversationRecorder: @unchecked Sendable {
     private var lastVoicedSentAt: ContinuousClock.Instant?
     private var speechStoppedAt: ContinuousClock.Instant?
     private var firstAudioAt: ContinuousClock.Instant?
+    /// Bytes of reply audio received (pcm16 at `outputSampleRate`).
+    private var replyAudioBytes = 0
     private var metrics: (transcription: Double?, firstToken: Double?, firstSynthesis: Double?, firstAudio: Double?)?
     private var inputTokens: Int?
     private var transcript = ""
@@ -64,6 +66,7 @@ final class ConversationRecorder: @unchecked Sendable {
             lastVoicedSentAt = nil
             speechStoppedAt = nil
             firstAudioAt = nil
+            replyAudioBytes = 0
             metrics = nil
             inputTokens = nil
             transcript = ""
@@ -76,6 +79,20 @@ final class ConversationRecorder: @unchecked Sendable {
     func lastVoicedSampleSent() {
         let now = ContinuousClock.now
         lock.withLock { lastVoicedSentAt = now }
+    }
+
+    /// When a client playing the reply as it arrived hears its end: its first audio plus the
+    /// length of all its audio (`nil` before the first audio).
+    func replyPlayedOutAt(outputSampleRate: Int) -> ContinuousClock.Instant? {
+        lock.withLock {
+            firstAudioAt.map { $0 + .seconds(Double(replyAudioBytes / 2) / Double(outputSampleRate)) }
+        }
+    }
+
+    /// The length of what a base64 text decodes to, without decoding it.
+    private static func decodedLength(ofBase64 text: String) -> Int {
+        let padding = text.hasSuffix("==") ? 2 : text.hasSuffix("=") ? 1 : 0
+        return text.utf8.count / 4 * 3 - padding
     }
 
     /// Whether the turn's reply has finished (`response.done` after its audio began), or the
@@ -98,6 +115,7 @@ final class ConversationRecorder: @unchecked Sendable {
                 reply += event["delta"]?.stringValue ?? ""
             case "response.output_audio.delta":
                 if firstAudioAt == nil { firstAudioAt = now }
+                replyAudioBytes += Self.decodedLength(ofBase64: event["delta"]?.stringValue ?? "")
             case "response.done":
                 if firstAudioAt != nil {
                     responsesDone += 1
