@@ -29,8 +29,10 @@ enum OpenAIChatRequestBody {
         return try JSONEncoder().encode(JSONValue.object(body))
     }
 
-    /// The note appended to an interrupted assistant reply so the model knows it was cut off.
-    static let interruptionNote = "[interrupted by the user]"
+    /// What ends an interrupted assistant reply, so the model sees it was cut off: a dash, as
+    /// a transcript marks speech broken off. (A note in words, like "[interrupted by the
+    /// user]", was copied by small models into their later replies, and spoken.)
+    static let interruptionMark = "—"
 
     static func message(_ message: ChatMessage) -> JSONValue {
         switch message {
@@ -48,7 +50,7 @@ enum OpenAIChatRequestBody {
             })]
         case .assistant(let text, let toolCalls, let interrupted):
             var fields: [String: JSONValue] = ["role": "assistant"]
-            let content = interrupted ? (text.isEmpty ? interruptionNote : "\(text)… \(interruptionNote)") : text
+            let content = interrupted ? text + interruptionMark : text
             fields["content"] = content.isEmpty && !toolCalls.isEmpty ? .null : .string(content)
             if !toolCalls.isEmpty {
                 fields["tool_calls"] = .array(toolCalls.map { call in

@@ -130,7 +130,7 @@ import Testing
                     ["id": "c1", "type": "function", "function": ["name": "calculate", "arguments": "{}"]],
                 ]],
                 ["role": "tool", "tool_call_id": "c1", "content": "4"],
-                ["role": "assistant", "content": "It is fo… [interrupted by the user]"],
+                ["role": "assistant", "content": "It is fo—"],
                 ["role": "user", "content": "go on"],
             ],
         ]
