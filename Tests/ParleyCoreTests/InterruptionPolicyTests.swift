@@ -9,7 +9,8 @@ import Testing
 private func decisions(
     _ pattern: String,
     agent: InterruptionPolicy.AgentActivity = .speaking,
-    configuration: InterruptionPolicy.Configuration = .init(),
+    // The timings below were written for speech of 900 ms interrupting without its words.
+    configuration: InterruptionPolicy.Configuration = .init(maximumBackchannelMs: 900),
     holdsPlaybackThreshold: Bool = false,
     agentAt: [Int: InterruptionPolicy.AgentActivity] = [:],
     words: String? = nil
@@ -67,6 +68,45 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(speech, words: "Okay, stop.").last?.hasSuffix("words)") == true)
     }
 
+    @Test func wordsThatAskForNothingLetTheAgentGoOn() {
+        // What Whisper tiny.en makes of a short "yeah" ("You have."), or "is it?" said over a
+        // speaker: nothing is asked of the agent.
+        let speech = frames((".", 10), ("#", 25), (".", 12))
+        for words in ["You have.", "You", "Is it?", "Yeah, you have.", "Do you?"] {
+            #expect(decisions(speech, words: words).last?.hasSuffix("noRequest)") == true, "\(words)")
+        }
+        // A word that can start a request among them still interrupts.
+        for words in ["No.", "But you have.", "You stop.", "What is it?", "Is it Paris?"] {
+            #expect(decisions(speech, words: words).last?.hasSuffix("words)") == true, "\(words)")
+        }
+    }
+
+    @Test func aDrawnOutBackchannelUnderTheDefaultMaximumIsJudgedByItsWords() {
+        // 1.2 s of speech, as flite's "Mm-hmm.": paused, then judged, not interrupted for its length.
+        let speech = frames((".", 10), ("#", 60), (".", 12))
+        #expect(decisions(speech, configuration: .init(), words: "Mm-hm-m. Mm-hm.") == [
+            "360 pause(speechStartMs: 200)", "1580 judge(speechStartMs: 200, speechEndMs: 1400)",
+            "1580 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.backchannel)",
+        ])
+        // Speech reaching 1.5 s interrupts without its words.
+        #expect(decisions(frames((".", 10), ("#", 80)), configuration: .init()).last
+            == "1700 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)")
+    }
+
+    @Test func wordsOfAnEarlierPartOfTheSpeechAreNotTakenForTheWhole() {
+        // "No, … stop": judged at its first pause, then it goes on and pauses again; the words of
+        // the first part arrive late and are not the verdict on the whole.
+        var policy = InterruptionPolicy()
+        var judges: [InterruptionPolicy.Action] = []
+        for (index, symbol) in frames((".", 10), ("#", 15), (".", 10), ("#", 15), (".", 10)).enumerated() {
+            let action = policy.process(probability: symbol == "#" ? 0.9 : 0, voiced: true, agent: .speaking, at: (index + 1) * 20)
+            if case .judge = action { judges.append(action) }
+        }
+        #expect(judges == [.judge(speechStartMs: 200, speechEndMs: 500), .judge(speechStartMs: 200, speechEndMs: 1000)])
+        #expect(policy.judged(words: "", speechStartMs: 200, speechEndMs: 500) == .none)
+        #expect(policy.judged(words: "No, stop.", speechStartMs: 200, speechEndMs: 1000) == .interrupt(speechStartMs: 200, reason: .words))
+    }
+
     @Test func soundWithoutVoiceNeverPausesTheAgent() {
         // A 300 ms cough or knock: whatever a recognizer would hear in it, it is not judged.
         #expect(decisions(frames((".", 10), ("n", 15), (".", 12)), words: "Thank you.") == [])
@@ -93,7 +133,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
             "360 pause(speechStartMs: 200)",
             "880 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.noVoice)",
         ])
-        var configuration = InterruptionPolicy.Configuration()
+        var configuration = InterruptionPolicy.Configuration(maximumBackchannelMs: 900)
         configuration.minimumVoicedMs = 20
         #expect(decisions(frames((".", 10), ("#", 2), ("n", 23), (".", 12)), configuration: configuration, words: "Stop.").last?
             .hasSuffix("words)") == true)
@@ -101,7 +141,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
 
     @Test func backchannelsAreConfigurable() {
         let speech = frames((".", 10), ("#", 25), (".", 12))
-        var configuration = InterruptionPolicy.Configuration()
+        var configuration = InterruptionPolicy.Configuration(maximumBackchannelMs: 900)
         configuration.backchannels = ["go on"]
         #expect(decisions(speech, configuration: configuration, words: "Go on.").last?.hasSuffix("backchannel)") == true)
         #expect(decisions(speech, configuration: configuration, words: "Yeah.").last?.hasSuffix("words)") == true)
@@ -116,7 +156,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
     }
 
     @Test func speechWhileItsWordsAreTranscribedContinuesIt() {
-        var policy = InterruptionPolicy()
+        var policy = InterruptionPolicy(configuration: .init(maximumBackchannelMs: 900))
         var actions: [InterruptionPolicy.Action] = []
         let pattern = frames((".", 10), ("#", 25), (".", 12), ("#", 30))
         for (index, symbol) in pattern.enumerated() {

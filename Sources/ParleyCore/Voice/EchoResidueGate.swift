@@ -51,7 +51,7 @@ public struct EchoResidueGate: Sendable {
         guard echoing >= Self.silentLevel else { return false }
         ratios.append(inputLevel / echoing)
         if ratios.count > historyFrames { ratios.removeFirst(ratios.count - historyFrames) }
-        guard ratios.count >= warmUpFrames else { return true }
+        guard ratios.count > warmUpFrames else { return true }
         let usual = ratios.sorted()[ratios.count / 2]
         return inputLevel < usual * echoing * pow(10, Self.marginDB / 20)
     }
