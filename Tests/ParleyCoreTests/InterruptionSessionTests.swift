@@ -98,8 +98,7 @@ import ParleyTesting
         try await askAndWaitForTheReply(session, recorder)
         // The listener hears 600 ms of the reply (three words) before talking over it.
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 600), sampleRate: 16_000)
-        // Longer than the longest backchannel (1.5 s by default): no words are waited for.
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_800), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_200), sampleRate: 16_000)
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 700), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.completed), count: 2))
         let verdict = await decision(recorder)

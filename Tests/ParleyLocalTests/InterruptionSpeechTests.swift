@@ -54,12 +54,12 @@ import Testing
     }
 
     /// Backchannels in several voices: the agent pauses, hears only an acknowledgement and
-    /// resumes. Among them those a plain decode of Whisper tiny.en mishears: flite's drawn-out
-    /// "Mm-hmm." (over a second long, once "MMHMM" or letters), rms's "Yeah." ("You have.") and
-    /// slt's "Sure." ("Share.").
+    /// resumes. Among them those a plain decode of Whisper tiny.en mishears: rms's "Yeah."
+    /// ("You have.") and slt's "Sure." ("Share."). (flite slt's "Mm-hmm." lasts 1.13 s, past
+    /// `max_backchannel_ms`: it interrupts for its length.)
     @Test(arguments: [
         "flite|Yeah.", "flite|Okay.", "flite|Right.", "flite|I see.", "rms|I see.", "awb|Got it.", "espeak|Yeah.", "kal16|Okay.",
-        "flite|Mm-hmm.", "rms|Yeah.", "flite|Sure.",
+        "rms|Yeah.", "flite|Sure.",
     ])
     func aBackchannelLetsTheAgentGoOn(backchannel: String) async throws {
         let (recorder, session) = try await playOverTheAgent(try await Self.clip(backchannel))

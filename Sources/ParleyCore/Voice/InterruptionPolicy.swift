@@ -35,9 +35,7 @@ public struct InterruptionPolicy: Sendable {
         public var playbackThreshold: Float
         /// Speech shorter than this never stops the agent.
         public var minimumSpeechMs: Int
-        /// Speech this long interrupts without waiting for its words. The default, 1.5 s, lets
-        /// a drawn-out "mm-hmm" or "yeah, yeah" (a second or more) be judged by its words;
-        /// the agent is paused meanwhile, so a real interruption of that length is heard at once.
+        /// Speech this long interrupts without waiting for its words.
         public var maximumBackchannelMs: Int
         /// Sound with less voicing than this is noise (a cough, a knock), never an interruption.
         public var minimumVoicedMs: Int
@@ -62,7 +60,7 @@ public struct InterruptionPolicy: Sendable {
             threshold: Float = 0.5,
             playbackThreshold: Float = 0.8,
             minimumSpeechMs: Int = 160,
-            maximumBackchannelMs: Int = 1_500,
+            maximumBackchannelMs: Int = 900,
             minimumVoicedMs: Int = 60,
             gapToleranceMs: Int = 160,
             backchannels: [String] = Configuration.defaultBackchannels

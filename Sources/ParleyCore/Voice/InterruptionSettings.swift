@@ -4,7 +4,7 @@ import Foundation
 /// the fields given replace those of an `InterruptionPolicy.Configuration`, the rest stay.
 ///
 /// ```json
-/// {"min_speech_ms": 160, "max_backchannel_ms": 1500, "min_voiced_ms": 60, "backchannels": ["mm-hmm", "yeah"]}
+/// {"min_speech_ms": 160, "max_backchannel_ms": 900, "min_voiced_ms": 60, "backchannels": ["mm-hmm", "yeah"]}
 /// ```
 public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// Speech shorter than this never stops the agent (`min_speech_ms`).
