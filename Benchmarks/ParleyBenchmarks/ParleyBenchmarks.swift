@@ -16,6 +16,8 @@ struct ParleyBenchmarks {
         ("embedded", runEmbeddedBenchmarks),
         ("voice", runVoiceBenchmarks),
         ("turns", runTurnBenchmarks),
+        // The corpus over the agent alone (part of `turns`), for rerunning just those figures.
+        ("turns-over-agent", turnOverAgentBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),

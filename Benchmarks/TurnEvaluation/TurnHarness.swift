@@ -47,6 +47,8 @@ public struct OverAgentOutcome: Sendable {
     public var resumed: Bool
     /// Each `parley.interruption`'s reason and the words it judged.
     public var verdicts: [String]
+    /// Whether the session cancelled its own output from its input (`parley_echo_cancellation`).
+    public var echoCancellation: Bool
 }
 
 /// Drives real realtime sessions with corpus clips and reports what each one did. Every
@@ -136,7 +138,8 @@ public struct TurnHarness: Sendable {
             resumed: session.log.first("parley.output_audio.resumed") != nil,
             verdicts: session.log.all("parley.interruption").map { event in
                 "\(event["reason"]?.stringValue ?? "?")\(event["words"]?.stringValue.map { " \"\($0)\"" } ?? "")"
-            }
+            },
+            echoCancellation: echoCancellation
         )
     }
 

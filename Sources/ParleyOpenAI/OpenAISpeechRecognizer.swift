@@ -52,6 +52,13 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
     }
 
     public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
+        try await transcribe(samples, isFinal: isFinal, prompt: nil)
+    }
+
+    /// Transcribes one utterance with `prompt` as the request's `prompt` in place of the one
+    /// the recognizer was made with (`nil`: that one).
+    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
+        let prompt = prompt ?? self.prompt
         let started = ContinuousClock.now
         let audioDuration = Double(samples.count) / Double(sampleRate)
         guard !samples.isEmpty else { return Transcription(text: "", audioDuration: 0, processingDuration: 0) }

@@ -67,6 +67,33 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(speech, words: "Okay, stop.").last?.hasSuffix("words)") == true)
     }
 
+    @Test func wordsThatAskForNothingLetTheAgentGoOn() {
+        // What Whisper tiny.en makes of a short "yeah" ("You have."), or "is it?" said over a
+        // speaker: nothing is asked of the agent.
+        let speech = frames((".", 10), ("#", 25), (".", 12))
+        for words in ["You have.", "You", "Is it?", "Yeah, you have.", "Do you?"] {
+            #expect(decisions(speech, words: words).last?.hasSuffix("noRequest)") == true, "\(words)")
+        }
+        // A word that can start a request among them still interrupts.
+        for words in ["No.", "But you have.", "You stop.", "What is it?", "Is it Paris?"] {
+            #expect(decisions(speech, words: words).last?.hasSuffix("words)") == true, "\(words)")
+        }
+    }
+
+    @Test func wordsOfAnEarlierPartOfTheSpeechAreNotTakenForTheWhole() {
+        // "No, … stop": judged at its first pause, then it goes on and pauses again; the words of
+        // the first part arrive late and are not the verdict on the whole.
+        var policy = InterruptionPolicy()
+        var judges: [InterruptionPolicy.Action] = []
+        for (index, symbol) in frames((".", 10), ("#", 15), (".", 10), ("#", 15), (".", 10)).enumerated() {
+            let action = policy.process(probability: symbol == "#" ? 0.9 : 0, voiced: true, agent: .speaking, at: (index + 1) * 20)
+            if case .judge = action { judges.append(action) }
+        }
+        #expect(judges == [.judge(speechStartMs: 200, speechEndMs: 500), .judge(speechStartMs: 200, speechEndMs: 1000)])
+        #expect(policy.judged(words: "", speechStartMs: 200, speechEndMs: 500) == .none)
+        #expect(policy.judged(words: "No, stop.", speechStartMs: 200, speechEndMs: 1000) == .interrupt(speechStartMs: 200, reason: .words))
+    }
+
     @Test func soundWithoutVoiceNeverPausesTheAgent() {
         // A 300 ms cough or knock: whatever a recognizer would hear in it, it is not judged.
         #expect(decisions(frames((".", 10), ("n", 15), (".", 12)), words: "Thank you.") == [])

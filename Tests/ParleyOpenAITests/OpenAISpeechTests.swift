@@ -17,6 +17,23 @@ import Testing
 
     // MARK: Recognition
 
+    @Test func aPromptGivenWithTheCallReplacesTheRecognizersOwn() async throws {
+        try await withFakeOpenAIServer { server in
+            server.enqueueTranscription(.text("Yeah."))
+            server.enqueueTranscription(.text("Turn on the lights."))
+            let recognizer = OpenAISpeechRecognizer(configuration: Self.configuration(server, model: "whisper-1"), prompt: "Parley")
+            let samples = Self.tone(count: 16_000)
+            let heard = try await openAITestDeadline { try await recognizer.transcribe(samples, isFinal: true, prompt: "Yeah. Stop.") }
+            #expect(heard.text == "Yeah.")
+            _ = try await openAITestDeadline { try await recognizer.transcribe(samples, isFinal: true) }
+            let prompts = server.requests.map { request in
+                String(decoding: request.body, as: UTF8.self).contains("name=\"prompt\"\r\n\r\nYeah. Stop.\r\n")
+            }
+            #expect(prompts == [true, false])
+            #expect(String(decoding: try #require(server.requests.last).body, as: UTF8.self).contains("name=\"prompt\"\r\n\r\nParley\r\n"))
+        }
+    }
+
     @Test func transcribesByUploadingAWAV() async throws {
         try await withFakeOpenAIServer { server in
             server.enqueueTranscription(.text("  Turn on the lights.  "))

@@ -33,4 +33,15 @@ public protocol SpeechRecognizer: Sendable {
     ///   - isFinal: `false` for a partial pass over audio that is still growing.
     /// - Throws: `ProviderError` when the recognizer fails; `CancellationError` when cancelled.
     func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription
+    /// Transcribes one utterance, told what is likely said (`prompt`: text in the style and
+    /// vocabulary expected, as Whisper's initial prompt and the transcription API's `prompt`).
+    /// Recognizers that take no prompt ignore it.
+    func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription
+}
+
+extension SpeechRecognizer {
+    /// Ignores the prompt.
+    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
+        try await transcribe(samples, isFinal: isFinal)
+    }
 }

@@ -22,6 +22,8 @@ struct InputPipeline {
     /// The echo canceller in use, with what the session's output played.
     private var echoCanceller: (any EchoCanceller)?
     private var played = PlayedAudioTimeline()
+    /// Keeps what the canceller leaves of the agent's voice from counting as speech.
+    private var echoGate: EchoResidueGate?
     private var turnDetector: TurnDetector
     private var interruptionPolicy = InterruptionPolicy()
     /// The last few seconds of input, for judging what was said over the agent.
@@ -79,6 +81,7 @@ struct InputPipeline {
         }
         if configuration.cancelsEcho != (echoCanceller != nil) {
             echoCanceller = configuration.cancelsEcho ? makeEchoCanceller?(detector.frameLength, rate) : nil
+            echoGate = echoCanceller == nil ? nil : EchoResidueGate(frameMs: detector.frameLength * 1000 / rate)
             played = PlayedAudioTimeline()
         }
         interruptionPolicy.holdsPlaybackThreshold = echoCanceller != nil
@@ -136,14 +139,19 @@ struct InputPipeline {
         let firstSampleIndex = receivedSamples - pendingFrameSamples.count
         while pendingFrameSamples.count - start >= frameLength {
             var frame = Array(pendingFrameSamples[start..<start + frameLength])
+            var isEcho = false
             if echoCanceller != nil {
-                echoCanceller?.cancel(&frame, played: played.take(from: firstSampleIndex + start, count: frameLength))
+                let reference = played.take(from: firstSampleIndex + start, count: frameLength)
+                echoCanceller?.cancel(&frame, played: reference)
+                isEcho = echoGate?.isEcho(inputLevel: LevelMeter.rms(frame), playedLevel: LevelMeter.rms(reference)) ?? false
             }
             noiseSuppressor?.suppressor.suppress(&frame)
             let startMs = (firstSampleIndex + start) * 1000 / rate
             let endMs = (firstSampleIndex + start + frameLength) * 1000 / rate
             recentAudio.append(frame, rate: rate, endingAtMs: endMs)
-            frames.append(Frame(samples: frame, probability: detector.speechProbability(of: frame), startMs: startMs, endMs: endMs))
+            // The VAD hears every frame (its state follows the audio); the agent's own echo is no speech.
+            let probability = detector.speechProbability(of: frame)
+            frames.append(Frame(samples: frame, probability: isEcho ? 0 : probability, startMs: startMs, endMs: endMs))
             start += frameLength
         }
         pendingFrameSamples.removeFirst(start)
@@ -189,8 +197,8 @@ struct InputPipeline {
     }
 
     /// Hands the interruption policy the words of the speech it asked to judge.
-    mutating func interruptionJudged(words: String, speechStartMs: Int) -> InterruptionPolicy.Action {
-        interruptionPolicy.judged(words: words, speechStartMs: speechStartMs)
+    mutating func interruptionJudged(words: String, speechStartMs: Int, speechEndMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.judged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
     }
 
     /// Whether speech over the agent is being decided.

@@ -543,16 +543,19 @@ public actor VoiceSession {
         let recognizer = providers.recognizer
         interruption.judgement?.cancel()
         interruption.judgement = Task { [weak self] in
-            // A failed transcription heard no words: the agent goes on.
-            let words = (try? await recognizer.transcribe(clip, isFinal: true))?.text ?? ""
-            await self?.interruptionJudged(words: words, speechStartMs: speechStartMs)
+            // A failed transcription heard no words: the agent goes on. A cancelled one (the
+            // speech went on and is judged again) says nothing.
+            let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))?.text ?? ""
+            guard !Task.isCancelled else { return }
+            await self?.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
         }
     }
 
-    private func interruptionJudged(words: String, speechStartMs: Int) {
+    private func interruptionJudged(words: String, speechStartMs: Int, speechEndMs: Int) {
         interruption.judgement = nil
         guard !isClosed else { return }
-        carryOut(input.interruptionJudged(words: words, speechStartMs: speechStartMs), atMs: input.receivedMs, words: words)
+        let action = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
+        carryOut(action, atMs: input.receivedMs, words: words)
     }
 
     /// The user meant to interrupt: their turn goes on from where it began, and the agent stops

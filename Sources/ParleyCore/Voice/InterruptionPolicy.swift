@@ -11,8 +11,8 @@ import Foundation
 /// Voiced speech that goes on to `maximumBackchannelMs` is an interruption at once; speech
 /// that ends before is judged by its words (`.judge`, answered with
 /// `judged(words:speechStartMs:)`): nothing but backchannels ("mm-hmm", "yeah", "okay",
-/// "right") or no words at all resumes the agent (`.resume`), anything else ("wait", "stop",
-/// "no, I meant…") interrupts it. While the agent's audio plays, speech must reach a raised
+/// "right"), words that ask for nothing (`emptyWords`: "you", "is it") or no words at all
+/// resumes the agent (`.resume`), anything else ("wait", "stop", "no, I meant…") interrupts it. While the agent's audio plays, speech must reach a raised
 /// threshold to start (`playbackThreshold`) so its own voice leaking back from a speaker counts
 /// less; once started it goes on above the plain one.
 ///
@@ -47,7 +47,8 @@ public struct InterruptionPolicy: Sendable {
 
         /// The backchannels recognised by default.
         public static let defaultBackchannels = [
-            "mm", "mmm", "hm", "hmm", "mhm", "mhmm", "mmhmm", "mm hmm", "mm hm", "uh huh", "uhhuh", "uh", "um", "ah", "oh", "aha",
+            // A hum, however the recognizer spells it ("Mm-hm-m", "M-hm").
+            "m", "mh", "mm", "mmm", "hm", "hmm", "mhm", "mhmm", "mmhmm", "mm hmm", "mm hm", "uh huh", "uhhuh", "uh", "um", "ah", "oh", "aha",
             "yeah", "yes", "yep", "yup", "ok", "okay", "right", "sure", "alright", "all right",
             "i see", "got it", "gotcha", "cool", "nice", "great", "good", "wow", "exactly", "true", "indeed",
             // Laughing along is a response, not a bid for the turn.
@@ -96,7 +97,20 @@ public struct InterruptionPolicy: Sendable {
         case noWords = "no_words"
         /// The sound was hardly voiced: noise (a cough, a knock), not speech.
         case noVoice = "no_voice"
+        /// The speech's words were only words that ask for nothing ("you", "is it"), with or
+        /// without backchannels: what a small recognizer makes of a sound it cannot place.
+        case noRequest = "no_request"
     }
+
+    /// Words that ask for nothing on their own: pronouns, articles, auxiliaries. Speech over
+    /// the agent heard as nothing but these (and backchannels) lets the agent go on: Whisper
+    /// tiny.en hears "you", "you have" or "I" in a short "yeah" or a breath, and "is it?" or
+    /// "do you?" said over a speaker is a backchannel. Words that can start a request
+    /// ("no", "but", "what", "wait") are not among them.
+    public static let emptyWords: Set<String> = [
+        "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them", "a", "an", "the",
+        "is", "are", "was", "were", "am", "be", "do", "does", "did", "have", "has", "had", "of", "to", "and",
+    ]
 
     /// What to do after a frame or a judgement.
     public enum Action: Sendable, Hashable {
@@ -126,6 +140,13 @@ public struct InterruptionPolicy: Sendable {
         /// Long unvoiced sound let go: it is ignored until it stops or turns into voice.
         case ignoringNoise(lastSoundMs: Int)
     }
+
+    /// What the recognizer is told to expect when it transcribes speech heard over the agent
+    /// (Whisper's initial prompt): the short replies said over a speaker, acknowledgements and
+    /// requests to stop alike, so a word or two is heard as one of them rather than as a
+    /// similar-sounding other word ("yeah" as "you have", "sure" as "share", "wait" as "way",
+    /// "stop" as "start", measured with Whisper tiny.en over six flite and eSpeak voices).
+    public static let recognitionPrompt = "Mm-hmm. Yeah. Okay. Right. Uh-huh. Sure. Wait. Stop. No."
 
     /// The tuning in use; may be changed between frames.
     public var configuration: Configuration
@@ -222,14 +243,23 @@ public struct InterruptionPolicy: Sendable {
     }
 
     /// Takes the transcript of the speech the policy asked to judge.
+    /// - Parameters:
+    ///   - speechEndMs: the end of the speech transcribed, as `.judge` gave it; when given, words
+    ///     of an earlier part of the same speech (it paused, was sent to be judged, then went
+    ///     on and paused again) are not taken for the whole.
     /// - Returns: `.interrupt` or `.resume`; `.none` when that speech is no longer being judged
     ///   (more speech followed it, or it was decided otherwise).
-    public mutating func judged(words: String, speechStartMs: Int) -> Action {
-        guard case .judging(let startMs, let endMs, _) = phase, startMs == speechStartMs else { return .none }
+    public mutating func judged(words: String, speechStartMs: Int, speechEndMs: Int? = nil) -> Action {
+        guard case .judging(let startMs, let endMs, _) = phase, startMs == speechStartMs, speechEndMs.map({ $0 == endMs }) ?? true else {
+            return .none
+        }
         phase = .listening
         let words = Self.words(in: words)
         if words.isEmpty { return .resume(speechStartMs: startMs, reason: .noWords) }
         if isOnlyBackchannels(words) { return .resume(speechStartMs: startMs, reason: .backchannel) }
+        if isOnlyBackchannels(words.filter { !Self.emptyWords.contains($0) }) {
+            return .resume(speechStartMs: startMs, reason: .noRequest)
+        }
         phase = .interrupted(lastSpeechMs: endMs)
         return .interrupt(speechStartMs: startMs, reason: .words)
     }

@@ -95,6 +95,13 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
     /// - Throws: `ProviderError` (provider `whisper`) when decoding fails, `CancellationError`
     ///   when the calling task is cancelled.
     public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
+        try await transcribe(samples, isFinal: isFinal, prompt: nil)
+    }
+
+    /// Transcribes one utterance as `transcribe(_:isFinal:)` does, with `prompt` as Whisper's
+    /// initial prompt (the text the decoder takes as what was said before): on a clip of a word
+    /// or two, tiny.en otherwise often hears another word ("yeah" as "you have", "wait" as "way").
+    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
         let audioDuration = Double(samples.count) / Double(sampleRate)
         guard !samples.isEmpty else {
             return Transcription(text: "", audioDuration: 0, processingDuration: 0)
@@ -109,7 +116,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             try Self.decode(
                 input.samples, context: context, state: state, abort: abort,
                 threadCount: alone && isFinal ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
-                audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal
+                audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal, prompt: prompt
             )
         }
         return Transcription(text: text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval)
@@ -119,7 +126,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
     /// tail where a segment ran out of tokens. Runs on a worker thread.
     private static func decode(
         _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
-        threadCount: Int, configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool
+        threadCount: Int, configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool, prompt: String?
     ) throws -> String {
         var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
         parameters.n_threads = Int32(max(1, threadCount))
@@ -141,8 +148,11 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             return configuration.language.withCString { language in
                 parameters.language = language
                 parameters.detect_language = false
-                return samples.withUnsafeBufferPointer { buffer in
-                    whisper_full_with_state(context, state, parameters, buffer.baseAddress, Int32(buffer.count))
+                return (prompt ?? "").withCString { prompt in
+                    parameters.initial_prompt = prompt.pointee == 0 ? nil : prompt
+                    return samples.withUnsafeBufferPointer { buffer in
+                        whisper_full_with_state(context, state, parameters, buffer.baseAddress, Int32(buffer.count))
+                    }
                 }
             }
         }
