@@ -16,8 +16,6 @@ struct ParleyBenchmarks {
         ("embedded", runEmbeddedBenchmarks),
         ("voice", runVoiceBenchmarks),
         ("turns", runTurnBenchmarks),
-        // The corpus over the agent alone (part of `turns`), for rerunning just those figures.
-        ("turns-over-agent", turnOverAgentBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),
@@ -25,6 +23,11 @@ struct ParleyBenchmarks {
         ("cluster", runClusterBenchmarks),
         ("cluster-capacity", runClusterCapacityBenchmarks),
         ("telephony", runTelephonyBenchmarks),
+    ]
+
+    /// Parts of an area, for rerunning just their figures: run only when named with `--only`.
+    static let partialAreas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
+        ("turns-over-agent", turnOverAgentBenchmarks),  // the corpus over the agent, part of `turns`
     ]
 
     static func main() async {
@@ -35,7 +38,8 @@ struct ParleyBenchmarks {
             exit(2)
         }
         var failed = false
-        for area in areas where only?.contains(area.name) ?? true {
+        let selected = only.map { names in (areas + partialAreas).filter { names.contains($0.name) } } ?? areas
+        for area in selected {
             do {
                 for result in try await area.run(quick) { print(result.line) }
             } catch {
