@@ -5,6 +5,7 @@ import ParleyLocal
 /// Turn-taking's judges: the time of one Smart Turn v3.2 call (8 s of features, the encoder,
 /// the classifier) on one thread, what `semantic_vad` adds at every judged pause.
 func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    if turnsSemanticVADOnly { return try await turnEvaluationBenchmarks(quick: quick) }
     let model = try SmartTurnModel(modelPath: ModelLocator().path(of: .smartTurn))
     var question: [Float] = []
     for try await chunk in try FliteSpeechSynthesizer().synthesize("What time is it in Tokyo right now?", options: SpeechOptions()) {

@@ -15,19 +15,23 @@ func turnEvaluationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let corpus = try TurnCorpus(cacheDirectory: TurnCorpus.defaultCacheDirectory)
     let clips = try await corpus.clips(for: TurnCorpusScript.recipes(slice: slice))
     log("corpus: \(clips.count) clips in \(corpus.cacheDirectory.path)")
-    let server = try TurnEvaluationServer()
+    let server = try await TurnEvaluationServer()
     let harness = TurnHarness(server: server)
     var results: [BenchmarkResult] = []
     do {
         let endings = clips.filter { [.completeQuestion, .midThoughtPause].contains($0.kind) }
         var judgedCalls = (calls: 0, audioMs: 0.0)
-        for setting in TurnDetectionSetting.compared {
+        for setting in TurnDetectionSetting.compared where !turnsSemanticVADOnly || setting != .serverVAD(silenceMs: 300) {
             let outcomes = try await concurrentMap(endings, width: 3) { try await harness.playForTurnEnd($0, setting: setting) }
             results += turnEndResults(outcomes, label: setting.description, target: setting == .semanticVAD(.auto))
             if setting == .semanticVAD(.auto) {
                 judgedCalls = (outcomes.reduce(0) { $0 + $1.verdicts.count },
                                outcomes.reduce(0) { $0 + Double($1.clipStartMs) + $1.clip.durationMs + 300 })
             }
+        }
+        if turnsSemanticVADOnly {
+            await server.stop()
+            return results
         }
         results += try await pipecatResults(endings)
         results += try await overAgentResults(clips, harness: harness)
@@ -41,13 +45,20 @@ func turnEvaluationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return results
 }
 
+/// Whether `PARLEY_TURNS_ONLY=semantic_vad` asks the turns area for nothing but the turn
+/// endings under `semantic_vad` at each eagerness (mid-thought cut-offs, complete-question turn
+/// ends): a quick rerun of what a change to semantic turn detection moves.
+let turnsSemanticVADOnly = ProcessInfo.processInfo.environment["PARLEY_TURNS_ONLY"] == "semantic_vad"
+
 /// Premature cut-offs on the mid-thought clips and last voiced sample → turn end on the
 /// complete questions, for one setting.
 private func turnEndResults(_ outcomes: [TurnEndOutcome], label: String, target: Bool) -> [BenchmarkResult] {
     for outcome in outcomes {
-        log(String(format: "%@ %@: turn ends %@ (thought ended at %.0f ms), verdicts %@, heard \"%@\"", label, outcome.clip.recipe.id,
-                   "\(outcome.turnEndsMs)", outcome.thoughtEndMs, outcome.verdicts.map { String(format: "%.2f", $0.probability) }.joined(separator: " "),
-                   outcome.transcript ?? "-"))
+        let verdicts = outcome.verdicts.map { verdict in
+            String(format: "%.2f%@%@", verdict.probability, verdict.endsTurn ? " ends" : "", verdict.transcript.map { " \"\($0)\"" } ?? "")
+        }
+        log(String(format: "%@ %@: turn ends %@ (thought ended at %.0f ms), verdicts [%@], heard \"%@\"", label, outcome.clip.recipe.id,
+                   "\(outcome.turnEndsMs)", outcome.thoughtEndMs, verdicts.joined(separator: ", "), outcome.transcript ?? "-"))
     }
     let paused = outcomes.filter { $0.clip.kind == .midThoughtPause }
     let complete = outcomes.filter { $0.clip.kind == .completeQuestion }
