@@ -1,0 +1,47 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// How `semantic_vad` reads a pause's transcript: the marks settle it, the text judge reads the
+/// rest, and the word rule stands in for a judge that is missing, late or failing.
+@Suite struct PauseTranscriptReadingTests {
+    @Test(arguments: [
+        ("Where are you from?", false), ("Turn it on!", false), ("So the thing is...", true), ("Move it to the living room,", true),
+        ("I'd like to book a flight to…", true), ("", false),
+    ])
+    func marksSettleThePauseWithoutTheJudge(transcript: String, unfinished: Bool) {
+        #expect(PauseTranscriptReading.read(transcript, hasJudge: true) == .settled(unfinished: unfinished))
+    }
+
+    @Test func withoutAJudgeTheWordRuleDecides() {
+        #expect(PauseTranscriptReading.read("Book a flight to.", hasJudge: false) == .settled(unfinished: true))
+        #expect(PauseTranscriptReading.read("She wants.", hasJudge: false) == .settled(unfinished: false))
+    }
+
+    @Test func theJudgeReadsWhatTheMarksLeaveOpen() async {
+        #expect(PauseTranscriptReading.read("Book a flight to.", hasJudge: true) == .askJudge(unfinishedByWords: true))
+        #expect(await PauseTranscriptReading.isUnfinished("She wants.", judge: FixedJudge(isComplete: false)))
+        #expect(await !PauseTranscriptReading.isUnfinished("Turn the lights on.", judge: FixedJudge(isComplete: true)))
+    }
+
+    @Test func aJudgeThatNeverAnswersIsDroppedAtTheDeadline() async {
+        #expect(await PauseTranscriptReading.isUnfinished("Book a flight to.", judge: SilentJudge(), deadline: .milliseconds(20)))
+        #expect(await !PauseTranscriptReading.isUnfinished("She wants.", judge: SilentJudge(), deadline: .milliseconds(20)))
+    }
+}
+
+/// A judge with one answer for everything.
+private struct FixedJudge: TurnCompletionJudge {
+    var isComplete: Bool
+    func judge(_ transcript: String) async throws -> TurnCompletionVerdict {
+        TurnCompletionVerdict(probability: isComplete ? 0.9 : 0.001, isComplete: isComplete)
+    }
+}
+
+/// A judge that answers only when cancelled, and then with an error.
+private struct SilentJudge: TurnCompletionJudge {
+    func judge(_ transcript: String) async throws -> TurnCompletionVerdict {
+        try await Task.sleep(for: .seconds(3_600))
+        return TurnCompletionVerdict(probability: 1, isComplete: true)
+    }
+}
