@@ -6,7 +6,7 @@ import Testing
 /// rest, and the word rule stands in for a judge that is missing, late or failing.
 @Suite struct PauseTranscriptReadingTests {
     @Test(arguments: [
-        ("Where are you from?", false), ("Turn it on!", false), ("So the thing is...", true), ("Move it to the living room,", true),
+        ("What time is it in Tokyo?", false), ("Stop it!", false), ("So the thing is...", true), ("Move it to the living room,", true),
         ("I'd like to book a flight to…", true), ("", false),
     ])
     func marksSettleThePauseWithoutTheJudge(transcript: String, unfinished: Bool) {
@@ -20,6 +20,9 @@ import Testing
 
     @Test func theJudgeReadsWhatTheMarksLeaveOpen() async {
         #expect(PauseTranscriptReading.read("Book a flight to.", hasJudge: true) == .askJudge(unfinishedByWords: true))
+        // A question mark after a word that needs more: a fragment or a question on a preposition.
+        #expect(PauseTranscriptReading.read("How far is it from London to?", hasJudge: true) == .askJudge(unfinishedByWords: false))
+        #expect(PauseTranscriptReading.read("How far is it from London to?", hasJudge: false) == .settled(unfinished: false))
         #expect(await PauseTranscriptReading.isUnfinished("She wants.", judge: FixedJudge(isComplete: false)))
         #expect(await !PauseTranscriptReading.isUnfinished("Turn the lights on.", judge: FixedJudge(isComplete: true)))
     }

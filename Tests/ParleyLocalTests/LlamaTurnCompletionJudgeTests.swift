@@ -66,6 +66,17 @@ import Testing
         #expect(withJudge)
     }
 
+    /// A question mark on a fragment and one on a question ending on a preposition.
+    @Test func theJudgeTellsAFragmentWithAQuestionMarkFromAQuestion() async throws {
+        let server = try await Self.startServer()
+        let judge = server.turnCompletionJudge()
+        let fragment = await PauseTranscriptReading.isUnfinished("Could you tell me the way to?", judge: judge, deadline: .seconds(20))
+        let question = await PauseTranscriptReading.isUnfinished("Where are you from?", judge: judge, deadline: .seconds(20))
+        await server.stop()
+        #expect(fragment)
+        #expect(!question)
+    }
+
     /// A stopped server fails the judge; the reading keeps to the word rule either way.
     @Test func aFailingJudgeLeavesThePauseToTheWordRule() async throws {
         let server = try await Self.startServer()

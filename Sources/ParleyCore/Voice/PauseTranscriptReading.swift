@@ -17,15 +17,16 @@ public enum PauseTranscriptReading: Sendable, Hashable {
 
     /// Reads `transcript`; `hasJudge` says whether the session has a text judge.
     ///
-    /// A question or exclamation mark ends the thought (many questions end on a preposition:
-    /// "Where are you from?") and trailing off ("…", a final comma or dash) leaves it open,
-    /// without asking anyone. An empty transcript is left to the audio model.
+    /// Trailing off ("…", a final comma or dash) leaves the thought open and a question or
+    /// exclamation mark ends it, without asking anyone, unless the mark follows a word that
+    /// needs more: Whisper puts a question mark on fragments ("How far is it from London to?")
+    /// as well as on questions that end on a preposition ("Where are you from?"), and the
+    /// judge tells them apart. An empty transcript is left to the audio model.
     public static func read(_ transcript: String, hasJudge: Bool) -> PauseTranscriptReading {
         let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
         let byWords = UnfinishedThought.isUnfinished(text)
-        guard hasJudge, let last = text.last, last != "?", last != "!", !UnfinishedThought.trailsOff(text) else {
-            return .settled(unfinished: byWords)
-        }
+        guard hasJudge, let last = text.last, !UnfinishedThought.trailsOff(text) else { return .settled(unfinished: byWords) }
+        if last == "?" || last == "!", !UnfinishedThought.endsOnWordThatNeedsMore(text) { return .settled(unfinished: false) }
         return .askJudge(unfinishedByWords: byWords)
     }
 }

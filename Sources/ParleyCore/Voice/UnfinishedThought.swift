@@ -13,7 +13,11 @@ public enum UnfinishedThought {
     public static func isUnfinished(_ transcript: String) -> Bool {
         let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let last = text.last, last != "?", last != "!" else { return false }
-        if trailsOff(text) { return true }
+        return trailsOff(text) || endsOnWordThatNeedsMore(text)
+    }
+
+    /// Whether the last word of `text` is one a statement does not end on, whatever mark follows.
+    public static func endsOnWordThatNeedsMore(_ text: String) -> Bool {
         let lastWord = text.split(whereSeparator: { !$0.isLetter && $0 != "'" && $0 != "’" }).last.map { $0.lowercased() }
         return lastWord.map(wordsThatNeedMore.contains) ?? false
     }
