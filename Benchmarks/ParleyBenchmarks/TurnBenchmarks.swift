@@ -5,7 +5,7 @@ import ParleyLocal
 /// Turn-taking's judges: the time of one Smart Turn v3.2 call (8 s of features, the encoder,
 /// the classifier) on one thread, what `semantic_vad` adds at every judged pause.
 func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
-    if turnsSemanticVADOnly { return try await turnEvaluationBenchmarks(quick: quick) }
+    if turnsSemanticVADOnly { return try await turnJudgeBenchmarks() + turnEvaluationBenchmarks(quick: quick) }
     let model = try SmartTurnModel(modelPath: ModelLocator().path(of: .smartTurn))
     var question: [Float] = []
     for try await chunk in try FliteSpeechSynthesizer().synthesize("What time is it in Tokyo right now?", options: SpeechOptions()) {
@@ -17,5 +17,5 @@ func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return [
         BenchmarkResult(area: "turns", name: "Smart Turn v3.2 one call, one thread (median)",
                         value: seconds * 1000, unit: "ms", target: "<= 100 ms", meetsTarget: seconds <= 0.1),
-    ] + (try await interruptionBenchmarks(quick: quick)) + (try await turnEvaluationBenchmarks(quick: quick))
+    ] + (try await turnJudgeBenchmarks()) + (try await interruptionBenchmarks(quick: quick)) + (try await turnEvaluationBenchmarks(quick: quick))
 }
