@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "ParleyCore"),
         .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime", "CWebRTCAudioProcessing"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime", "CWebRTCAudioProcessing"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),

@@ -28,6 +28,7 @@ struct ParleyBenchmarks {
     /// Parts of an area, for rerunning just their figures: run only when named with `--only`.
     static let partialAreas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
         ("turns-over-agent", turnOverAgentBenchmarks),  // the corpus over the agent, part of `turns`
+        ("turns-semantic-vad", turnSemanticVADBenchmarks),  // the text judge and semantic_vad's turn endings, part of `turns`
     ]
 
     static func main() async {

@@ -2,6 +2,11 @@ import Foundation
 import ParleyCore
 import ParleyLocal
 
+/// The text judge's figures and the turn endings under `semantic_vad` alone (part of `turns`).
+func turnSemanticVADBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    try await turnJudgeBenchmarks() + turnEvaluationBenchmarks(quick: quick, semanticVADOnly: true)
+}
+
 /// Turn-taking's judges: the time of one Smart Turn v3.2 call (8 s of features, the encoder,
 /// the classifier) on one thread, what `semantic_vad` adds at every judged pause.
 func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
@@ -16,5 +21,5 @@ func runTurnBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return [
         BenchmarkResult(area: "turns", name: "Smart Turn v3.2 one call, one thread (median)",
                         value: seconds * 1000, unit: "ms", target: "<= 100 ms", meetsTarget: seconds <= 0.1),
-    ] + (try await interruptionBenchmarks(quick: quick)) + (try await turnEvaluationBenchmarks(quick: quick))
+    ] + (try await turnJudgeBenchmarks()) + (try await interruptionBenchmarks(quick: quick)) + (try await turnEvaluationBenchmarks(quick: quick))
 }

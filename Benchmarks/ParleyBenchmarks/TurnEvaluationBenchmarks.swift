@@ -10,24 +10,32 @@ import TurnEvaluation
 /// a session of its own, paced in real time. Every time below is audio time unless a figure
 /// says "received": the server's `audio_end_ms` / `audio_ms` against where the clip's ground
 /// truth puts its last voiced sample or its first sound.
-func turnEvaluationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+///
+/// `semanticVADOnly`: nothing but the turn endings under `semantic_vad` at each eagerness
+/// (mid-thought cut-offs, complete-question turn ends), a quick rerun of what a change to
+/// semantic turn detection moves (the `turns-semantic-vad` area).
+func turnEvaluationBenchmarks(quick: Bool, semanticVADOnly: Bool = false) async throws -> [BenchmarkResult] {
     let slice = quick ? 6 : nil
     let corpus = try TurnCorpus(cacheDirectory: TurnCorpus.defaultCacheDirectory)
     let clips = try await corpus.clips(for: TurnCorpusScript.recipes(slice: slice))
     log("corpus: \(clips.count) clips in \(corpus.cacheDirectory.path)")
-    let server = try TurnEvaluationServer()
+    let server = try await TurnEvaluationServer()
     let harness = TurnHarness(server: server)
     var results: [BenchmarkResult] = []
     do {
         let endings = clips.filter { [.completeQuestion, .midThoughtPause].contains($0.kind) }
         var judgedCalls = (calls: 0, audioMs: 0.0)
-        for setting in TurnDetectionSetting.compared {
+        for setting in TurnDetectionSetting.compared where !semanticVADOnly || setting != .serverVAD(silenceMs: 300) {
             let outcomes = try await concurrentMap(endings, width: 3) { try await harness.playForTurnEnd($0, setting: setting) }
             results += turnEndResults(outcomes, setting: setting)
             if setting == .semanticVAD(.auto) {
                 judgedCalls = (outcomes.reduce(0) { $0 + $1.verdicts.count },
                                outcomes.reduce(0) { $0 + Double($1.clipStartMs) + $1.clip.durationMs + 300 })
             }
+        }
+        if semanticVADOnly {
+            await server.stop()
+            return results
         }
         results += try await pipecatResults(endings)
         results += try await overAgentResults(clips, harness: harness)
@@ -46,7 +54,7 @@ func turnEvaluationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
 func turnOverAgentBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let corpus = try TurnCorpus(cacheDirectory: TurnCorpus.defaultCacheDirectory)
     let clips = try await corpus.clips(for: TurnCorpusScript.recipes(slice: quick ? 6 : nil))
-    let server = try TurnEvaluationServer()
+    let server = try await TurnEvaluationServer()
     do {
         let results = try await overAgentResults(clips, harness: TurnHarness(server: server))
         await server.stop()
@@ -65,9 +73,11 @@ private func turnEndResults(_ outcomes: [TurnEndOutcome], setting: TurnDetection
     let cutOffTarget = setting == .semanticVAD(.auto)
     let turnEndTarget: Bool = if case .semanticVAD = setting { true } else { false }
     for outcome in outcomes {
-        log(String(format: "%@ %@: turn ends %@ (thought ended at %.0f ms), verdicts %@, heard \"%@\"", label, outcome.clip.recipe.id,
-                   "\(outcome.turnEndsMs)", outcome.thoughtEndMs, outcome.verdicts.map { String(format: "%.2f", $0.probability) }.joined(separator: " "),
-                   outcome.transcript ?? "-"))
+        let verdicts = outcome.verdicts.map { verdict in
+            String(format: "%.2f%@%@", verdict.probability, verdict.endsTurn ? " ends" : "", verdict.transcript.map { " \"\($0)\"" } ?? "")
+        }
+        log(String(format: "%@ %@: turn ends %@ (thought ended at %.0f ms), verdicts [%@], heard \"%@\"", label, outcome.clip.recipe.id,
+                   "\(outcome.turnEndsMs)", outcome.thoughtEndMs, verdicts.joined(separator: ", "), outcome.transcript ?? "-"))
     }
     let paused = outcomes.filter { $0.clip.kind == .midThoughtPause }
     let complete = outcomes.filter { $0.clip.kind == .completeQuestion }

@@ -6,8 +6,8 @@ import ParleyTesting
 
 /// A real Parley server (`ParleyApp`, the realtime endpoint, on a port of its own on
 /// loopback) with the embedded ears: Silero VAD, Smart Turn v3.2 for `semantic_vad`, speexdsp
-/// noise reduction and echo cancellation, Whisper tiny.en, and flite speaking the agent's
-/// replies. The agent's words are a scripted long reply (a language model would only add
+/// noise reduction and echo cancellation, Whisper tiny.en, SmolLM2 on llama-server reading
+/// pauses' transcripts (`LlamaTurnCompletionJudge`), and flite speaking the agent's replies. The agent's words are a scripted long reply (a language model would only add
 /// time and vary the reply's length: what is measured here is the listening).
 public final class TurnEvaluationServer: Sendable {
     /// The agent's reply to every response: about 9 s of flite speech, long enough for a clip
@@ -16,6 +16,7 @@ public final class TurnEvaluationServer: Sendable {
         .joined(separator: " ")
 
     private let app: ParleyApp
+    private let judgeServer: LocalLLMServer
     let secret = "parley-turn-evaluation-secret-0123456789"
 
     /// The realtime URL, asking for `parley.*` events.
@@ -23,8 +24,12 @@ public final class TurnEvaluationServer: Sendable {
 
     /// Starts the server on a free port.
     /// - Throws: `LocalModelError` when a model is missing (run scripts/setup), or what starting fails with.
-    public init() throws {
+    public init() async throws {
         let locator = ModelLocator()
+        var judgeConfiguration = try LocalLLMServer.Configuration.smolLM2(locator: locator)
+        (judgeConfiguration.parallelSlots, judgeConfiguration.contextSize) = (1, 512)
+        judgeServer = try LocalLLMServer(configuration: judgeConfiguration)
+        try await judgeServer.start()
         let network = try SileroNetwork.shared(modelPath: locator.path(of: .sileroVAD))
         let providers = ProviderSet(
             recognizer: try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish)),
@@ -33,6 +38,7 @@ public final class TurnEvaluationServer: Sendable {
             makeVoiceActivityDetector: { SileroVAD(network: network) },
             makeResampler: ProviderFactory.resampler,
             turnCompletionModel: try SmartTurnModel(modelPath: locator.path(of: .smartTurn)),
+            turnCompletionJudge: judgeServer.turnCompletionJudge(),
             makeNoiseSuppressor: { kind, frameLength, sampleRate in
                 SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
             },
@@ -55,5 +61,6 @@ public final class TurnEvaluationServer: Sendable {
     /// Closes every session and stops the server.
     public func stop() async {
         await app.shutdown()
+        await judgeServer.stop()
     }
 }

@@ -12,8 +12,9 @@ public struct TurnEndOutcome: Sendable {
     /// Wall time from sending the chunk with the clip's last voiced sample to receiving the
     /// first `speech_stopped`, in milliseconds (the model's and the network's time included).
     public var lastVoicedSentToStoppedReceivedMs: Double?
-    /// `parley.turn_judged` verdicts: probability and whether each ended the turn.
-    public var verdicts: [(probability: Double, endsTurn: Bool)]
+    /// `parley.turn_judged` verdicts: probability, whether each ended the turn and the
+    /// pause's transcript it read (if any).
+    public var verdicts: [(probability: Double, endsTurn: Bool, transcript: String?)]
     /// The first final transcript.
     public var transcript: String?
 
@@ -87,7 +88,7 @@ public struct TurnHarness: Sendable {
             lastVoicedSentToStoppedReceivedMs: wallDelay,
             verdicts: session.log.all("parley.turn_judged").compactMap { event in
                 guard let probability = event["probability"]?.numberValue, let ends = event["ends_turn"]?.boolValue else { return nil }
-                return (probability, ends)
+                return (probability, ends, event["transcript"]?.stringValue)
             },
             transcript: session.log.first("conversation.item.input_audio_transcription.completed")?["transcript"]?.stringValue
         )

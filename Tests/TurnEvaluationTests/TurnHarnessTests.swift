@@ -37,7 +37,7 @@ import TurnEvaluation
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("turn-corpus-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let corpus = try TurnCorpus(cacheDirectory: directory)
-        let server = try TurnEvaluationServer()
+        let server = try await TurnEvaluationServer()
         let harness = TurnHarness(server: server)
         do {
             let paused = try await harness.playForTurnEnd(try await corpus.clip(for: Self.midThought), setting: .semanticVAD(.low))

@@ -479,17 +479,19 @@ public actor VoiceSession {
 
     /// Takes the audio model's verdict. A pause it calls complete is also read, when the
     /// pause's early transcript is under way: the reply waits for that transcript anyway, and
-    /// words that leave the thought unfinished ("…a flight to") keep the turn open.
-    private func completionJudged(probability: Float, atMs: Int, itemID: String, transcript: String? = nil) {
+    /// words that leave the thought unfinished ("…a flight to") keep the turn open
+    /// (`PauseTranscriptReading`: the marks, the text judge, the word rule).
+    private func completionJudged(probability: Float, atMs: Int, itemID: String, transcript: String? = nil, unfinished: Bool = false) {
         guard !isClosed else { return }
         if transcript == nil, input.completionWouldEndTurn(probability: probability), let early = preemptiveTranscription.running {
+            let judge = providers.turnCompletionJudge
             Task { [weak self] in
                 let text = (try? await early.value)?.text ?? ""
-                await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text)
+                let unfinished = await PauseTranscriptReading.isUnfinished(text, judge: judge)
+                await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text, unfinished: unfinished)
             }
             return
         }
-        let unfinished = transcript.map(UnfinishedThought.isUnfinished) ?? false
         let actions = unfinished ? [] : input.completionJudged(probability: probability, atMs: atMs)
         emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }

@@ -23,6 +23,9 @@ public struct VoiceSessionProviders: Sendable {
     /// Judges whether a pause ends the turn, for `semantic_vad`; `nil` when the server has no
     /// such model (a session then cannot use `semantic_vad`).
     public var turnCompletionModel: (any TurnCompletionModel)?
+    /// Reads a pause's transcript for a thought that is not over, where the audio model calls
+    /// the pause complete; `nil` keeps to the word rule (`UnfinishedThought`).
+    public var turnCompletionJudge: (any TurnCompletionJudge)?
     /// Records the conversation's audio (both sides, as heard); `nil` records nothing.
     public var recorder: CallRecorder?
     /// Makes a noise suppressor for `noise_reduction` (frames of `frameLength` samples at
@@ -43,12 +46,14 @@ public struct VoiceSessionProviders: Sendable {
         makeResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler,
         makeInputResampler: @escaping @Sendable (_ fromRate: Int, _ toRate: Int) -> any Resampler = VoiceSessionProviders.sincResampler,
         turnCompletionModel: (any TurnCompletionModel)? = nil,
+        turnCompletionJudge: (any TurnCompletionJudge)? = nil,
         makeNoiseSuppressor: (@Sendable (_ kind: NoiseReduction, _ frameLength: Int, _ sampleRate: Int) -> any NoiseSuppressor)? = nil,
         makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)? = nil
     ) {
         self.makeEchoCanceller = makeEchoCanceller
         self.makeNoiseSuppressor = makeNoiseSuppressor
         self.turnCompletionModel = turnCompletionModel
+        self.turnCompletionJudge = turnCompletionJudge
         self.recognizer = recognizer
         self.model = model
         self.synthesizer = synthesizer

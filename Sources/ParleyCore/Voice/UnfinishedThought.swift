@@ -13,9 +13,19 @@ public enum UnfinishedThought {
     public static func isUnfinished(_ transcript: String) -> Bool {
         let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let last = text.last, last != "?", last != "!" else { return false }
-        if text.hasSuffix("...") || last == "…" || last == "," || last == "-" || last == "—" { return true }
+        return trailsOff(text) || endsOnWordThatNeedsMore(text)
+    }
+
+    /// Whether the last word of `text` is one a statement does not end on, whatever mark follows.
+    public static func endsOnWordThatNeedsMore(_ text: String) -> Bool {
         let lastWord = text.split(whereSeparator: { !$0.isLetter && $0 != "'" && $0 != "’" }).last.map { $0.lowercased() }
         return lastWord.map(wordsThatNeedMore.contains) ?? false
+    }
+
+    /// Whether `text` (trimmed) ends on a trailing-off mark: "...", "…", a comma or a dash.
+    public static func trailsOff(_ text: String) -> Bool {
+        guard let last = text.last else { return false }
+        return text.hasSuffix("...") || last == "…" || last == "," || last == "-" || last == "—"
     }
 
     /// Articles, possessive determiners, conjunctions, prepositions and fillers: closed-class

@@ -107,7 +107,7 @@ public final class LocalLLMServer: Sendable {
 
     private let supervisor: LLMProcessSupervisor
     private let healthSession: URLSession
-    private let slots: LocalLLMSlots
+    let slots: LocalLLMSlots
 
     /// Checks the files and picks a port; the process starts with `start()`.
     /// - Throws: `LocalModelError.missingFile` when the model or the executable is missing,

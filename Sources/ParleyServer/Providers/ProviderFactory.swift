@@ -22,6 +22,9 @@ public enum ProviderFactory {
         public var notice: String?
         public var restartCount: @Sendable () -> Int
         public var stop: @Sendable () async -> Void
+        /// Reads pauses' transcripts for `semantic_vad`: the bundled SmolLM2 only (the
+        /// judge's threshold is its own).
+        public var turnCompletionJudge: (any TurnCompletionJudge)?
     }
 
     /// Starts every provider of the server.
@@ -42,6 +45,7 @@ public enum ProviderFactory {
             restartCount: languageModel.restartCount,
             shutdown: languageModel.stop,
             turnCompletionModel: turnCompletion.model,
+            turnCompletionJudge: languageModel.turnCompletionJudge,
             makeNoiseSuppressor: { kind, frameLength, sampleRate in
                 InputNoiseSuppression.make(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
             },
@@ -111,22 +115,24 @@ public enum ProviderFactory {
             do {
                 // The user's own GGUF (--llm-model), else the bundled SmolLM2, a tiny demo model.
                 let ownModel = settings.localLanguageModelPath
-                let server = try LocalLLMServer(
-                    configuration: try ownModel.map { try .gguf(path: $0, locator: locator(settings)) } ?? .smolLM2(locator: locator(settings))
-                )
+                var configuration: LocalLLMServer.Configuration = try ownModel.map { try .gguf(path: $0, locator: locator(settings)) } ?? .smolLM2(locator: locator(settings))
+                if ownModel == nil { configuration.addTurnCompletionJudgeSlot() }
+                let server = try LocalLLMServer(configuration: configuration)
                 try await server.start()
+                let judge = ownModel == nil ? server.turnCompletionJudge() : nil
                 let name = try ownModel.map { (try GGUFMetadata(path: $0)).name ?? URL(fileURLWithPath: $0).lastPathComponent }
                     ?? "SmolLM2-135M-Instruct"
-                let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: ownModel == nil ? "smollm2-135m-instruct" : name)
+                let openAI = OpenAIConfiguration(baseURL: server.baseURL, model: ownModel == nil ? "smollm2-135m-instruct" : name)
                 return StartedLanguageModel(
-                    model: OpenAILanguageModel(configuration: configuration),
-                    makeConversationModel: { server.conversationModel(configuration: configuration) },
+                    model: OpenAILanguageModel(configuration: openAI),
+                    makeConversationModel: { server.conversationModel(configuration: openAI) },
                     summary: ProviderComponent(role: "language model", name: name, detail: "on llama-server (supervised child process)"),
                     notice: ownModel == nil
                         ? "SmolLM2-135M is a tiny demo model: run parley serve --llm-model PATH.gguf or set PARLEY_LLM_URL for real answers."
                         : nil,
                     restartCount: { server.restartCount },
-                    stop: { await server.stop() }
+                    stop: { await server.stop() },
+                    turnCompletionJudge: judge
                 )
             } catch {
                 throw StartupError(description: "language model (llama-server): \(error)")

@@ -18,6 +18,8 @@ public struct ProviderSet: Sendable {
     public var conversationLanguageModelFactory: (@Sendable () -> any LanguageModel)?
     /// Judges pauses for `semantic_vad`; `nil` when the server has no such model.
     public var turnCompletionModel: (any TurnCompletionModel)?
+    /// Reads pauses' transcripts for `semantic_vad` (the embedded SmolLM2); `nil` keeps to the word rule.
+    public var turnCompletionJudge: (any TurnCompletionJudge)?
     /// Makes noise suppressors for `noise_reduction`; `nil` when the server has none.
     public var makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)?
     /// Makes echo cancellers for `parley_echo_cancellation`; `nil` when the server has none.
@@ -41,11 +43,13 @@ public struct ProviderSet: Sendable {
         components: [ProviderComponent] = [], notice: String? = nil, restartCount: @escaping @Sendable () -> Int = { 0 },
         shutdown: @escaping @Sendable () async -> Void = {},
         turnCompletionModel: (any TurnCompletionModel)? = nil,
+        turnCompletionJudge: (any TurnCompletionJudge)? = nil,
         makeNoiseSuppressor: (@Sendable (NoiseReduction, Int, Int) -> any NoiseSuppressor)? = nil,
         makeEchoCanceller: (@Sendable (Int, Int) -> any EchoCanceller)? = nil
     ) {
         self.makeEchoCanceller = makeEchoCanceller
         self.turnCompletionModel = turnCompletionModel
+        self.turnCompletionJudge = turnCompletionJudge
         self.makeNoiseSuppressor = makeNoiseSuppressor
         self.recognizer = recognizer
         self.languageModel = languageModel

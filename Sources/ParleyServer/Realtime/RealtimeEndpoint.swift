@@ -183,6 +183,7 @@ struct SessionSetup {
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel,
+            turnCompletionJudge: engines.turnCompletionJudge,
             makeNoiseSuppressor: engines.makeNoiseSuppressor,
             makeEchoCanceller: engines.makeEchoCanceller
         )

@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+
+/// How `semantic_vad` reads a pause's early transcript once the audio model has called the
+/// pause complete: marks Whisper wrote settle it at once, a text judge (when the session has
+/// one) reads the rest, and the word rule (`UnfinishedThought`) stands in for a judge that is
+/// missing, late or failing.
+public enum PauseTranscriptReading: Sendable, Hashable {
+    /// The transcript settles it: the thought is `unfinished` or not.
+    case settled(unfinished: Bool)
+    /// Ask the text judge; `unfinishedByWords` is the word rule's answer, kept for a judge that
+    /// is late or fails.
+    case askJudge(unfinishedByWords: Bool)
+
+    /// How long the session waits for the text judge before it keeps to the word rule.
+    public static let judgeDeadline: Duration = .milliseconds(250)
+
+    /// Reads `transcript`; `hasJudge` says whether the session has a text judge.
+    ///
+    /// Trailing off ("…", a final comma or dash) leaves the thought open and a question or
+    /// exclamation mark ends it, without asking anyone, unless the mark follows a word that
+    /// needs more: Whisper puts a question mark on fragments ("How far is it from London to?")
+    /// as well as on questions that end on a preposition ("Where are you from?"), and the
+    /// judge tells them apart. An empty transcript is left to the audio model.
+    public static func read(_ transcript: String, hasJudge: Bool) -> PauseTranscriptReading {
+        let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+        let byWords = UnfinishedThought.isUnfinished(text)
+        guard hasJudge, let last = text.last, !UnfinishedThought.trailsOff(text) else { return .settled(unfinished: byWords) }
+        if last == "?" || last == "!", !UnfinishedThought.endsOnWordThatNeedsMore(text) { return .settled(unfinished: false) }
+        return .askJudge(unfinishedByWords: byWords)
+    }
+}
+
+extension PauseTranscriptReading {
+    /// Whether the thought in `transcript` is unfinished: settled by its marks, else by
+    /// `judge` when it answers within `deadline`, else by the word rule.
+    public static func isUnfinished(
+        _ transcript: String, judge: (any TurnCompletionJudge)?, deadline: Duration = judgeDeadline
+    ) async -> Bool {
+        switch read(transcript, hasJudge: judge != nil) {
+        case .settled(let unfinished):
+            return unfinished
+        case .askJudge(let unfinishedByWords):
+            guard let judge, let verdict = await firstAnswer(of: judge, on: transcript, within: deadline) else { return unfinishedByWords }
+            return !verdict.isComplete
+        }
+    }
+
+    /// The judge's verdict, or `nil` when it fails or has not answered within `deadline` (the
+    /// question is then cancelled, and not waited for).
+    private static func firstAnswer(
+        of judge: any TurnCompletionJudge, on transcript: String, within deadline: Duration
+    ) async -> TurnCompletionVerdict? {
+        let answer = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            answer.await(continuation)
+            let question = Task { answer.give(try? await judge.judge(transcript)) }
+            Task {
+                try? await Task.sleep(for: deadline)
+                question.cancel()
+                answer.give(nil)
+            }
+        }
+    }
+}
+
+/// Hands the first of several answers to the one waiting for it; later ones are dropped.
+private final class FirstAnswer: Sendable {
+    private let waiting = Mutex<CheckedContinuation<TurnCompletionVerdict?, Never>?>(nil)
+
+    func await(_ continuation: CheckedContinuation<TurnCompletionVerdict?, Never>) {
+        waiting.withLock { $0 = continuation }
+    }
+
+    func give(_ verdict: TurnCompletionVerdict?) {
+        waiting.withLock { continuation in
+            continuation?.resume(returning: verdict)
+            continuation = nil
+        }
+    }
+}
