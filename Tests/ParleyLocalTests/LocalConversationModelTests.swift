@@ -26,7 +26,7 @@ import Testing
         }
     }
 
-    @Test func requestsAskForTheConversationsSlotAndACachedPrompt() async throws {
+    @Test func requestsAskForTheConversationsSlotACachedPromptAndNoLoops() async throws {
         let fake = try FakeOpenAIServer()
         let server = try Self.server(parallelSlots: 1)
         // The request timeouts are the test's deadline.
@@ -51,5 +51,6 @@ import Testing
         #expect(bodies[0]["cache_prompt"] == true)
         #expect(bodies[1]["id_slot"] == nil)
         #expect(bodies[1]["cache_prompt"] == true)
+        #expect(bodies.allSatisfy { $0["dry_multiplier"] == 0.8 })
     }
 }

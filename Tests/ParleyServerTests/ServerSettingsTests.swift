@@ -9,6 +9,16 @@ import Testing
         #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_TRANSCRIPTION_MS": "0"]).0.preemptiveTranscriptionAfterMs == nil)
     }
 
+    @Test func theDefaultInstructionsSuitTheModel() {
+        let bundled = ServerSettings.load(environment: [:]).0.systemPrompt
+        #expect(bundled.contains("SmolLM") && !bundled.contains("Parley"), "SmolLM2 reads \"Parley\" as French")
+        var remote = ServerSettings()
+        remote.languageModel = .remote(baseURL: URL(fileURLWithPath: "/"), apiKey: nil, model: "llama3")
+        #expect(!remote.systemPrompt.contains("SmolLM") && remote.systemPrompt.contains("voice assistant"))
+        let configured = ServerSettings.load(environment: ["PARLEY_SYSTEM_PROMPT": "Be terse."]).0.systemPrompt
+        #expect(configured == "Be terse.")
+    }
+
     @Test func preemptiveGenerationIsOnByDefaultAndCanBeTurnedOff() {
         #expect(ServerSettings.load(environment: [:]).0.preemptiveGeneration)
         #expect(ServerSettings.load(environment: ["PARLEY_PREEMPTIVE_GENERATION": "off"]).0.preemptiveGeneration == false)

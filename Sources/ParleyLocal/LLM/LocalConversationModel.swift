@@ -4,7 +4,9 @@ import ParleyOpenAI
 
 /// The language model of one conversation on a `LocalLLMServer`: OpenAI chat requests that
 /// ask llama-server to keep the conversation's prompt cached (`cache_prompt`) in the slot the
-/// conversation holds (`id_slot`), when it holds one. Made by
+/// conversation holds (`id_slot`), when it holds one, and that penalise repeated phrases with
+/// llama.cpp's DRY sampler (`dry_multiplier`), which keeps a small model from looping without
+/// penalising the common words every answer needs. Made by
 /// `LocalLLMServer.conversationModel(configuration:)`; the slot is free again once every copy
 /// of the model is gone.
 public struct LocalConversationModel: LanguageModel {
@@ -17,7 +19,7 @@ public struct LocalConversationModel: LanguageModel {
 
     init(configuration: OpenAIConfiguration, lease: LocalLLMSlots.Lease?) {
         self.lease = lease
-        var fields: [String: JSONValue] = ["cache_prompt": true]
+        var fields: [String: JSONValue] = ["cache_prompt": true, "dry_multiplier": 0.8]
         if let lease { fields["id_slot"] = .number(Double(lease.slot)) }
         model = OpenAILanguageModel(configuration: configuration, extraBodyFields: fields)
     }

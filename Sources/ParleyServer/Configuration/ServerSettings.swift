@@ -29,7 +29,9 @@ public struct ServerSettings: Sendable {
     public var databaseURL: String?
     /// The server secret; `nil` until one is loaded or generated.
     public var serverSecret: String?
-    public var systemPrompt = "You are Parley, a friendly voice assistant. Answer in one or two short spoken sentences."
+    /// The default agent's instructions from `PARLEY_SYSTEM_PROMPT`; `nil` uses the model's own
+    /// (`systemPrompt`).
+    public var configuredSystemPrompt: String?
     public var speechRecognition: ProviderChoice = .embedded
     public var speechSynthesis: ProviderChoice = .embedded
     public var languageModel: ProviderChoice = .embedded
@@ -119,15 +121,23 @@ public struct ServerSettings: Sendable {
             ? ["PARLEY_CLUSTER_MAX_SESSIONS: needs PARLEY_DATABASE_URL or --database-url (the nodes of a cluster share one PostgreSQL)"] : []
     }
 
-    /// The sampling temperature of the server's language model when neither the agent nor the
-    /// client sets one: 0.3 for the embedded model (a small model stays on topic and short
-    /// answers stay plain), the provider's own for a remote one.
-    public var replyTemperature: Double? { languageModel == .embedded ? 0.3 : nil }
+    /// The instructions of sessions whose agent has none: the configured prompt, else one that
+    /// suits the model. The bundled SmolLM2 gets the identity it was trained with: any other
+    /// name pulls it off course (it reads "Parley" as French "parlez" and answers in French).
+    public var systemPrompt: String {
+        if let configuredSystemPrompt { return configuredSystemPrompt }
+        return languageModel == .embedded && localLanguageModelPath == nil
+            ? "You are a helpful AI assistant named SmolLM, trained by Hugging Face. Answer in one or two short sentences."
+            : "You are a helpful voice assistant. Answer briefly, in one or two short spoken sentences."
+    }
 
-    /// The repetition penalty of the server's language model unless the agent sets one: 1.15
-    /// for the embedded model (SmolLM2 otherwise loops on a phrase), none for a remote one (not
-    /// every OpenAI-compatible server knows the field).
-    public var replyRepetitionPenalty: Double? { languageModel == .embedded ? 1.15 : nil }
+    /// The sampling temperature of the server's language model when neither the agent nor the
+    /// client sets one: 0.2 for the embedded model, the provider's own for a remote one. A small
+    /// model stays on topic and in the question's language: at 0.3 SmolLM2 answered "What is
+    /// the capital of France?" in French one time in five, and stayed in French. (Its loops are
+    /// held off by the DRY sampler, `LocalConversationModel`; llama.cpp's repetition penalty
+    /// pushed it into French too, by penalising the English words the question had just used.)
+    public var replyTemperature: Double? { languageModel == .embedded ? 0.2 : nil }
 
     /// Whether the local token endpoint is on.
     public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
@@ -211,7 +221,7 @@ public struct ServerSettings: Sendable {
                 settings.serverSecret = secret
             }
         }
-        if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.systemPrompt = prompt }
+        if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.configuredSystemPrompt = prompt }
         if let choice = provider("ASR", embeddedNames: ["whisper"], defaultModel: "whisper-1") { settings.speechRecognition = choice }
         if let choice = provider("TTS", embeddedNames: ["piper", "flite"], defaultModel: "tts-1") { settings.speechSynthesis = choice }
         if value("PARLEY_TTS")?.lowercased() == "flite" { settings.embeddedVoice = .flite }

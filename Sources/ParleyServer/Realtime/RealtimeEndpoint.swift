@@ -168,7 +168,7 @@ struct SessionSetup {
         var options = AgentOptions()
         // Sampling for short spoken answers; the agent's settings, then the client's, come first.
         options.temperature = agentModel == nil ? context.settings.replyTemperature : nil
-        options.repetitionPenalty = agent.llm?.repetitionPenalty ?? (agentModel == nil ? context.settings.replyRepetitionPenalty : nil)
+        options.repetitionPenalty = agent.llm?.repetitionPenalty
         if let line = agent.fillerLine { options.fillerLine = line }
         if let delay = agent.fillerDelayMs { options.fillerDelay = delay == 0 ? nil : .milliseconds(delay) }
         if let memory = agent.memory {
