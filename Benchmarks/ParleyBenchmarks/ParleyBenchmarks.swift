@@ -55,6 +55,7 @@ struct ParleyBenchmarks {
         usage: ParleyBenchmarks [--quick] [--only AREA,AREA]
                ParleyBenchmarks serve ...
         areas: \(areas.map(\.name).joined(separator: ", "))
+        parts of an area, run only when named: \(partialAreas.map(\.name).joined(separator: ", "))
 
         """
 
@@ -70,7 +71,7 @@ struct ParleyBenchmarks {
             case "--only":
                 guard let list = remaining.popFirst() else { return nil }
                 let names = Set(list.split(separator: ",").map(String.init))
-                guard !names.isEmpty, names.isSubset(of: areas.map(\.name)) else { return nil }
+                guard !names.isEmpty, names.isSubset(of: (areas + partialAreas).map(\.name)) else { return nil }
                 only = names
             default:
                 return nil

@@ -2,7 +2,8 @@ import Testing
 @testable import ParleyCore
 
 /// Runs an interruption policy over 20 ms frames and returns every decision but `.none`, with
-/// the end time of the frame that made it.
+/// the end time of the frame that made it. Speech that ended is judged by `words` (when
+/// given); speech that reached the backchannel length and goes on, by `wordsSoFar`.
 ///
 /// Pattern characters: `.` probability 0, `~` probability 0.6, `#` probability 0.9, voiced;
 /// `n` probability 0.9 without voicing (noise the VAD takes for speech: a cough, a hiss).
@@ -12,7 +13,8 @@ private func decisions(
     configuration: InterruptionPolicy.Configuration = .init(),
     holdsPlaybackThreshold: Bool = false,
     agentAt: [Int: InterruptionPolicy.AgentActivity] = [:],
-    words: String? = nil
+    words: String? = nil,
+    wordsSoFar: String = "Wait, I have a question."
 ) -> [String] {
     var policy = InterruptionPolicy(configuration: configuration)
     policy.holdsPlaybackThreshold = holdsPlaybackThreshold
@@ -25,8 +27,11 @@ private func decisions(
         let action = policy.process(probability: probability, voiced: symbol != "n", agent: activity, at: endMs)
         guard action != .none else { continue }
         result.append("\(endMs) \(action)")
-        if case .judge(let startMs, _) = action, let words {
-            result.append("\(endMs) \(policy.judged(words: words, speechStartMs: startMs))")
+        guard case .judge(let startMs, let speechEndMs) = action else { continue }
+        let answer = speechEndMs == endMs ? wordsSoFar : words
+        if let answer {
+            let decision = policy.judged(words: answer, speechStartMs: startMs, speechEndMs: speechEndMs)
+            if decision != .none { result.append("\(endMs) \(decision)") }
         }
     }
     return result
@@ -37,12 +42,31 @@ private func frames(_ parts: (Character, Int)...) -> String {
 }
 
 @Suite struct InterruptionPolicyTests {
-    @Test func longSpeechPausesTheAgentThenInterruptsWithoutWaitingForWords() {
-        // Speech from 200 ms: paused at 160 ms of speech, interrupted at 900 ms.
+    @Test func longSpeechPausesTheAgentThenInterruptsOnceItsWordsAreKnown() {
+        // Speech from 200 ms: paused at 160 ms of speech; at 900 ms its words so far are
+        // transcribed while it goes on, and words that ask for something interrupt.
         #expect(decisions(frames((".", 10), ("#", 60))) == [
             "360 pause(speechStartMs: 200)",
+            "1100 judge(speechStartMs: 200, speechEndMs: 1100)",
             "1100 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)",
         ])
+        // Long voiced sound in which the recognizer hears no words interrupts too.
+        #expect(decisions(frames((".", 10), ("#", 60)), wordsSoFar: "").last?.hasSuffix("longSpeech)") == true)
+    }
+
+    @Test func aSlowBackchannelMayGoOnToTwiceTheLength() {
+        // A 1.2 s "mm-hmm" (a slow speaker): heard as only a backchannel at 900 ms, it goes
+        // on, and is judged whole when it ends.
+        let slowHum = frames((".", 10), ("#", 60), (".", 12))
+        #expect(decisions(slowHum, words: "Mm-hmm.", wordsSoFar: "Mm-hmm") == [
+            "360 pause(speechStartMs: 200)",
+            "1100 judge(speechStartMs: 200, speechEndMs: 1100)",
+            "1580 judge(speechStartMs: 200, speechEndMs: 1400)",
+            "1580 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.backchannel)",
+        ])
+        // Going on past twice the length, it interrupts without waiting for more words.
+        #expect(decisions(frames((".", 10), ("#", 100)), words: "Mm-hmm.", wordsSoFar: "Mm-hmm").last
+            == "2000 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)")
     }
 
     @Test func shortSoundsNeitherPauseNorInterrupt() {
@@ -105,6 +129,7 @@ private func frames(_ parts: (Character, Int)...) -> String {
         #expect(decisions(frames((".", 10), ("n", 60), ("#", 50))) == [
             "1100 resume(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.noVoice)",
             "1560 pause(speechStartMs: 1400)",
+            "2300 judge(speechStartMs: 1400, speechEndMs: 2300)",
             "2300 interrupt(speechStartMs: 1400, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)",
         ])
         // Hiss that stops is forgotten: speech after it is heard from its own start.
@@ -135,10 +160,10 @@ private func frames(_ parts: (Character, Int)...) -> String {
     }
 
     @Test func shortGapsDoNotEndTheSpeech() {
-        // Two 500 ms stretches 140 ms apart are one speech of 1.14 s: it interrupts at 900 ms,
-        // and the rest of it is not a second interruption.
+        // Two 500 ms stretches 140 ms apart are one speech of 1.14 s: it interrupts at 900 ms
+        // (pause, words so far, interruption), and the rest of it is not a second interruption.
         let pattern = frames((".", 10), ("#", 25), (".", 7), ("#", 25), (".", 10))
-        #expect(decisions(pattern).count == 2)
+        #expect(decisions(pattern).count == 3)
         #expect(decisions(pattern).last == "1100 interrupt(speechStartMs: 200, reason: ParleyCore.InterruptionPolicy.Reason.longSpeech)")
     }
 
@@ -151,16 +176,17 @@ private func frames(_ parts: (Character, Int)...) -> String {
             if action != .none { actions.append(action) }
         }
         // The verdict on the first part arrives after the speech went on: it no longer applies.
-        #expect(policy.judged(words: "mm-hmm", speechStartMs: 200) == .none)
+        #expect(policy.judged(words: "mm-hmm", speechStartMs: 200, speechEndMs: 700) == .none)
         #expect(actions == [
-            .pause(speechStartMs: 200), .judge(speechStartMs: 200, speechEndMs: 700), .interrupt(speechStartMs: 200, reason: .longSpeech),
+            .pause(speechStartMs: 200), .judge(speechStartMs: 200, speechEndMs: 700), .judge(speechStartMs: 200, speechEndMs: 1100),
         ])
+        #expect(policy.judged(words: "No, wait.", speechStartMs: 200, speechEndMs: 1100) == .interrupt(speechStartMs: 200, reason: .longSpeech))
     }
 
     @Test func echoGuardRaisesTheThresholdOnlyWhilePlaying() {
         let pattern = frames((".", 10), ("~", 60))
         #expect(decisions(pattern, agent: .speaking) == [])
-        #expect(decisions(pattern, agent: .thinking).count == 2)
+        #expect(decisions(pattern, agent: .thinking).count == 3)
         #expect(decisions(pattern, agent: .thinking).last?.contains("longSpeech") == true)
     }
 

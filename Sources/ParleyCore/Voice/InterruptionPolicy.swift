@@ -8,8 +8,9 @@ import Foundation
 /// (`.pause`). Sound with less than
 /// `minimumVoicedMs` of voicing (`Voicing`: a cough, a knock, a hiss — no pitch) is not
 /// speech, however long and whatever a recognizer would make of it: the agent resumes.
-/// Voiced speech that goes on to `maximumBackchannelMs` is an interruption at once; speech
-/// that ends before is judged by its words (`.judge`, answered with
+/// Voiced speech that goes on to `maximumBackchannelMs` is an interruption as soon as its words
+/// so far are known (`.judge`), unless they are only backchannels: a slow "mm-hmm" may go on
+/// to twice that length. Speech that ends before is judged by its words (`.judge`, answered with
 /// `judged(words:speechStartMs:)`): nothing but backchannels ("mm-hmm", "yeah", "okay",
 /// "right"), words that ask for nothing (`emptyWords`: "you", "is it") or no words at all
 /// resumes the agent (`.resume`), anything else ("wait", "stop", "no, I meant…") interrupts it. While the agent's audio plays, speech must reach a raised
@@ -35,7 +36,8 @@ public struct InterruptionPolicy: Sendable {
         public var playbackThreshold: Float
         /// Speech shorter than this never stops the agent.
         public var minimumSpeechMs: Int
-        /// Speech this long interrupts without waiting for its words.
+        /// Speech this long interrupts once its words so far are known, unless they are only
+        /// backchannels; then it interrupts at twice this length.
         public var maximumBackchannelMs: Int
         /// Sound with less voicing than this is noise (a cough, a knock), never an interruption.
         public var minimumVoicedMs: Int
@@ -118,8 +120,9 @@ public struct InterruptionPolicy: Sendable {
         case none
         /// Speech that may be an interruption began at `speechStartMs`: pause the agent's audio.
         case pause(speechStartMs: Int)
-        /// The speech from `speechStartMs` to `speechEndMs` ended before it was long enough to
-        /// decide: transcribe it and call `judged(words:speechStartMs:)`.
+        /// Transcribe the speech from `speechStartMs` to `speechEndMs` and call
+        /// `judged(words:speechStartMs:speechEndMs:)`: it ended before it was long enough to
+        /// decide, or it reached `maximumBackchannelMs` and goes on.
         case judge(speechStartMs: Int, speechEndMs: Int)
         /// The speech from `speechStartMs` was an interruption: cancel the response.
         case interrupt(speechStartMs: Int, reason: Reason)
@@ -135,6 +138,9 @@ public struct InterruptionPolicy: Sendable {
         case hearing(startMs: Int, lastSpeechMs: Int, paused: Bool, voicedMs: Int)
         /// The speech ended and its words are being transcribed.
         case judging(startMs: Int, endMs: Int, voicedMs: Int)
+        /// The speech reached `maximumBackchannelMs` and goes on while its words up to
+        /// `checkedEndMs` are transcribed.
+        case checkingWords(startMs: Int, lastSpeechMs: Int, voicedMs: Int, checkedEndMs: Int)
         /// The speech interrupted; the rest of it is the person's turn, not a new interruption.
         case interrupted(lastSpeechMs: Int)
         /// Long unvoiced sound let go: it is ignored until it stops or turns into voice.
@@ -157,6 +163,9 @@ public struct InterruptionPolicy: Sendable {
     public var holdsPlaybackThreshold = false
     private var phase: Phase = .listening
     private var previousFrameEndMs: Int?
+    /// The start of the speech whose words at `maximumBackchannelMs` were only backchannels:
+    /// it may go on to twice that length.
+    private var backchannelSpeechStartMs: Int?
 
     /// Creates a policy.
     public init(configuration: Configuration = Configuration()) {
@@ -167,7 +176,7 @@ public struct InterruptionPolicy: Sendable {
     /// about to be): the turn it may start is held until the decision.
     public var isDeciding: Bool {
         switch phase {
-        case .hearing, .judging: true
+        case .hearing, .judging, .checkingWords: true
         case .listening, .interrupted, .ignoringNoise: false
         }
     }
@@ -220,6 +229,16 @@ public struct InterruptionPolicy: Sendable {
             // More speech while the words are transcribed: the same speech goes on.
             phase = .hearing(startMs: startMs, lastSpeechMs: endMs, paused: true, voicedMs: voicedMs + frameVoicedMs)
             return decideOnLength(at: endMs)
+        case .checkingWords(let startMs, _, let voicedMs, let checkedEndMs):
+            // Its words decide; until then the speech is followed, up to the longest a
+            // backchannel may last.
+            guard isSpeech else { return .none }
+            guard endMs - startMs < 2 * configuration.maximumBackchannelMs else {
+                phase = .interrupted(lastSpeechMs: endMs)
+                return .interrupt(speechStartMs: startMs, reason: .longSpeech)
+            }
+            phase = .checkingWords(startMs: startMs, lastSpeechMs: endMs, voicedMs: voicedMs + frameVoicedMs, checkedEndMs: checkedEndMs)
+            return .none
         case .interrupted(let lastSpeechMs):
             if isSpeech {
                 phase = .interrupted(lastSpeechMs: endMs)
@@ -249,25 +268,45 @@ public struct InterruptionPolicy: Sendable {
     ///     on and paused again) are not taken for the whole.
     /// - Returns: `.interrupt` or `.resume`; `.none` when that speech is no longer being judged
     ///   (more speech followed it, or it was decided otherwise).
-    public mutating func judged(words: String, speechStartMs: Int, speechEndMs: Int? = nil) -> Action {
-        guard case .judging(let startMs, let endMs, _) = phase, startMs == speechStartMs, speechEndMs.map({ $0 == endMs }) ?? true else {
+    public mutating func judged(words transcript: String, speechStartMs: Int, speechEndMs: Int? = nil) -> Action {
+        let words = Self.words(in: transcript)
+        switch phase {
+        case .judging(let startMs, let endMs, _) where startMs == speechStartMs && speechEndMs.map({ $0 == endMs }) ?? true:
+            if let reason = reasonToLetGo(words) {
+                phase = .listening
+                return .resume(speechStartMs: startMs, reason: reason)
+            }
+            phase = .interrupted(lastSpeechMs: endMs)
+            return .interrupt(speechStartMs: startMs, reason: .words)
+        case .checkingWords(let startMs, let lastSpeechMs, let voicedMs, let checkedEndMs)
+            where startMs == speechStartMs && speechEndMs.map({ $0 == checkedEndMs }) ?? true:
+            // Long speech heard as nothing but backchannels so far may go on; it is judged
+            // whole when it ends. Long voiced sound without words is still an interruption.
+            guard let reason = reasonToLetGo(words), reason != .noWords else {
+                phase = .interrupted(lastSpeechMs: lastSpeechMs)
+                return .interrupt(speechStartMs: startMs, reason: .longSpeech)
+            }
+            backchannelSpeechStartMs = startMs
+            phase = .hearing(startMs: startMs, lastSpeechMs: lastSpeechMs, paused: true, voicedMs: voicedMs)
+            return .none
+        default:
             return .none
         }
-        phase = .listening
-        let words = Self.words(in: words)
-        if words.isEmpty { return .resume(speechStartMs: startMs, reason: .noWords) }
-        if isOnlyBackchannels(words) { return .resume(speechStartMs: startMs, reason: .backchannel) }
-        if isOnlyBackchannels(words.filter { !Self.emptyWords.contains($0) }) {
-            return .resume(speechStartMs: startMs, reason: .noRequest)
-        }
-        phase = .interrupted(lastSpeechMs: endMs)
-        return .interrupt(speechStartMs: startMs, reason: .words)
+    }
+
+    /// Why `words` let the agent go on, or `nil` when they ask for the turn.
+    private func reasonToLetGo(_ words: [String]) -> Reason? {
+        if words.isEmpty { return .noWords }
+        if isOnlyBackchannels(words) { return .backchannel }
+        if isOnlyBackchannels(words.filter { !Self.emptyWords.contains($0) }) { return .noRequest }
+        return nil
     }
 
     /// Forgets any speech being decided.
     public mutating func reset() {
         phase = .listening
         previousFrameEndMs = nil
+        backchannelSpeechStartMs = nil
     }
 
     private mutating func decideOnLength(at endMs: Int) -> Action {
@@ -279,8 +318,14 @@ public struct InterruptionPolicy: Sendable {
                 phase = .ignoringNoise(lastSoundMs: lastSpeechMs)
                 return .resume(speechStartMs: startMs, reason: .noVoice)
             }
-            phase = .interrupted(lastSpeechMs: lastSpeechMs)
-            return .interrupt(speechStartMs: startMs, reason: .longSpeech)
+            guard backchannelSpeechStartMs == startMs else {
+                phase = .checkingWords(startMs: startMs, lastSpeechMs: lastSpeechMs, voicedMs: voicedMs, checkedEndMs: lastSpeechMs)
+                return .judge(speechStartMs: startMs, speechEndMs: lastSpeechMs)
+            }
+            if speechMs >= 2 * configuration.maximumBackchannelMs {
+                phase = .interrupted(lastSpeechMs: lastSpeechMs)
+                return .interrupt(speechStartMs: startMs, reason: .longSpeech)
+            }
         }
         // Sound with no voice yet (the hiss of a cough, a knock) does not pause the agent.
         guard !paused, speechMs >= configuration.minimumSpeechMs, voicedMs > 0 else { return .none }
