@@ -54,39 +54,16 @@ private struct SilentJudge: TurnCompletionJudge {
 @Suite struct TurnCompletionJudgeSessionTests {
     /// "…and she wants." passes the word rule; the judge keeps the turn open until the rest.
     @Test func aPauseTheJudgeCallsUnfinishedDoesNotEndTheTurn() async throws {
-        let recognizer = ScriptedSpeechRecognizer(texts: ["My sister is coming over and she wants.", "My sister is coming over and she wants to stay."])
-        let providers = VoiceSessionProviders(
-            recognizer: recognizer, model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
-            synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
-            makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-            turnCompletionModel: CompleteAudio(), turnCompletionJudge: WordJudge(unfinishedEnding: "wants")
+        let (session, recorder) = try await speakAThoughtWithAPause(
+            transcripts: ["My sister is coming over and she wants.", "My sister is coming over and she wants to stay."],
+            judge: WordJudge(unfinishedEnding: "wants")
         )
-        var configuration = VoiceSessionConfiguration()
-        configuration.turnDetection = ServerVADSettings(eagerness: .auto)
-        let session = VoiceSession(providers: providers, configuration: configuration)
-        let recorder = SessionRecorder()
-        recorder.record(session)
-
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor { if case .turnJudged = $0 { true } else { false } })
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor(Match.responseDone(.completed)))
-
         let verdicts = await recorder.events.compactMap { event -> Bool? in
             if case .turnJudged(_, _, _, let endsTurn, _) = event { endsTurn } else { nil }
         }
         #expect(verdicts == [false, true], "\(verdicts)")
         #expect(await session.ledger.messages.first == .user("My sister is coming over and she wants to stay."))
     }
-}
-
-/// An audio model that calls every pause complete.
-private struct CompleteAudio: TurnCompletionModel {
-    let sampleRate = 16_000
-    func completionProbability(of samples: [Float]) -> Float { 0.95 }
 }
 
 /// A judge that calls a thought unfinished when it stops on one word.

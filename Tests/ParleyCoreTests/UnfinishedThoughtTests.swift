@@ -22,27 +22,9 @@ import Testing
 
     /// The audio model calls every pause complete; the first pause's transcript stops on "to".
     @Test func aPauseOnAWordThatNeedsMoreDoesNotEndTheTurnThoughTheAudioModelSaysItIsComplete() async throws {
-        let recognizer = ScriptedSpeechRecognizer(texts: ["I'd like to book a flight to", "I'd like to book a flight to Paris on Monday."])
-        let providers = VoiceSessionProviders(
-            recognizer: recognizer, model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
-            synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
-            makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-            turnCompletionModel: AlwaysComplete()
+        let (session, recorder) = try await speakAThoughtWithAPause(
+            transcripts: ["I'd like to book a flight to", "I'd like to book a flight to Paris on Monday."]
         )
-        var configuration = VoiceSessionConfiguration()
-        configuration.turnDetection = ServerVADSettings(eagerness: .auto)
-        let session = VoiceSession(providers: providers, configuration: configuration)
-        let recorder = SessionRecorder()
-        recorder.record(session)
-
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor(Self.isVerdict))
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor(Match.responseDone(.completed)))
-
         let verdicts = await recorder.events.compactMap { event -> (Bool, String?)? in
             if case .turnJudged(_, _, _, let endsTurn, let transcript) = event { (endsTurn, transcript) } else { nil }
         }
@@ -51,14 +33,5 @@ import Testing
         #expect(await recorder.count { if case .speechStopped = $0 { true } else { false } } == 1)
         #expect(await session.ledger.messages.first == .user("I'd like to book a flight to Paris on Monday."))
     }
-
-    static func isVerdict(_ event: VoiceSessionEvent) -> Bool {
-        if case .turnJudged = event { true } else { false }
-    }
 }
 
-/// A turn-completion model that calls every pause complete.
-private struct AlwaysComplete: TurnCompletionModel {
-    let sampleRate = 16_000
-    func completionProbability(of samples: [Float]) -> Float { 0.95 }
-}

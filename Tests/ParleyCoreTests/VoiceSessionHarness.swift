@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyTesting
+import Testing
 
 /// A VAD for scenario tests: a frame is speech when it is loud.
 struct LoudnessVAD: VoiceActivityDetector {
@@ -74,5 +75,40 @@ func makeSession(
     let session = VoiceSession(providers: providers, configuration: configuration)
     let recorder = SessionRecorder()
     recorder.record(session)
+    return (session, recorder)
+}
+
+/// An audio turn-completion model that calls every pause complete.
+struct AlwaysCompleteAudio: TurnCompletionModel {
+    let sampleRate = 16_000
+    func completionProbability(of samples: [Float]) -> Float { 0.95 }
+}
+
+/// A `semantic_vad` (eagerness auto) session whose audio model calls every pause complete,
+/// hearing `transcripts` and reading pauses with `judge`, asked one thought with a pause in
+/// it: 800 ms of speech, 400 ms of quiet (until the pause is judged), 600 ms more, quiet
+/// again. Returns once the response is done.
+func speakAThoughtWithAPause(
+    transcripts: [String], judge: (any TurnCompletionJudge)? = nil
+) async throws -> (VoiceSession, SessionRecorder) {
+    let providers = VoiceSessionProviders(
+        recognizer: ScriptedSpeechRecognizer(texts: transcripts),
+        model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
+        synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
+        makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
+        turnCompletionModel: AlwaysCompleteAudio(), turnCompletionJudge: judge
+    )
+    var configuration = VoiceSessionConfiguration()
+    configuration.turnDetection = ServerVADSettings(eagerness: .auto)
+    let session = VoiceSession(providers: providers, configuration: configuration)
+    let recorder = SessionRecorder()
+    recorder.record(session)
+    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
+    try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
+    #expect(await recorder.waitFor { if case .turnJudged = $0 { true } else { false } })
+    try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
+    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
+    #expect(await recorder.waitFor(Match.responseDone(.completed)))
     return (session, recorder)
 }
