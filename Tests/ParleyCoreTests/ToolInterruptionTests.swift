@@ -9,7 +9,7 @@ import Testing
         model: ScriptedLanguageModel, tools: [any Tool], fillerDelay: Duration? = nil
     ) -> (VoiceSession, SessionRecorder) {
         let providers = VoiceSessionProviders(
-            recognizer: ScriptedSpeechRecognizer(texts: ["Book a table", "Did it work?"]), model: model,
+            recognizer: ScriptedSpeechRecognizer(texts: ["Book a table", "Did it work?", "Did it work?"]), model: model,
             synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(tools),
             agentOptions: AgentOptions(fillerDelay: fillerDelay),
             makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() }
@@ -39,7 +39,8 @@ import Testing
         let (session, recorder) = Self.session(model: model, tools: [tool])
         try await Self.speakOneTurn(into: session)
         await gate.waitForArrivals(1)
-        // Over 900 ms of speech interrupts without waiting for its words (InterruptionPolicy).
+        // Over 900 ms of speech interrupts once its words so far are known (InterruptionPolicy):
+        // "Did it work?" is transcribed then, and again as the turn.
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         gate.open()
@@ -131,7 +132,8 @@ import Testing
         let (session, recorder) = Self.session(model: model, tools: [tool], fillerDelay: .milliseconds(20))
         try await Self.speakOneTurn(into: session)
         #expect(await recorder.waitFor(Match.audio))
-        // Over 900 ms of speech interrupts without waiting for its words (InterruptionPolicy).
+        // Over 900 ms of speech interrupts once its words so far are known (InterruptionPolicy):
+        // "Did it work?" is transcribed then, and again as the turn.
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
         let interrupted = await recorder.events.contains { event in

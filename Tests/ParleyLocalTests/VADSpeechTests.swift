@@ -154,7 +154,8 @@ private struct SpeechScene {
 
     @Test func userSpeechDuringPlaybackPausesTheAgentAfterTheMinimumDuration() {
         // The agent is speaking for the whole scene; the user's first sentence should pause it
-        // between 160 ms and 300 ms after they start talking, and interrupt it within a second.
+        // between 160 ms and 300 ms after they start talking, and interrupt it within a second
+        // (at 900 ms, once its words so far are known).
         let scene = SpeechScene(snrDB: 20, seed: 35)
         var vad = EnergyVAD()
         var policy = InterruptionPolicy()
@@ -163,7 +164,12 @@ private struct SpeechScene {
         for start in stride(from: 0, through: scene.samples.count - 320, by: 320) {
             let frame = Array(scene.samples[start..<(start + 320)])
             let probability = vad.speechProbability(of: frame)
-            switch policy.process(probability: probability, voiced: Voicing.isVoiced(frame, sampleRate: 16_000), agent: .speaking, at: start / 16 + 20) {
+            var action = policy.process(probability: probability, voiced: Voicing.isVoiced(frame, sampleRate: 16_000), agent: .speaking, at: start / 16 + 20)
+            if case .judge(let speechStartMs, let speechEndMs) = action {
+                // The words asked for (not transcribed here): a request, known at once.
+                action = policy.judged(words: "Tell me more.", speechStartMs: speechStartMs, speechEndMs: speechEndMs)
+            }
+            switch action {
             case .pause: pauses.append(start / 16 + 20)
             case .interrupt: interruptions.append(start / 16 + 20)
             default: break
