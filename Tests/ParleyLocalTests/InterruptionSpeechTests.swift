@@ -56,7 +56,7 @@ import Testing
     /// Backchannels in several voices: the agent pauses, hears only an acknowledgement and
     /// resumes. Among them those a plain decode of Whisper tiny.en mishears: rms's "Yeah."
     /// ("You have.") and slt's "Sure." ("Share."). (flite slt's "Mm-hmm." lasts 1.13 s, past
-    /// `max_backchannel_ms`: it interrupts for its length.)
+    /// `max_backchannel_ms`: its words are checked then, and it is let go as a backchannel.)
     @Test(arguments: [
         "flite|Yeah.", "flite|Okay.", "flite|Right.", "flite|I see.", "rms|I see.", "awb|Got it.", "espeak|Yeah.", "kal16|Okay.",
         "rms|Yeah.", "flite|Sure.",

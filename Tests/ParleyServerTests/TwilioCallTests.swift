@@ -95,7 +95,7 @@ import Testing
         // Twilio plays the first 37 chunks (a sentence and a half), then the caller talks over the rest.
         let (server, logs, call, playedMs) = try await Self.longStoryCall(playedMarks: 37, heldMarks: 3)
         #expect((1_100..<1_900).contains(playedMs), "played \(playedMs) ms")
-        // Over 900 ms of speech interrupts without waiting for its words (InterruptionPolicy).
+        // Over 900 ms of speech interrupts once its words so far are known (InterruptionPolicy).
         try call.sendAudio(TelephoneAudio.speech(milliseconds: 1_200))
         #expect(await call.next("clear") != nil)
         try call.hangUp()

@@ -9,7 +9,8 @@ import Foundation
 public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// Speech shorter than this never stops the agent (`min_speech_ms`).
     public var minimumSpeechMs: Int?
-    /// Speech this long interrupts without waiting for its words (`max_backchannel_ms`).
+    /// Speech this long interrupts once its words so far are known, unless they are only
+    /// backchannels (then at twice this length) (`max_backchannel_ms`).
     public var maximumBackchannelMs: Int?
     /// Gaps in speech up to this long do not end it (`gap_tolerance_ms`).
     public var gapToleranceMs: Int?
