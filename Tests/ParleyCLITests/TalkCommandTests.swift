@@ -81,7 +81,11 @@ struct TalkCommandTests {
         let server = try CLITestServer.start(languageModel: model, heard: ["what is six times seven"])
         let work = try TemporaryDirectory()
         defer { work.remove() }
-        let created = await CommandRun.run(["agents", "create", "--name", "Calc", "--tools", "calculate"], environment: server.environment)
+        // No filler: on a loaded machine the tool can outlast its delay, and this test is about the turn.
+        try Data(#"{"filler_delay_ms": 0}"#.utf8).write(to: work.url.appendingPathComponent("agent.json"))
+        let created = await CommandRun.run(
+            ["agents", "create", "agent.json", "--name", "Calc", "--tools", "calculate"], environment: server.environment, directory: work.url
+        )
         let agentID = try #require(try JSONValue(parsing: created.output)["id"]?.stringValue)
         try Self.writeTone(work.path("question.wav"), seconds: 1.5, sampleRate: 44_100, channels: 2)
 
