@@ -28,6 +28,18 @@ import Testing
         #expect(await !PauseTranscriptReading.isUnfinished("Turn the lights on.", judge: FixedJudge(isComplete: true)))
     }
 
+    @Test func onlyAMarkOrTheJudgeSayAThoughtIsComplete() async {
+        #expect(await PauseTranscriptReading.saysComplete("What is the capital of Australia?", judge: nil))
+        #expect(await PauseTranscriptReading.saysComplete("Stop it!", judge: nil))
+        // The word rule finds nothing wrong here, but nothing says the thought is over either.
+        #expect(await !PauseTranscriptReading.saysComplete("I'd like to book a flight", judge: nil))
+        #expect(await !PauseTranscriptReading.saysComplete("How far is it from London to?", judge: nil))
+        #expect(await !PauseTranscriptReading.saysComplete("", judge: FixedJudge(isComplete: true)))
+        #expect(await PauseTranscriptReading.saysComplete("Please cancel my meeting with David.", judge: FixedJudge(isComplete: true)))
+        #expect(await !PauseTranscriptReading.saysComplete("Please cancel my meeting with David.", judge: FixedJudge(isComplete: false)))
+        #expect(await !PauseTranscriptReading.saysComplete("Please cancel my meeting.", judge: SilentJudge(), deadline: .milliseconds(20)))
+    }
+
     @Test func aJudgeThatNeverAnswersIsDroppedAtTheDeadline() async {
         #expect(await PauseTranscriptReading.isUnfinished("Book a flight to.", judge: SilentJudge(), deadline: .milliseconds(20)))
         #expect(await !PauseTranscriptReading.isUnfinished("She wants.", judge: SilentJudge(), deadline: .milliseconds(20)))
@@ -63,6 +75,47 @@ private struct SilentJudge: TurnCompletionJudge {
         }
         #expect(verdicts == [false, true], "\(verdicts)")
         #expect(await session.ledger.messages.first == .user("My sister is coming over and she wants to stay."))
+    }
+}
+
+/// The session reads a pause's words when the audio model calls it incomplete, too.
+@Suite struct CompleteByWordsSessionTests {
+    /// Silence from the end of the speech to `speech_stopped`, for a pause whose audio the
+    /// model calls incomplete and whose early transcript is `transcript`.
+    private func silenceEndingTheTurn(transcript: String) async throws -> Int? {
+        let providers = VoiceSessionProviders(
+            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript]),
+            model: ScriptedLanguageModel(replies: [.text("Done.")]),
+            synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
+            makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
+            turnCompletionModel: FixedCompletionAudio(probability: 0.1)
+        )
+        var configuration = VoiceSessionConfiguration()
+        configuration.turnDetection = ServerVADSettings(eagerness: .auto)
+        let session = VoiceSession(providers: providers, configuration: configuration)
+        let recorder = SessionRecorder()
+        recorder.record(session)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
+        #expect(await recorder.waitFor { if case .turnJudged(_, _, _, false, transcript) = $0 { true } else { false } })
+        for _ in 0..<24 { try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000) }
+        #expect(await recorder.waitFor { if case .speechStopped = $0 { true } else { false } })
+        return await recorder.events.lazy.compactMap { event -> Int? in
+            if case .speechStopped(_, let audioEndMs) = event { audioEndMs - 1_100 } else { nil }
+        }.first
+    }
+
+    @Test func aQuestionTheAudioModelMissedEndsAtHalfTheMaximumSilence() async throws {
+        let silence = try #require(try await silenceEndingTheTurn(transcript: "What is the capital of Australia?"))
+        let check = ServerVADSettings.Eagerness.auto.completionCheck
+        #expect(silence >= check.completeByWordsSilenceMs && silence < check.completeByWordsSilenceMs + 100, "\(silence) ms")
+        #expect(check.completeByWordsSilenceMs == 2_000)
+    }
+
+    @Test func wordsThatSayNothingLeaveTheMaximumSilence() async throws {
+        let silence = try #require(try await silenceEndingTheTurn(transcript: "I'd like to book a flight"))
+        #expect(silence >= 4_000 && silence < 4_100, "\(silence) ms")
     }
 }
 

@@ -48,6 +48,41 @@ import Testing
         #expect(run(eagerness: .low, silenceMs: 10_000, verdict: 0.6).endedAtMs == 8_600)
     }
 
+    @Test(arguments: ServerVADSettings.Eagerness.allCases)
+    func wordsThatSayTheThoughtIsCompleteHalveTheWait(eagerness: ServerVADSettings.Eagerness) {
+        var detector = TurnDetector(sampleRate: 1_000, configuration: .init(quietBelowPeakDB: nil, completionCheck: eagerness.completionCheck))
+        var endedAt: Int?
+        for start in stride(from: 0, to: 10_000, by: 20) where endedAt == nil {
+            for action in detector.process(probability: start < 600 ? 1 : 0, frame: [Float](repeating: 0.5, count: 20), at: start) {
+                switch action {
+                case .judgeCompletion(_, let atMs):
+                    #expect(detector.completionJudged(probability: 0.01, atMs: atMs).isEmpty)
+                    detector.wordsJudgedComplete(atMs: atMs)
+                case .commit(let utterance): endedAt = utterance.audioEndMs
+                default: break
+                }
+            }
+        }
+        #expect(endedAt == 600 + eagerness.completionCheck.maximumSilenceMs / 2)
+    }
+
+    @Test func speechAfterThePauseBringsBackTheFullWait() {
+        var detector = TurnDetector(sampleRate: 1_000, configuration: .init(quietBelowPeakDB: nil, completionCheck: ServerVADSettings.Eagerness.auto.completionCheck))
+        var endedAt: Int?
+        // 600 ms of speech, a judged pause whose words say complete, more speech from 1,000 ms to 1,400 ms.
+        for start in stride(from: 0, to: 10_000, by: 20) where endedAt == nil {
+            let speaking = start < 600 || (1_000..<1_400).contains(start)
+            for action in detector.process(probability: speaking ? 1 : 0, frame: [Float](repeating: 0.5, count: 20), at: start) {
+                switch action {
+                case .judgeCompletion(_, let atMs) where atMs < 1_000: detector.wordsJudgedComplete(atMs: atMs)
+                case .commit(let utterance): endedAt = utterance.audioEndMs
+                default: break
+                }
+            }
+        }
+        #expect(endedAt == 1_400 + 4_000)
+    }
+
     @Test func aVerdictOnAPauseTheSpeakerEndedChangesNothing() {
         var detector = TurnDetector(sampleRate: 1_000, configuration: .init(quietBelowPeakDB: nil, completionCheck: ServerVADSettings.Eagerness.auto.completionCheck))
         var judged: [Int] = []

@@ -79,9 +79,10 @@ func makeSession(
 }
 
 /// An audio turn-completion model that calls every pause complete.
-struct AlwaysCompleteAudio: TurnCompletionModel {
+struct FixedCompletionAudio: TurnCompletionModel {
     let sampleRate = 16_000
-    func completionProbability(of samples: [Float]) -> Float { 0.95 }
+    var probability: Float = 0.95
+    func completionProbability(of samples: [Float]) -> Float { probability }
 }
 
 /// A `semantic_vad` (eagerness auto) session whose audio model calls every pause complete,
@@ -96,7 +97,7 @@ func speakAThoughtWithAPause(
         model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
         synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
         makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-        turnCompletionModel: AlwaysCompleteAudio(), turnCompletionJudge: judge
+        turnCompletionModel: FixedCompletionAudio(), turnCompletionJudge: judge
     )
     var configuration = VoiceSessionConfiguration()
     configuration.turnDetection = ServerVADSettings(eagerness: .auto)

@@ -173,15 +173,19 @@ struct InputPipeline {
         return turnDetector.processPartialFrame(pendingFrameSamples, at: startMs, heardThroughMs: heardThrough)
     }
 
-    /// Hands the turn detector the verdict on the pause it asked about at `atMs`.
     /// Whether a verdict of `probability` would end the turn (it is at or above the check's threshold).
     func completionWouldEndTurn(probability: Float) -> Bool {
         turnDetector.configuration.completionCheck.map { probability >= $0.threshold } ?? false
     }
 
+    /// Hands the turn detector the verdict on the pause it asked about at `atMs`.
     mutating func completionJudged(probability: Float, atMs: Int) -> [TurnDetector.Action] {
         turnDetector.completionJudged(probability: probability, atMs: atMs)
     }
+
+    /// Tells the turn detector that the words of the pause judged at `atMs` say the thought is
+    /// complete, though the audio model did not.
+    mutating func wordsJudgedComplete(atMs: Int) { turnDetector.wordsJudgedComplete(atMs: atMs) }
 
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
     mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }

@@ -477,22 +477,40 @@ public actor VoiceSession {
         }
     }
 
-    /// Takes the audio model's verdict. A pause it calls complete is also read, when the
-    /// pause's early transcript is under way: the reply waits for that transcript anyway, and
-    /// words that leave the thought unfinished ("…a flight to") keep the turn open
-    /// (`PauseTranscriptReading`: the marks, the text judge, the word rule).
-    private func completionJudged(probability: Float, atMs: Int, itemID: String, transcript: String? = nil, unfinished: Bool = false) {
+    /// Takes the audio model's verdict and, when the pause's early transcript is under way,
+    /// reads the pause's words too (the reply waits for that transcript anyway) before acting
+    /// on it: words that leave the thought unfinished ("…a flight to") keep a pause the model
+    /// calls complete open, and words that say it is complete ("…of Australia?") shorten the
+    /// wait on a pause the model calls incomplete (`PauseTranscriptReading`: the marks, the
+    /// text judge, the word rule).
+    private func completionJudged(probability: Float, atMs: Int, itemID: String) {
         guard !isClosed else { return }
-        if transcript == nil, input.completionWouldEndTurn(probability: probability), let early = preemptiveTranscription.running {
-            let judge = providers.turnCompletionJudge
-            Task { [weak self] in
-                let text = (try? await early.value)?.text ?? ""
-                let unfinished = await PauseTranscriptReading.isUnfinished(text, judge: judge)
-                await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text, unfinished: unfinished)
-            }
+        guard let early = preemptiveTranscription.running else {
+            pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: nil, wordsSayComplete: nil)
             return
         }
-        let actions = unfinished ? [] : input.completionJudged(probability: probability, atMs: atMs)
+        let audioSaysComplete = input.completionWouldEndTurn(probability: probability)
+        let judge = providers.turnCompletionJudge
+        Task { [weak self] in
+            let text = (try? await early.value)?.text ?? ""
+            let wordsSayComplete = audioSaysComplete
+                ? await !PauseTranscriptReading.isUnfinished(text, judge: judge)
+                : await PauseTranscriptReading.saysComplete(text, judge: judge)
+            await self?.pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text, wordsSayComplete: wordsSayComplete)
+        }
+    }
+
+    /// Acts on a pause's verdicts: the audio model's `probability` and, when its words were
+    /// read, whether they say the thought is complete. Both complete ends the turn there; the
+    /// words alone shorten the wait (`TurnDetector.wordsJudgedComplete(atMs:)`).
+    private func pauseJudged(probability: Float, atMs: Int, itemID: String, transcript: String?, wordsSayComplete: Bool?) {
+        guard !isClosed else { return }
+        var actions: [TurnDetector.Action] = []
+        if input.completionWouldEndTurn(probability: probability) {
+            if wordsSayComplete != false { actions = input.completionJudged(probability: probability, atMs: atMs) }
+        } else if wordsSayComplete == true {
+            input.wordsJudgedComplete(atMs: atMs)
+        }
         emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }

@@ -9,8 +9,9 @@ public struct ServerVADSettings: Sendable, Hashable, Codable {
 
         /// How the turn detector judges pauses at this eagerness: the model is asked after
         /// 200 ms of silence; a turn it finds complete ends there, an incomplete one waits for
-        /// speech up to 8 s (low), 4 s (medium, auto) or 2 s (high) of silence. Low needs more
-        /// confidence that the turn is complete, high less.
+        /// speech up to 8 s (low), 4 s (medium, auto) or 2 s (high) of silence, or half that
+        /// when the pause's words say the thought is complete. Low needs more confidence that
+        /// the turn is complete, high less.
         public var completionCheck: TurnDetector.CompletionCheck {
             switch self {
             case .low: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.7, maximumSilenceMs: 8_000)

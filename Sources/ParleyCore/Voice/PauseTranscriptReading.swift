@@ -46,6 +46,23 @@ extension PauseTranscriptReading {
         }
     }
 
+    /// Whether the words of `transcript` positively say the thought is complete, for a pause
+    /// the audio model found incomplete: Whisper ended it on a question or exclamation mark
+    /// not after a word that needs more, or `judge` (when it answers within `deadline`) calls
+    /// it complete. The word rule alone is not enough: "I'd like to book a flight" breaks none of it.
+    public static func saysComplete(
+        _ transcript: String, judge: (any TurnCompletionJudge)?, deadline: Duration = judgeDeadline
+    ) async -> Bool {
+        let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch read(text, hasJudge: judge != nil) {
+        case .settled(let unfinished):
+            return !unfinished && (text.last == "?" || text.last == "!") && !UnfinishedThought.endsOnWordThatNeedsMore(text)
+        case .askJudge:
+            guard let judge, let verdict = await firstAnswer(of: judge, on: text, within: deadline) else { return false }
+            return verdict.isComplete
+        }
+    }
+
     /// The judge's verdict, or `nil` when it fails or has not answered within `deadline` (the
     /// question is then cancelled, and not waited for).
     private static func firstAnswer(

@@ -82,12 +82,17 @@ public struct TurnDetector: Sendable {
         public var threshold: Float
         /// Silence that ends the turn whatever the verdict (or while it is awaited).
         public var maximumSilenceMs: Int
+        /// Silence that ends the turn when the audio model found it incomplete but the pause's
+        /// words say it is complete (`wordsJudgedComplete(atMs:)`): a second opinion shortens
+        /// the wait without ending the turn at once.
+        public var completeByWordsSilenceMs: Int
 
-        /// Creates a check.
-        public init(afterSilenceMs: Int, threshold: Float, maximumSilenceMs: Int) {
+        /// Creates a check; `completeByWordsSilenceMs` defaults to half of `maximumSilenceMs`.
+        public init(afterSilenceMs: Int, threshold: Float, maximumSilenceMs: Int, completeByWordsSilenceMs: Int? = nil) {
             self.afterSilenceMs = afterSilenceMs
             self.threshold = threshold
             self.maximumSilenceMs = maximumSilenceMs
+            self.completeByWordsSilenceMs = min(completeByWordsSilenceMs ?? maximumSilenceMs / 2, maximumSilenceMs)
         }
     }
 
@@ -153,6 +158,9 @@ public struct TurnDetector: Sendable {
     private var turnPeakLevel: Float = 0
     /// Audio time at which the current pause was sent to be judged; nil before that.
     private var judgedAtMs: Int?
+    /// Whether the current pause's words said the thought is complete though the audio model
+    /// did not (`wordsJudgedComplete(atMs:)`).
+    private var pauseCompleteByWords = false
 
     /// Creates a detector for mono frames at `sampleRate`.
     public init(sampleRate: Int = 16_000, configuration: Configuration = Configuration()) {
@@ -197,6 +205,7 @@ public struct TurnDetector: Sendable {
                 state = voiceEndMs < endMs ? .stopping : .speaking
                 silenceStartMs = voiceEndMs
                 judgedAtMs = nil
+                pauseCompleteByWords = false
             } else if state == .speaking {
                 state = .stopping
                 silenceStartMs = startMs
@@ -206,7 +215,7 @@ public struct TurnDetector: Sendable {
                 judgedAtMs = endMs
                 actions.append(.judgeCompletion(samples: utterance, atMs: endMs))
             }
-            if state == .stopping, silenceMs >= configuration.completionCheck?.maximumSilenceMs ?? configuration.silenceDurationMs {
+            if state == .stopping, silenceMs >= silenceEndingTheTurnMs {
                 finish(endMs: endMs, reachedMaximumLength: false, actions: &actions)
                 return actions
             }
@@ -244,6 +253,23 @@ public struct TurnDetector: Sendable {
         return actions
     }
 
+    /// Takes the pause's words' verdict on the pause judged at `atMs` when the audio model
+    /// found it incomplete: the words say the thought is complete, so the turn ends once the
+    /// silence reaches the check's `completeByWordsSilenceMs` instead of its maximum. Speech
+    /// before then carries the turn on as usual; a verdict on a pause already spoken after, or
+    /// on an ended turn, changes nothing.
+    public mutating func wordsJudgedComplete(atMs: Int) {
+        guard state == .stopping, judgedAtMs == atMs, configuration.completionCheck != nil else { return }
+        pauseCompleteByWords = true
+    }
+
+    /// The silence that ends the current turn: `silenceDurationMs` on silence alone; with a
+    /// completion check, its maximum, or less once the pause's words said it is complete.
+    private var silenceEndingTheTurnMs: Int {
+        guard let check = configuration.completionCheck else { return configuration.silenceDurationMs }
+        return pauseCompleteByWords ? check.completeByWordsSilenceMs : check.maximumSilenceMs
+    }
+
     /// Where the silence now running in a turn began (after the last voice); nil unless stopping.
     public var silenceStartedAtMs: Int? { state == .stopping ? silenceStartMs : nil }
 
@@ -266,6 +292,7 @@ public struct TurnDetector: Sendable {
         idleArmedAtMs = nil
         turnPeakLevel = 0
         judgedAtMs = nil
+        pauseCompleteByWords = false
     }
 
     /// Drops the turn in progress like `reset()` but keeps the idle timer running: for speech
@@ -367,5 +394,6 @@ public struct TurnDetector: Sendable {
         utterance = []
         state = .quiet
         judgedAtMs = nil
+        pauseCompleteByWords = false
     }
 }
