@@ -1,9 +1,11 @@
 import Foundation
 import ParleyCore
+import ParleyLocal
 import ParleyTesting
 
 /// The command-line programs the corpus is made with: `flite` and `espeak-ng` speak, `sox`
-/// converts, trims, synthesises and mixes. Each call runs one process and waits for it.
+/// converts, trims, synthesises and mixes. Each call runs one process and waits for it. The
+/// Piper voice speaks in process (`PiperSpeechSynthesizer`, loaded once per process).
 struct SoundTools: Sendable {
     private let flite: URL
     private let espeak: URL
@@ -32,6 +34,7 @@ struct SoundTools: Sendable {
         switch voice.engine {
         case .flite: try await run(flite, ["-voice", voice.name, "-t", text, "-o", raw.path])
         case .espeakNG: try await run(espeak, ["-v", voice.name, "-w", raw.path, text])
+        case .piper: try await speakWithPiper(text, to: raw)
         }
         let trimmed = work.appendingPathComponent("\(name).wav")
         try await sox([raw.path, "-r", "16000", "-c", "1", "-b", "16", trimmed.path,
@@ -39,6 +42,15 @@ struct SoundTools: Sendable {
         let samples = try read(trimmed)
         guard !samples.isEmpty else { throw TurnCorpus.Failure(description: "\(voice) said nothing for \"\(text)\"") }
         return samples
+    }
+
+    /// `text` spoken by the embedded Piper voice, written to `url` at the voice's rate.
+    private func speakWithPiper(_ text: String, to url: URL) async throws {
+        let locator = ModelLocator()
+        let piper = try PiperSpeechSynthesizer(modelPath: locator.path(of: .piperJoe), onnxRuntimePath: locator.onnxRuntimeLibraryPath())
+        var samples: [Int16] = []
+        for try await chunk in piper.synthesize(text, options: SpeechOptions()) { samples += chunk }
+        try WAVFile.pcm16Data(samples: samples, format: AudioFormat(sampleRate: piper.sampleRate)).write(to: url, options: .atomic)
     }
 
     /// A synthesised sound at 16 kHz.

@@ -18,10 +18,11 @@ public enum TurnClipKind: String, Codable, Sendable, CaseIterable {
     case echoLeak = "echo leak"
 }
 
-/// A text-to-speech voice installed on the machine (Debian's `flite` and `espeak-ng` commands).
+/// A text-to-speech voice installed on the machine (Debian's `flite` and `espeak-ng` commands,
+/// or Parley's embedded Piper voice).
 public struct TurnVoice: Codable, Hashable, Sendable, CustomStringConvertible {
     /// The program that speaks.
-    public enum Engine: String, Codable, Sendable { case flite, espeakNG = "espeak-ng" }
+    public enum Engine: String, Codable, Sendable { case flite, espeakNG = "espeak-ng", piper }
 
     public var engine: Engine
     /// The voice name the program takes (`slt`, `en-us`).
@@ -34,6 +35,9 @@ public struct TurnVoice: Codable, Hashable, Sendable, CustomStringConvertible {
     public static let fliteKAL = TurnVoice(engine: .flite, name: "kal16")
     public static let espeakUS = TurnVoice(engine: .espeakNG, name: "en-us")
     public static let espeakGB = TurnVoice(engine: .espeakNG, name: "en-gb")
+    /// The neural voice Parley speaks with by default (Piper's en_US-joe-medium, run in process):
+    /// natural prosody, for the labelled extra run beside the flite and espeak-ng corpus.
+    public static let piperJoe = TurnVoice(engine: .piper, name: "en_US-joe-medium")
 
     /// The voices the corpus takes turns with.
     public static let rotation: [TurnVoice] = [.fliteSLT, .fliteRMS, .fliteAWB, .fliteKAL, .espeakUS, .espeakGB]

@@ -103,6 +103,22 @@ public enum TurnCorpusScript {
         return recipes
     }
 
+    /// The complete questions and the mid-thought pairs (with the same pauses) spoken by the
+    /// neural Piper voice: a labelled extra beside the corpus, closer to a human voice
+    /// than flite and espeak-ng; `slice` keeps the first so many of each.
+    public static func neuralVoiceRecipes(slice: Int? = nil) -> [TurnClipRecipe] {
+        let questions = completeQuestions.prefix(slice ?? completeQuestions.count).enumerated().map { index, question in
+            TurnClipRecipe(id: String(format: "piper-complete-%02d", index), kind: .completeQuestion,
+                           segments: [.speech(text: question, voice: .piperJoe)])
+        }
+        let pauses = midThoughtPairs.prefix(slice ?? midThoughtPairs.count).enumerated().map { index, pair in
+            TurnClipRecipe(id: String(format: "piper-midthought-%02d", index), kind: .midThoughtPause, segments: [
+                .speech(text: pair.0, voice: .piperJoe), .pause(milliseconds: pauseMilliseconds(index)), .speech(text: pair.1, voice: .piperJoe),
+            ])
+        }
+        return questions + pauses
+    }
+
     /// Long sentences the babble's talkers say over each other, each by its own voice.
     static let babbleTalkers: [(String, TurnVoice)] = [
         ("The committee met on Tuesday to discuss the budget for next year and agreed to postpone the vote until the figures were checked again.", .fliteRMS),

@@ -33,6 +33,18 @@ import TurnEvaluation
         #expect(cached.count == 2 && cached.allSatisfy { $0.hasPrefix("test-midthought-") }, "\(cached)")
     }
 
+    @Test func theNeuralVoiceSpeaksTheSameThoughtsWithTheSamePauses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("turn-corpus-test-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = try TurnCorpus(cacheDirectory: directory)
+        let recipes = TurnCorpusScript.neuralVoiceRecipes(slice: 1)
+        #expect(recipes.map(\.id) == ["piper-complete-00", "piper-midthought-00"])
+        let clip = try await corpus.clip(for: try #require(recipes.last))
+        let pause = try #require(clip.midThoughtPause)
+        #expect(pause.count == TurnCorpusScript.pauseMilliseconds(0) * TurnClip.sampleRate / 1000)
+        #expect(clip.voicedSpans.count == 2 && clip.voicedSpans.allSatisfy { LevelMeter.rms(clip.samples[$0]) > 0.01 })
+    }
+
     @Test func underSemanticVADLowAMidThoughtPauseDoesNotEndTheTurnAndACompleteQuestionDoes() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("turn-corpus-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
