@@ -38,6 +38,36 @@ import Testing
         #expect(audio.finishPlaying() == nil)
     }
 
+    /// Speech over the agent holds its audio while the session weighs it: nothing goes out,
+    /// the answer has not stopped, and a backchannel lets it go on from where it was held.
+    @Test func aHeldAnswerSendsNothingAndGoesOnWhereItWasHeld() {
+        var audio = RTCOutgoingAudio()
+        audio.append(frame("r1"))
+        audio.append(frame("r1"))
+        audio.finish(responseID: "r1")
+        #expect(audio.takeFrame()?.starts == "r1")
+        audio.pause()
+        #expect(audio.takeFrame() == nil)
+        #expect(audio.finishPlaying() == nil)
+        audio.resume()
+        #expect(audio.takeFrame() != nil)
+        #expect(audio.takeFrame() == nil)
+        #expect(audio.finishPlaying() == "r1")
+    }
+
+    /// A real interruption clears a held answer: what it sent before the hold is what was heard,
+    /// and the next answer is not held.
+    @Test func clearingAHeldAnswerCountsWhatWentOutBeforeTheHold() {
+        var audio = RTCOutgoingAudio()
+        for _ in 0..<3 { audio.append(frame("r1")) }
+        _ = audio.takeFrame()
+        audio.pause()
+        #expect(audio.takeFrame() == nil)
+        #expect(audio.clear() == RTCSentAudio(responseID: "r1", itemID: "item", sentMilliseconds: 20))
+        audio.append(frame("r2"))
+        #expect(audio.takeFrame()?.starts == "r2")
+    }
+
     @Test func theNextResponseStopsThePreviousOne() {
         var audio = RTCOutgoingAudio()
         audio.append(frame("r1"))

@@ -115,6 +115,18 @@ public final class RTCCall: @unchecked Sendable {
         endpoint.wake()
     }
 
+    /// Holds the outgoing audio where it is (the user may be interrupting): nothing more goes
+    /// out until `resumeAudio()` or `clearAudio()`.
+    public func pauseAudio() {
+        lock.withLock { outgoing.pause() }
+    }
+
+    /// Sends held audio on from where it was held.
+    public func resumeAudio() {
+        lock.withLock { outgoing.resume() }
+        endpoint.wake()
+    }
+
     /// Stops the outgoing audio at once; what the playing item had sent, if one was playing.
     public func clearAudio() -> RTCSentAudio? {
         lock.withLock {

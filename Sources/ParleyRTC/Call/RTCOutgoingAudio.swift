@@ -19,8 +19,18 @@ struct RTCOutgoingAudio {
     /// Milliseconds sent per item, for the items of the playing response.
     private var sentMilliseconds: [String: Int] = [:]
     private var lastItemID: String?
+    /// Whether the audio is held (`pause()`): the user may be interrupting, and the session
+    /// decides whether the agent goes on (`resume()`) or stops (`clear()`).
+    private(set) var isPaused = false
 
     var isEmpty: Bool { head == frames.count }
+
+    /// Holds the audio: nothing is taken until `resume()` or `clear()`, and the playing
+    /// response neither stops nor counts milliseconds meanwhile.
+    mutating func pause() { isPaused = true }
+
+    /// Lets held audio go on from where it was held.
+    mutating func resume() { isPaused = false }
 
     mutating func append(_ frame: Frame) {
         frames.append(frame)
@@ -28,7 +38,7 @@ struct RTCOutgoingAudio {
 
     /// The next frame to send, with the response it starts (if it starts one).
     mutating func takeFrame() -> (frame: Frame, starts: String?, stops: String?)? {
-        guard head < frames.count else { return nil }
+        guard !isPaused, head < frames.count else { return nil }
         let frame = frames[head]
         head += 1
         if head > 256 {
@@ -60,16 +70,17 @@ struct RTCOutgoingAudio {
     /// complete). A response whose speech is still being made has only fallen behind: it
     /// stays playing, and the milliseconds it sent keep counting.
     mutating func finishPlaying() -> String? {
-        guard let responseID = playingResponseID, finishedResponseIDs.remove(responseID) != nil else { return nil }
+        guard !isPaused, let responseID = playingResponseID, finishedResponseIDs.remove(responseID) != nil else { return nil }
         playingResponseID = nil
         return responseID
     }
 
-    /// Drops everything queued; what the playing item had sent.
+    /// Drops everything queued and any hold; what the playing item had sent.
     mutating func clear() -> RTCSentAudio? {
         let waiting = head < frames.count ? frames[head] : nil
         frames.removeAll()
         head = 0
+        isPaused = false
         defer {
             if let playingResponseID { finishedResponseIDs.remove(playingResponseID) }
             playingResponseID = nil

@@ -85,8 +85,9 @@ final class RealtimeCallAudio {
         return !reportedFullBuffer
     }
 
-    /// Carries a session event to the call: speech to the track, and what to cut and say
-    /// when the outgoing audio is stopped (a cancelled response, or the user talking over it).
+    /// Carries a session event to the call: speech to the track, held while the session
+    /// weighs speech over it, and what to cut and say when the outgoing audio is stopped (a
+    /// cancelled response, or the user talking over it).
     func observe(_ event: VoiceSessionEvent, interruptsOnSpeech: Bool) -> [Action] {
         switch event {
         case .agentAudio(let responseID, let itemID, let samples):
@@ -98,6 +99,10 @@ final class RealtimeCallAudio {
             call.flushAudio(responseID: responseID, itemID: itemID)
         case .speechStarted:
             if interruptsOnSpeech { return clear() }
+        case .outputAudioPaused:
+            call.pauseAudio()
+        case .outputAudioResumed:
+            call.resumeAudio()
         case .inputCommitted, .inputCleared:
             reportedFullBuffer = false
         default:
