@@ -11,25 +11,29 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
     private var script: [Result<String, ProviderError>]
     private var calls: [(sampleCount: Int, isFinal: Bool)] = []
     private let gate: AsyncGate?
+    private let lastWordConfidence: Float?
 
     public let sampleRate: Int
     public let supportsPartials: Bool
 
     /// Creates a recognizer that answers `results` in order to final transcriptions.
-    /// - Parameter gate: when given, every final transcription waits for the gate to open.
+    /// - Parameters:
+    ///   - gate: when given, every final transcription waits for the gate to open.
+    ///   - lastWordConfidence: how sure every transcription says it is of its last word.
     public init(
         results: [Result<String, ProviderError>], sampleRate: Int = 16_000, supportsPartials: Bool = true,
-        gate: AsyncGate? = nil
+        gate: AsyncGate? = nil, lastWordConfidence: Float? = nil
     ) {
         script = results
         self.sampleRate = sampleRate
         self.supportsPartials = supportsPartials
         self.gate = gate
+        self.lastWordConfidence = lastWordConfidence
     }
 
-    /// Creates a recognizer that hears `texts` in order.
-    public convenience init(texts: [String]) {
-        self.init(results: texts.map { .success($0) })
+    /// Creates a recognizer that hears `texts` in order, as sure of each last word as `lastWordConfidence` says.
+    public convenience init(texts: [String], lastWordConfidence: Float? = nil) {
+        self.init(results: texts.map { .success($0) }, lastWordConfidence: lastWordConfidence)
     }
 
     /// The final transcriptions asked for so far: sample counts of each utterance.
@@ -52,7 +56,7 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
         switch next {
         case .success(let text)?:
             let shown = isFinal ? text : String(text.split(separator: " ").prefix(max(1, Int(duration * 3))).joined(separator: " "))
-            return Transcription(text: shown, audioDuration: duration, processingDuration: 0)
+            return Transcription(text: shown, audioDuration: duration, processingDuration: 0, lastWordConfidence: lastWordConfidence)
         case .failure(let error)?:
             throw error
         case nil:

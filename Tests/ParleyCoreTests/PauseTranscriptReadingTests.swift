@@ -81,14 +81,17 @@ private struct SilentJudge: TurnCompletionJudge {
 /// The session reads a pause's words when the audio model calls it incomplete, too.
 @Suite struct CompleteByWordsSessionTests {
     /// Silence from the end of the speech to `speech_stopped`, for a pause whose audio the
-    /// model calls incomplete and whose early transcript is `transcript`.
-    private func silenceEndingTheTurn(transcript: String) async throws -> Int? {
+    /// model gives `probability` and whose early transcript is `transcript`, its last word
+    /// heard with `lastWordConfidence`.
+    private func silenceEndingTheTurn(
+        transcript: String, probability: Float = 0.1, lastWordConfidence: Float? = nil
+    ) async throws -> Int? {
         let providers = VoiceSessionProviders(
-            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript]),
+            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript], lastWordConfidence: lastWordConfidence),
             model: ScriptedLanguageModel(replies: [.text("Done.")]),
             synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
             makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-            turnCompletionModel: FixedCompletionAudio(probability: 0.1)
+            turnCompletionModel: FixedCompletionAudio(probability: probability)
         )
         var configuration = VoiceSessionConfiguration()
         configuration.turnDetection = ServerVADSettings(eagerness: .auto)
@@ -98,7 +101,7 @@ private struct SilentJudge: TurnCompletionJudge {
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
         try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor { if case .turnJudged(_, _, _, false, transcript) = $0 { true } else { false } })
+        #expect(await recorder.waitFor { if case .turnJudged(_, _, _, _, transcript) = $0 { true } else { false } })
         for _ in 0..<24 { try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000) }
         #expect(await recorder.waitFor { if case .speechStopped = $0 { true } else { false } })
         return await recorder.events.lazy.compactMap { event -> Int? in
@@ -111,6 +114,19 @@ private struct SilentJudge: TurnCompletionJudge {
         let check = ServerVADSettings.Eagerness.auto.completionCheck
         #expect(silence >= check.completeByWordsSilenceMs && silence < check.completeByWordsSilenceMs + 100, "\(silence) ms")
         #expect(check.completeByWordsSilenceMs == 2_000)
+    }
+
+    /// "Could you check if" heard as "Could you check him?": the audio model and the question
+    /// mark both call it complete, but the recognizer doubted "him".
+    @Test func aDoubtfulLastWordDoesNotEndTheTurnAtOnce() async throws {
+        let check = ServerVADSettings.Eagerness.auto.completionCheck
+        let doubted = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", probability: 0.95, lastWordConfidence: 0.33))
+        #expect(doubted >= check.completeByWordsSilenceMs && doubted < check.completeByWordsSilenceMs + 100, "\(doubted) ms")
+        let sure = try #require(try await silenceEndingTheTurn(transcript: "Could you check the time?", probability: 0.95, lastWordConfidence: 0.97))
+        #expect(sure < 300, "\(sure) ms")
+        // Nor does a doubtful last word shorten the wait on a pause the audio model calls incomplete.
+        let incomplete = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", lastWordConfidence: 0.33))
+        #expect(incomplete >= 4_000, "\(incomplete) ms")
     }
 
     @Test func wordsThatSayNothingLeaveTheMaximumSilence() async throws {

@@ -27,7 +27,10 @@ import Testing
         #expect(normalizedWords(partial.text).contains("turn"))
         #expect(partial.audioDuration > 0.5 && partial.processingDuration > 0)
         let empty = try await recognizer.transcribe([], isFinal: true)
-        #expect(empty.text.isEmpty && empty.audioDuration == 0)
+        #expect(empty.text.isEmpty && empty.audioDuration == 0 && empty.lastWordConfidence == nil)
+        // A clearly spoken sentence: Whisper is sure of its last word.
+        let whole = try await recognizer.transcribe(audio, isFinal: true)
+        #expect((whole.lastWordConfidence ?? 0) > PauseTranscriptReading.minimumLastWordConfidence, "\(whole)")
     }
 
     @Test(arguments: [true, false]) func shortQuestionIsTranscribedOnceWithoutALoop(isFinal: Bool) async throws {

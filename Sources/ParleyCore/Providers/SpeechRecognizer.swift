@@ -8,12 +8,18 @@ public struct Transcription: Sendable, Hashable, Codable {
     public var audioDuration: Double
     /// Seconds the recognizer spent.
     public var processingDuration: Double
+    /// How sure the recognizer was of the text's last word (0…1: the lowest probability among
+    /// its tokens), or `nil` when it does not say. `semantic_vad` does not let a doubtful last
+    /// word decide that a thought is over: a mid-thought pause's dangling "to", "if" or "and"
+    /// is what gets misheard ("too", "it", "veterans").
+    public var lastWordConfidence: Float?
 
     /// Creates a transcription.
-    public init(text: String, audioDuration: Double, processingDuration: Double) {
+    public init(text: String, audioDuration: Double, processingDuration: Double, lastWordConfidence: Float? = nil) {
         self.text = text
         self.audioDuration = audioDuration
         self.processingDuration = processingDuration
+        self.lastWordConfidence = lastWordConfidence
     }
 }
 

@@ -482,7 +482,7 @@ public actor VoiceSession {
     /// on it: words that leave the thought unfinished ("…a flight to") keep a pause the model
     /// calls complete open, and words that say it is complete ("…of Australia?") shorten the
     /// wait on a pause the model calls incomplete (`PauseTranscriptReading`: the marks, the
-    /// text judge, the word rule).
+    /// text judge, the word rule). Words whose last one the recognizer doubts decide neither.
     private func completionJudged(probability: Float, atMs: Int, itemID: String) {
         guard !isClosed else { return }
         guard let early = preemptiveTranscription.running else {
@@ -492,23 +492,32 @@ public actor VoiceSession {
         let audioSaysComplete = input.completionWouldEndTurn(probability: probability)
         let judge = providers.turnCompletionJudge
         Task { [weak self] in
-            let text = (try? await early.value)?.text ?? ""
+            let transcription = try? await early.value
+            let text = transcription?.text ?? ""
+            let lastWordIsSure = PauseTranscriptReading.isSureOfLastWord(transcription)
             let wordsSayComplete = audioSaysComplete
                 ? await !PauseTranscriptReading.isUnfinished(text, judge: judge)
                 : await PauseTranscriptReading.saysComplete(text, judge: judge)
-            await self?.pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: text, wordsSayComplete: wordsSayComplete)
+            await self?.pauseJudged(
+                probability: probability, atMs: atMs, itemID: itemID, transcript: text, wordsSayComplete: wordsSayComplete, lastWordIsSure: lastWordIsSure
+            )
         }
     }
 
     /// Acts on a pause's verdicts: the audio model's `probability` and, when its words were
-    /// read, whether they say the thought is complete. Both complete ends the turn there; the
-    /// words alone shorten the wait (`TurnDetector.wordsJudgedComplete(atMs:)`).
-    private func pauseJudged(probability: Float, atMs: Int, itemID: String, transcript: String?, wordsSayComplete: Bool?) {
+    /// read, whether they say the thought is complete and whether the recognizer was sure of
+    /// the last word. Both complete ends the turn there; the words alone, or complete words
+    /// ending on a doubtful one, shorten the wait (`TurnDetector.wordsJudgedComplete(atMs:)`).
+    private func pauseJudged(
+        probability: Float, atMs: Int, itemID: String, transcript: String?, wordsSayComplete: Bool?, lastWordIsSure: Bool = true
+    ) {
         guard !isClosed else { return }
         var actions: [TurnDetector.Action] = []
         if input.completionWouldEndTurn(probability: probability) {
-            if wordsSayComplete != false { actions = input.completionJudged(probability: probability, atMs: atMs) }
-        } else if wordsSayComplete == true {
+            if wordsSayComplete != false {
+                if lastWordIsSure { actions = input.completionJudged(probability: probability, atMs: atMs) } else { input.wordsJudgedComplete(atMs: atMs) }
+            }
+        } else if wordsSayComplete == true, lastWordIsSure {
             input.wordsJudgedComplete(atMs: atMs)
         }
         emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))

@@ -15,6 +15,19 @@ public enum PauseTranscriptReading: Sendable, Hashable {
     /// How long the session waits for the text judge before it keeps to the word rule.
     public static let judgeDeadline: Duration = .milliseconds(250)
 
+    /// The confidence in a transcript's last word (`Transcription.lastWordConfidence`) below
+    /// which its words do not decide that a thought is over. Measured with Whisper tiny.en on
+    /// the turn corpus: the misheard last words of mid-thought pauses ("too" for "to", "him"
+    /// for "if", "next" for "and") scored 0.31–0.53; the last words of complete questions
+    /// mostly 0.7–1.0, a few misheard ones lower.
+    public static let minimumLastWordConfidence: Float = 0.55
+
+    /// Whether the recognizer was sure enough of `transcription`'s last word for its words to
+    /// decide that a thought is over (a recognizer that does not say counts as sure).
+    public static func isSureOfLastWord(_ transcription: Transcription?) -> Bool {
+        (transcription?.lastWordConfidence ?? 1) >= minimumLastWordConfidence
+    }
+
     /// Reads `transcript`; `hasJudge` says whether the session has a text judge.
     ///
     /// Trailing off ("…", a final comma or dash) leaves the thought open and a question or

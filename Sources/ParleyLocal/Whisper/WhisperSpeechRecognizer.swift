@@ -112,22 +112,26 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         let clock = ContinuousClock()
         let start = clock.now
         let tokenLimit = WhisperRepetition.tokenLimit(forAudioDuration: audioDuration)
-        let text = try await engine.perform { context, state, abort, alone in
+        let decoded = try await engine.perform { context, state, abort, alone in
             try Self.decode(
                 input.samples, context: context, state: state, abort: abort,
                 threadCount: alone && isFinal ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
                 audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal, prompt: prompt
             )
         }
-        return Transcription(text: text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval)
+        return Transcription(
+            text: decoded.text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval,
+            lastWordConfidence: decoded.lastWordConfidence
+        )
     }
 
     /// Runs `whisper_full_with_state` and returns the text of its segments, without a repeated
-    /// tail where a segment ran out of tokens. Runs on a worker thread.
+    /// tail where a segment ran out of tokens, and how sure it was of the last word. Runs on a
+    /// worker thread.
     private static func decode(
         _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
         threadCount: Int, configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool, prompt: String?
-    ) throws -> String {
+    ) throws -> (text: String, lastWordConfidence: Float?) {
         var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
         parameters.n_threads = Int32(max(1, threadCount))
         parameters.no_context = true
@@ -161,27 +165,32 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             throw ProviderError(.server, provider: "whisper", message: "whisper.cpp failed to transcribe (status \(status))")
         }
         var bytes: [UInt8] = []
+        var pieces: [WhisperTokenPiece] = []
         for segment in 0..<whisper_full_n_segments_from_state(state) {
-            for token in segmentTextTokens(segment, context: context, state: state) {
+            for (token, probability) in segmentTextTokens(segment, context: context, state: state) {
                 if let piece = whisper_token_to_str(context, token) {
+                    let text = String(cString: piece)
                     bytes.append(contentsOf: UnsafeBufferPointer(start: piece, count: strlen(piece)).map { UInt8(bitPattern: $0) })
+                    pieces.append(WhisperTokenPiece(text: text, probability: probability))
                 }
             }
         }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (text, WhisperTokenPiece.lastWordConfidence(of: pieces))
     }
 
     /// The text tokens of one segment without a repeated tail: any repetition when the segment
     /// ran out of tokens, a repeated phrase when it ended by itself (whisper.cpp sometimes
     /// says a short utterance twice and stops).
-    private static func segmentTextTokens(_ segment: Int32, context: OpaquePointer, state: OpaquePointer) -> [whisper_token] {
+    private static func segmentTextTokens(_ segment: Int32, context: OpaquePointer, state: OpaquePointer) -> [(whisper_token, Float)] {
         let endOfText = whisper_token_eot(context)
         let tokens = (0..<whisper_full_n_tokens_from_state(state, segment)).map {
-            whisper_full_get_token_id_from_state(state, segment, $0)
+            (whisper_full_get_token_id_from_state(state, segment, $0), whisper_full_get_token_p_from_state(state, segment, $0))
         }
-        let text = tokens.filter { $0 < endOfText }
-        let shortestUnit = tokens.contains(endOfText) ? WhisperRepetition.shortestRepeatedPhrase : 1
-        return WhisperRepetition.trimmingRepeatedTail(text, shortestUnit: shortestUnit)
+        let text = tokens.filter { $0.0 < endOfText }
+        let shortestUnit = tokens.contains { $0.0 == endOfText } ? WhisperRepetition.shortestRepeatedPhrase : 1
+        let kept = WhisperRepetition.trimmingRepeatedTail(text.map(\.0), shortestUnit: shortestUnit).count
+        return Array(text.prefix(kept))
     }
 }
 
