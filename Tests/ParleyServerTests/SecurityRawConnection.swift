@@ -84,11 +84,8 @@ final class RawConnection: Sendable {
         }
     }
 
-    /// Reads one HTTP response (head and a `Content-Length` body), waiting up to `seconds`: a
-    /// minute by default, because the start of the parallel test stage can keep a server's
-    /// handlers from running for tens of seconds (three of these tests read nothing within the
-    /// 10 s this used to wait, twice in CI).
-    func readResponse(seconds: Double = 60) async -> (status: Int, text: String)? {
+    /// Reads one HTTP response (head and a `Content-Length` body), waiting up to `seconds`.
+    func readResponse(seconds: Double = 10) async -> (status: Int, text: String)? {
         let socket = socket
         return await onThread {
             var received: [UInt8] = []
