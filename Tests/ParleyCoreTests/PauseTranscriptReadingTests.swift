@@ -86,22 +86,10 @@ private struct SilentJudge: TurnCompletionJudge {
     private func silenceEndingTheTurn(
         transcript: String, probability: Float = 0.1, lastWordConfidence: Float? = nil
     ) async throws -> Int? {
-        let providers = VoiceSessionProviders(
-            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript], lastWordConfidence: lastWordConfidence),
-            model: ScriptedLanguageModel(replies: [.text("Done.")]),
-            synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
-            makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-            turnCompletionModel: FixedCompletionAudio(probability: probability)
+        let (session, recorder) = makeSemanticSession(
+            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript], lastWordConfidence: lastWordConfidence), probability: probability
         )
-        var configuration = VoiceSessionConfiguration()
-        configuration.turnDetection = ServerVADSettings(eagerness: .auto)
-        let session = VoiceSession(providers: providers, configuration: configuration)
-        let recorder = SessionRecorder()
-        recorder.record(session)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-        #expect(await recorder.waitFor { if case .turnJudged(_, _, _, _, transcript) = $0 { true } else { false } })
+        try await speakUntilThePauseIsJudged(session, recorder) { if case .turnJudged(_, _, _, _, transcript) = $0 { true } else { false } }
         for _ in 0..<24 { try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000) }
         #expect(await recorder.waitFor { if case .speechStopped = $0 { true } else { false } })
         return await recorder.events.lazy.compactMap { event -> Int? in

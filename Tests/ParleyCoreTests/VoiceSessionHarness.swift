@@ -85,6 +85,38 @@ struct FixedCompletionAudio: TurnCompletionModel {
     func completionProbability(of samples: [Float]) -> Float { probability }
 }
 
+/// A `semantic_vad` (eagerness auto) session whose audio model gives every pause
+/// `probability`, hearing with `recognizer` and reading pauses with `judge`.
+func makeSemanticSession(
+    recognizer: ScriptedSpeechRecognizer, probability: Float = 0.95, judge: (any TurnCompletionJudge)? = nil
+) -> (VoiceSession, SessionRecorder) {
+    let providers = VoiceSessionProviders(
+        recognizer: recognizer,
+        model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
+        synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
+        makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
+        turnCompletionModel: FixedCompletionAudio(probability: probability), turnCompletionJudge: judge
+    )
+    var configuration = VoiceSessionConfiguration()
+    configuration.turnDetection = ServerVADSettings(eagerness: .auto)
+    let session = VoiceSession(providers: providers, configuration: configuration)
+    let recorder = SessionRecorder()
+    recorder.record(session)
+    return (session, recorder)
+}
+
+/// Sends 300 ms of quiet, 800 ms of speech (ending at 1,100 ms) and 400 ms of quiet, and waits
+/// until the pause is judged (`verdict` picks which `turnJudged` counts).
+func speakUntilThePauseIsJudged(
+    _ session: VoiceSession, _ recorder: SessionRecorder,
+    verdict: @escaping @Sendable (VoiceSessionEvent) -> Bool = { if case .turnJudged = $0 { true } else { false } }
+) async throws {
+    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
+    try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
+    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
+    #expect(await recorder.waitFor(verdict))
+}
+
 /// A `semantic_vad` (eagerness auto) session whose audio model calls every pause complete,
 /// hearing `transcripts` and reading pauses with `judge`, asked one thought with a pause in
 /// it: 800 ms of speech, 400 ms of quiet (until the pause is judged), 600 ms more, quiet
@@ -92,22 +124,8 @@ struct FixedCompletionAudio: TurnCompletionModel {
 func speakAThoughtWithAPause(
     transcripts: [String], judge: (any TurnCompletionJudge)? = nil
 ) async throws -> (VoiceSession, SessionRecorder) {
-    let providers = VoiceSessionProviders(
-        recognizer: ScriptedSpeechRecognizer(texts: transcripts),
-        model: ScriptedLanguageModel(replies: Array(repeating: .text("Done."), count: 3)),
-        synthesizer: ScriptedSpeechSynthesizer(), tools: ToolRegistry(),
-        makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() },
-        turnCompletionModel: FixedCompletionAudio(), turnCompletionJudge: judge
-    )
-    var configuration = VoiceSessionConfiguration()
-    configuration.turnDetection = ServerVADSettings(eagerness: .auto)
-    let session = VoiceSession(providers: providers, configuration: configuration)
-    let recorder = SessionRecorder()
-    recorder.record(session)
-    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 300), sampleRate: 16_000)
-    try await session.appendAudio(ScenarioAudio.speech(milliseconds: 800), sampleRate: 16_000)
-    try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
-    #expect(await recorder.waitFor { if case .turnJudged = $0 { true } else { false } })
+    let (session, recorder) = makeSemanticSession(recognizer: ScriptedSpeechRecognizer(texts: transcripts), judge: judge)
+    try await speakUntilThePauseIsJudged(session, recorder)
     try await session.appendAudio(ScenarioAudio.speech(milliseconds: 600), sampleRate: 16_000)
     try await session.appendAudio(ScenarioAudio.silence(milliseconds: 400), sampleRate: 16_000)
     #expect(await recorder.waitFor(Match.responseDone(.completed)))
