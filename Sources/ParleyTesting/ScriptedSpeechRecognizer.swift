@@ -11,7 +11,7 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
     private var script: [Result<String, ProviderError>]
     private var calls: [(sampleCount: Int, isFinal: Bool)] = []
     private let gate: AsyncGate?
-    private let lastWordConfidence: Float?
+    private let wordConfidence: Float?
 
     public let sampleRate: Int
     public let supportsPartials: Bool
@@ -19,21 +19,21 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
     /// Creates a recognizer that answers `results` in order to final transcriptions.
     /// - Parameters:
     ///   - gate: when given, every final transcription waits for the gate to open.
-    ///   - lastWordConfidence: how sure every transcription says it is of its last word.
+    ///   - wordConfidence: how sure every transcription says it is of each of its words.
     public init(
         results: [Result<String, ProviderError>], sampleRate: Int = 16_000, supportsPartials: Bool = true,
-        gate: AsyncGate? = nil, lastWordConfidence: Float? = nil
+        gate: AsyncGate? = nil, wordConfidence: Float? = nil
     ) {
         script = results
         self.sampleRate = sampleRate
         self.supportsPartials = supportsPartials
         self.gate = gate
-        self.lastWordConfidence = lastWordConfidence
+        self.wordConfidence = wordConfidence
     }
 
-    /// Creates a recognizer that hears `texts` in order, as sure of each last word as `lastWordConfidence` says.
-    public convenience init(texts: [String], lastWordConfidence: Float? = nil) {
-        self.init(results: texts.map { .success($0) }, lastWordConfidence: lastWordConfidence)
+    /// Creates a recognizer that hears `texts` in order, as sure of each word as `wordConfidence` says.
+    public convenience init(texts: [String], wordConfidence: Float? = nil) {
+        self.init(results: texts.map { .success($0) }, wordConfidence: wordConfidence)
     }
 
     /// The final transcriptions asked for so far: sample counts of each utterance.
@@ -56,7 +56,8 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
         switch next {
         case .success(let text)?:
             let shown = isFinal ? text : String(text.split(separator: " ").prefix(max(1, Int(duration * 3))).joined(separator: " "))
-            return Transcription(text: shown, audioDuration: duration, processingDuration: 0, lastWordConfidence: lastWordConfidence)
+            let confidences = wordConfidence.map { Array(repeating: $0, count: shown.split(separator: " ").count) }
+            return Transcription(text: shown, audioDuration: duration, processingDuration: 0, wordConfidences: confidences)
         case .failure(let error)?:
             throw error
         case nil:

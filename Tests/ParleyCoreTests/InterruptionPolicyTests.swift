@@ -3,7 +3,8 @@ import Testing
 
 /// Runs an interruption policy over 20 ms frames and returns every decision but `.none`, with
 /// the end time of the frame that made it. Speech that ended is judged by `words` (when
-/// given); speech that reached the backchannel length and goes on, by `wordsSoFar`.
+/// given, heard with `clearestWordConfidence`); speech that reached the backchannel length and
+/// goes on, by `wordsSoFar`.
 ///
 /// Pattern characters: `.` probability 0, `~` probability 0.6, `#` probability 0.9, voiced;
 /// `n` probability 0.9 without voicing (noise the VAD takes for speech: a cough, a hiss).
@@ -14,6 +15,7 @@ private func decisions(
     holdsPlaybackThreshold: Bool = false,
     agentAt: [Int: InterruptionPolicy.AgentActivity] = [:],
     words: String? = nil,
+    clearestWordConfidence: Float? = nil,
     wordsSoFar: String = "Wait, I have a question."
 ) -> [String] {
     var policy = InterruptionPolicy(configuration: configuration)
@@ -30,7 +32,9 @@ private func decisions(
         guard case .judge(let startMs, let speechEndMs) = action else { continue }
         let answer = speechEndMs == endMs ? wordsSoFar : words
         if let answer {
-            let decision = policy.judged(words: answer, speechStartMs: startMs, speechEndMs: speechEndMs)
+            let decision = policy.judged(
+                words: answer, clearestWordConfidence: clearestWordConfidence, speechStartMs: startMs, speechEndMs: speechEndMs
+            )
             if decision != .none { result.append("\(endMs) \(decision)") }
         }
     }
@@ -102,6 +106,23 @@ private func frames(_ parts: (Character, Int)...) -> String {
         for words in ["No.", "But you have.", "You stop.", "What is it?", "Is it Paris?"] {
             #expect(decisions(speech, words: words).last?.hasSuffix("words)") == true, "\(words)")
         }
+    }
+
+    @Test func wordsTheRecognizerWasSureOfNoneOfLetTheAgentGoOn() {
+        // Whisper tiny.en's surest word in a "sure" it heard as "Share." (0.50), against the
+        // least sure request of the turn corpus, "Stop." (0.72).
+        let speech = frames((".", 10), ("#", 25), (".", 12))
+        #expect(decisions(speech, words: "Share.", clearestWordConfidence: 0.5).last?.hasSuffix("unclearWords)") == true)
+        #expect(decisions(speech, words: "Stop.", clearestWordConfidence: 0.72).last?.hasSuffix("words)") == true)
+        // One word heard clearly is enough.
+        #expect(decisions(speech, words: "Stop. How did wrong?", clearestWordConfidence: 0.92).last?.hasSuffix("words)") == true)
+        // A recognizer that does not say how sure it was, or the rule turned off, goes by the words.
+        #expect(decisions(speech, words: "Share.").last?.hasSuffix("words)") == true)
+        let off = InterruptionPolicy.Configuration(minimumWordConfidence: 0)
+        #expect(decisions(speech, configuration: off, words: "Share.", clearestWordConfidence: 0.5).last?.hasSuffix("words)") == true)
+        // Backchannels and words that ask for nothing keep their own reasons.
+        #expect(decisions(speech, words: "Okay.", clearestWordConfidence: 0.1).last?.hasSuffix("backchannel)") == true)
+        #expect(decisions(speech, words: "You have.", clearestWordConfidence: 0.37).last?.hasSuffix("noRequest)") == true)
     }
 
     @Test func wordsOfAnEarlierPartOfTheSpeechAreNotTakenForTheWhole() {

@@ -50,6 +50,20 @@ import ParleyTesting
         #expect(await session.ledger.messages == [.user("What time is it?"), .assistant(text: Self.longReply, toolCalls: [], interrupted: false)])
     }
 
+    @Test func speechWhoseWordsTheRecognizerDoubtsLetsTheAgentGoOn() async throws {
+        // Whisper tiny.en heard a "sure" said over the agent as "Share.", sure of it at 0.5.
+        let recognizer = ScriptedSpeechRecognizer(texts: ["What time is it?", "Share."], wordConfidence: 0.5)
+        let (session, recorder) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text(Self.longReply)]))
+        try await askAndWaitForTheReply(session, recorder)
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 400), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 600), sampleRate: 16_000)
+        #expect(await recorder.waitFor(Self.resumed))
+        let verdict = await decision(recorder)
+        #expect(verdict?.interrupts == false && verdict?.reason == .unclearWords && verdict?.words == "Share.")
+        #expect(await recorder.count(Self.committed) == 1)
+        #expect(await session.ledger.messages == [.user("What time is it?"), .assistant(text: Self.longReply, toolCalls: [], interrupted: false)])
+    }
+
     @Test func aCoughWhileTheAgentSpeaksChangesNothing() async throws {
         let (session, recorder) = makeSession(model: ScriptedLanguageModel(replies: [.text(Self.longReply)]))
         try await askAndWaitForTheReply(session, recorder)

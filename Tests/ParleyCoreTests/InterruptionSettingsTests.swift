@@ -16,13 +16,16 @@ import Testing
 
     @Test(arguments: [RealtimeDialect.ga, .beta])
     func theFieldsGivenReplaceTheSessionsTuningAndTheRestStay(dialect: RealtimeDialect) throws {
-        let update = try settings(#"{"parley_interruption":{"max_backchannel_ms":600,"min_voiced_ms":90,"backchannels":["go on"]}}"#, dialect: dialect)
-        #expect(update.interruption == InterruptionSettings(maximumBackchannelMs: 600, minimumVoicedMs: 90, backchannels: ["go on"]))
+        let update = try settings(
+            #"{"parley_interruption":{"max_backchannel_ms":600,"min_voiced_ms":90,"backchannels":["go on"],"min_word_confidence":0.25}}"#, dialect: dialect
+        )
+        #expect(update.interruption == InterruptionSettings(maximumBackchannelMs: 600, minimumVoicedMs: 90, backchannels: ["go on"], minimumWordConfidence: 0.25))
         let configuration = update.applied(to: VoiceSessionConfiguration())
         var expected = InterruptionPolicy.Configuration()
         expected.maximumBackchannelMs = 600
         expected.minimumVoicedMs = 90
         expected.backchannels = ["go on"]
+        expected.minimumWordConfidence = 0.25
         #expect(configuration.interruption == expected)
         // A later update that does not mention it leaves it as it is.
         #expect(try settings(#"{"instructions":"Be brief."}"#).applied(to: configuration).interruption == expected)
@@ -34,6 +37,9 @@ import Testing
         }
         #expect(throws: RealtimeProtocolError.invalidValue("session.parley_interruption.playback_threshold", "1.5 is outside 0…1.")) {
             try settings(#"{"parley_interruption":{"playback_threshold":1.5}}"#)
+        }
+        #expect(throws: RealtimeProtocolError.invalidValue("session.parley_interruption.min_word_confidence", "-0.1 is outside 0…1.")) {
+            try settings(#"{"parley_interruption":{"min_word_confidence":-0.1}}"#)
         }
         #expect(throws: RealtimeProtocolError.invalidValue("session.parley_interruption.max_backchannel_ms", "must be at least min_speech_ms (500).")) {
             try settings(#"{"parley_interruption":{"min_speech_ms":500,"max_backchannel_ms":300}}"#)

@@ -81,13 +81,13 @@ private struct SilentJudge: TurnCompletionJudge {
 /// The session reads a pause's words when the audio model calls it incomplete, too.
 @Suite struct CompleteByWordsSessionTests {
     /// Silence from the end of the speech to `speech_stopped`, for a pause whose audio the
-    /// model gives `probability` and whose early transcript is `transcript`, its last word
-    /// heard with `lastWordConfidence`.
+    /// model gives `probability` and whose early transcript is `transcript`, each word heard
+    /// with `wordConfidence`.
     private func silenceEndingTheTurn(
-        transcript: String, probability: Float = 0.1, lastWordConfidence: Float? = nil
+        transcript: String, probability: Float = 0.1, wordConfidence: Float? = nil
     ) async throws -> Int? {
         let (session, recorder) = makeSemanticSession(
-            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript], lastWordConfidence: lastWordConfidence), probability: probability
+            recognizer: ScriptedSpeechRecognizer(texts: [transcript, transcript], wordConfidence: wordConfidence), probability: probability
         )
         try await speakUntilThePauseIsJudged(session, recorder) { if case .turnJudged(_, _, _, _, transcript) = $0 { true } else { false } }
         for _ in 0..<24 { try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000) }
@@ -108,12 +108,12 @@ private struct SilentJudge: TurnCompletionJudge {
     /// mark both call it complete, but the recognizer doubted "him".
     @Test func aDoubtfulLastWordDoesNotEndTheTurnAtOnce() async throws {
         let check = ServerVADSettings.Eagerness.auto.completionCheck
-        let doubted = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", probability: 0.95, lastWordConfidence: 0.33))
+        let doubted = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", probability: 0.95, wordConfidence: 0.33))
         #expect(doubted >= check.completeByWordsSilenceMs && doubted < check.completeByWordsSilenceMs + 100, "\(doubted) ms")
-        let sure = try #require(try await silenceEndingTheTurn(transcript: "Could you check the time?", probability: 0.95, lastWordConfidence: 0.97))
+        let sure = try #require(try await silenceEndingTheTurn(transcript: "Could you check the time?", probability: 0.95, wordConfidence: 0.97))
         #expect(sure < 300, "\(sure) ms")
         // Nor does a doubtful last word shorten the wait on a pause the audio model calls incomplete.
-        let incomplete = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", lastWordConfidence: 0.33))
+        let incomplete = try #require(try await silenceEndingTheTurn(transcript: "Could you check him?", wordConfidence: 0.33))
         #expect(incomplete >= 4_000, "\(incomplete) ms")
     }
 

@@ -28,9 +28,11 @@ import Testing
         #expect(partial.audioDuration > 0.5 && partial.processingDuration > 0)
         let empty = try await recognizer.transcribe([], isFinal: true)
         #expect(empty.text.isEmpty && empty.audioDuration == 0 && empty.lastWordConfidence == nil)
-        // A clearly spoken sentence: Whisper is sure of its last word.
+        // A clearly spoken sentence: a confidence for each word, and Whisper is sure of its last word.
         let whole = try await recognizer.transcribe(audio, isFinal: true)
+        #expect(whole.wordConfidences?.count == normalizedWords(whole.text).count, "\(whole)")
         #expect((whole.lastWordConfidence ?? 0) > PauseTranscriptReading.minimumLastWordConfidence, "\(whole)")
+        #expect((whole.clearestWordConfidence ?? 0) > InterruptionPolicy.Configuration().minimumWordConfidence, "\(whole)")
     }
 
     @Test(arguments: [true, false]) func shortQuestionIsTranscribedOnceWithoutALoop(isFinal: Bool) async throws {

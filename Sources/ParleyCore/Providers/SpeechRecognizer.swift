@@ -8,19 +8,28 @@ public struct Transcription: Sendable, Hashable, Codable {
     public var audioDuration: Double
     /// Seconds the recognizer spent.
     public var processingDuration: Double
-    /// How sure the recognizer was of the text's last word (0…1: the lowest probability among
-    /// its tokens), or `nil` when it does not say. `semantic_vad` does not let a doubtful last
-    /// word decide that a thought is over: a mid-thought pause's dangling "to", "if" or "and"
-    /// is what gets misheard ("too", "it", "veterans").
-    public var lastWordConfidence: Float?
+    /// How sure the recognizer was of each word of the text, in order (0…1: the lowest
+    /// probability among a word's tokens), or `nil` when it does not say.
+    public var wordConfidences: [Float]?
 
     /// Creates a transcription.
-    public init(text: String, audioDuration: Double, processingDuration: Double, lastWordConfidence: Float? = nil) {
+    public init(text: String, audioDuration: Double, processingDuration: Double, wordConfidences: [Float]? = nil) {
         self.text = text
         self.audioDuration = audioDuration
         self.processingDuration = processingDuration
-        self.lastWordConfidence = lastWordConfidence
+        self.wordConfidences = wordConfidences
     }
+
+    /// How sure the recognizer was of the last word, or `nil` when it does not say.
+    /// `semantic_vad` does not let a doubtful last word decide that a thought is over: a
+    /// mid-thought pause's dangling "to", "if" or "and" is what gets misheard ("too", "it",
+    /// "veterans").
+    public var lastWordConfidence: Float? { wordConfidences?.last }
+
+    /// How sure the recognizer was of the word it was surest of, or `nil` when it does not
+    /// say. Short speech over the agent in which the recognizer is sure of no word asks for
+    /// nothing: a "sure" heard as "share", the agent's own voice leaking back.
+    public var clearestWordConfidence: Float? { wordConfidences?.max() }
 }
 
 /// Turns speech audio into text.

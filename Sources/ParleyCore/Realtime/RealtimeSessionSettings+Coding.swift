@@ -186,7 +186,8 @@ extension RealtimeSessionSettings {
             minimumSpeechMs: try reader.int("min_speech_ms"), maximumBackchannelMs: try reader.int("max_backchannel_ms"),
             gapToleranceMs: try reader.int("gap_tolerance_ms"), minimumVoicedMs: try reader.int("min_voiced_ms"),
             threshold: try reader.double("threshold"),
-            playbackThreshold: try reader.double("playback_threshold"), backchannels: try reader.strings("backchannels")
+            playbackThreshold: try reader.double("playback_threshold"), backchannels: try reader.strings("backchannels"),
+            minimumWordConfidence: try reader.double("min_word_confidence")
         )
         if let first = settings.validationProblems().first { throw .invalidValue(reader.path(of: first.field), first.problem) }
         return settings

@@ -201,8 +201,10 @@ struct InputPipeline {
     }
 
     /// Hands the interruption policy the words of the speech it asked to judge.
-    mutating func interruptionJudged(words: String, speechStartMs: Int, speechEndMs: Int) -> InterruptionPolicy.Action {
-        interruptionPolicy.judged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
+    mutating func interruptionJudged(words: Transcription, speechStartMs: Int, speechEndMs: Int) -> InterruptionPolicy.Action {
+        interruptionPolicy.judged(
+            words: words.text, clearestWordConfidence: words.clearestWordConfidence, speechStartMs: speechStartMs, speechEndMs: speechEndMs
+        )
     }
 
     /// Whether speech over the agent is being decided.

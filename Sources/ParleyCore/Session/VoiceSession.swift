@@ -574,17 +574,18 @@ public actor VoiceSession {
         interruption.judgement = Task { [weak self] in
             // A failed transcription heard no words: the agent goes on. A cancelled one (the
             // speech went on and is judged again) says nothing.
-            let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))?.text ?? ""
+            let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))
+                ?? Transcription(text: "", audioDuration: 0, processingDuration: 0)
             guard !Task.isCancelled else { return }
             await self?.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
         }
     }
 
-    private func interruptionJudged(words: String, speechStartMs: Int, speechEndMs: Int) {
+    private func interruptionJudged(words: Transcription, speechStartMs: Int, speechEndMs: Int) {
         interruption.judgement = nil
         guard !isClosed else { return }
         let action = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
-        carryOut(action, atMs: input.receivedMs, words: words)
+        carryOut(action, atMs: input.receivedMs, words: words.text)
     }
 
     /// The user meant to interrupt: their turn goes on from where it began, and the agent stops

@@ -4,7 +4,7 @@ import Foundation
 /// the fields given replace those of an `InterruptionPolicy.Configuration`, the rest stay.
 ///
 /// ```json
-/// {"min_speech_ms": 160, "max_backchannel_ms": 900, "min_voiced_ms": 60, "backchannels": ["mm-hmm", "yeah"]}
+/// {"min_speech_ms": 160, "max_backchannel_ms": 900, "min_voiced_ms": 60, "backchannels": ["mm-hmm", "yeah"], "min_word_confidence": 0.6}
 /// ```
 public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// Speech shorter than this never stops the agent (`min_speech_ms`).
@@ -23,16 +23,20 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
     /// Words and phrases that only acknowledge (`backchannels`); an empty list makes every
     /// worded sound an interruption.
     public var backchannels: [String]?
+    /// Speech whose every word the recognizer was less sure of than this lets the agent go on
+    /// (`min_word_confidence`, 0…1; 0 turns the rule off).
+    public var minimumWordConfidence: Double?
 
     enum CodingKeys: String, CodingKey {
         case minimumSpeechMs = "min_speech_ms", maximumBackchannelMs = "max_backchannel_ms"
         case gapToleranceMs = "gap_tolerance_ms", minimumVoicedMs = "min_voiced_ms", threshold, playbackThreshold = "playback_threshold", backchannels
+        case minimumWordConfidence = "min_word_confidence"
     }
 
     /// Creates settings; every field left out keeps the configuration's value.
     public init(
         minimumSpeechMs: Int? = nil, maximumBackchannelMs: Int? = nil, gapToleranceMs: Int? = nil, minimumVoicedMs: Int? = nil,
-        threshold: Double? = nil, playbackThreshold: Double? = nil, backchannels: [String]? = nil
+        threshold: Double? = nil, playbackThreshold: Double? = nil, backchannels: [String]? = nil, minimumWordConfidence: Double? = nil
     ) {
         self.minimumSpeechMs = minimumSpeechMs
         self.maximumBackchannelMs = maximumBackchannelMs
@@ -41,6 +45,7 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
         self.threshold = threshold
         self.playbackThreshold = playbackThreshold
         self.backchannels = backchannels
+        self.minimumWordConfidence = minimumWordConfidence
     }
 
     /// `configuration` with the fields given here replaced.
@@ -53,6 +58,7 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
         if let threshold { configuration.threshold = Float(threshold) }
         if let playbackThreshold { configuration.playbackThreshold = Float(playbackThreshold) }
         if let backchannels { configuration.backchannels = backchannels }
+        if let minimumWordConfidence { configuration.minimumWordConfidence = Float(minimumWordConfidence) }
         return configuration
     }
 
@@ -62,7 +68,7 @@ public struct InterruptionSettings: Sendable, Hashable, Codable {
         for (field, value) in [("min_speech_ms", minimumSpeechMs), ("max_backchannel_ms", maximumBackchannelMs), ("gap_tolerance_ms", gapToleranceMs), ("min_voiced_ms", minimumVoicedMs)] {
             if let value, !(0...10_000).contains(value) { problems.append((field, "\(value) is outside 0…10000.")) }
         }
-        for (field, value) in [("threshold", threshold), ("playback_threshold", playbackThreshold)] {
+        for (field, value) in [("threshold", threshold), ("playback_threshold", playbackThreshold), ("min_word_confidence", minimumWordConfidence)] {
             if let value, !(0...1).contains(value) { problems.append((field, "\(value) is outside 0…1.")) }
         }
         if let minimumSpeechMs, let maximumBackchannelMs, maximumBackchannelMs < minimumSpeechMs {

@@ -121,17 +121,17 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         }
         return Transcription(
             text: decoded.text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval,
-            lastWordConfidence: decoded.lastWordConfidence
+            wordConfidences: decoded.wordConfidences
         )
     }
 
     /// Runs `whisper_full_with_state` and returns the text of its segments, without a repeated
-    /// tail where a segment ran out of tokens, and how sure it was of the last word. Runs on a
+    /// tail where a segment ran out of tokens, and how sure it was of each word. Runs on a
     /// worker thread.
     private static func decode(
         _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
         threadCount: Int, configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool, prompt: String?
-    ) throws -> (text: String, lastWordConfidence: Float?) {
+    ) throws -> (text: String, wordConfidences: [Float]) {
         var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
         parameters.n_threads = Int32(max(1, threadCount))
         parameters.no_context = true
@@ -176,7 +176,7 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             }
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return (text, WhisperTokenPiece.lastWordConfidence(of: pieces))
+        return (text, WhisperTokenPiece.wordConfidences(of: pieces))
     }
 
     /// The text tokens of one segment without a repeated tail: any repetition when the segment

@@ -5,13 +5,17 @@ struct WhisperTokenPiece: Sendable, Hashable {
     var text: String
     var probability: Float
 
-    /// How sure the decoder was of the last word of `pieces`: the lowest probability among the
-    /// tokens from the last one that starts a word (with a space, or the first) to the end,
-    /// punctuation after the word left out; `nil` when there is no word.
-    static func lastWordConfidence(of pieces: [WhisperTokenPiece]) -> Float? {
-        guard let lastWordToken = pieces.lastIndex(where: { $0.text.contains(where: \.isLetterOrDigit) }) else { return nil }
-        let start = pieces[...lastWordToken].lastIndex { $0.text.first?.isWhitespace == true } ?? 0
-        return pieces[start...lastWordToken].map(\.probability).min()
+    /// How sure the decoder was of each word of `pieces`, in order: the lowest probability
+    /// among a word's tokens, from the one that starts it (with a space, or the first) to its
+    /// last letter or digit, punctuation after the word left out. Pieces without a letter or
+    /// digit are no word.
+    static func wordConfidences(of pieces: [WhisperTokenPiece]) -> [Float] {
+        let starts = pieces.indices.filter { $0 == pieces.startIndex || pieces[$0].text.first?.isWhitespace == true }
+        return zip(starts, starts.dropFirst() + [pieces.endIndex]).compactMap { start, end in
+            let word = pieces[start..<end]
+            guard let lastSpoken = word.lastIndex(where: { $0.text.contains(where: \.isLetterOrDigit) }) else { return nil }
+            return word[start...lastSpoken].map(\.probability).min()
+        }
     }
 }
 
