@@ -29,6 +29,7 @@ struct ParleyBenchmarks {
     static let partialAreas: [(name: String, run: @Sendable (Bool) async throws -> [BenchmarkResult])] = [
         ("turns-over-agent", turnOverAgentBenchmarks),  // the corpus over the agent, part of `turns`
         ("turns-semantic-vad", turnSemanticVADBenchmarks),  // the text judge and semantic_vad's turn endings, part of `turns`
+        ("turns-noise-reduction", turnNoiseReductionBenchmarks),  // WER without and with noise_reduction, part of `turns`
     ]
 
     static func main() async {

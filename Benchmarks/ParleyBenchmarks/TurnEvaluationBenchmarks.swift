@@ -53,11 +53,24 @@ func turnEvaluationBenchmarks(quick: Bool, semanticVADOnly: Bool = false) async 
 /// Only the corpus played over the agent's reply (`overAgentResults`): the `turns-over-agent`
 /// area, for rerunning the interruption figures without the rest of `turns`.
 func turnOverAgentBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    try await turnCorpusPart(quick: quick, overAgentResults)
+}
+
+/// Only the word error rates without and with `noise_reduction` (`wordErrorResults`): the
+/// `turns-noise-reduction` area.
+func turnNoiseReductionBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    try await turnCorpusPart(quick: quick, wordErrorResults)
+}
+
+/// Runs `part` of the `turns` area over the corpus on a turn-evaluation server of its own.
+private func turnCorpusPart(
+    quick: Bool, _ part: ([TurnClip], TurnHarness) async throws -> [BenchmarkResult]
+) async throws -> [BenchmarkResult] {
     let corpus = try TurnCorpus(cacheDirectory: TurnCorpus.defaultCacheDirectory)
     let clips = try await corpus.clips(for: TurnCorpusScript.recipes(slice: quick ? 6 : nil))
     let server = try await TurnEvaluationServer()
     do {
-        let results = try await overAgentResults(clips, harness: TurnHarness(server: server))
+        let results = try await part(clips, TurnHarness(server: server))
         await server.stop()
         return results
     } catch {
@@ -204,10 +217,10 @@ private func overAgentResults(_ clips: [TurnClip], harness: TurnHarness) async t
 }
 
 /// Word error rate of the final transcript (Whisper tiny.en, committed by hand) on clean
-/// questions and under babble and white noise at 10 and 5 dB SNR, without and with
+/// sentences and under babble and white noise at 10 and 5 dB SNR, without and with
 /// `noise_reduction` near_field.
 private func wordErrorResults(_ clips: [TurnClip], harness: TurnHarness) async throws -> [BenchmarkResult] {
-    let clean = clips.filter { $0.kind == .completeQuestion }
+    let clean = clips.filter { $0.kind == .cleanSpeech }
     let noisy = Dictionary(grouping: clips.filter { $0.kind == .noisySpeech }) { $0.recipe.noise! }
     let conditions: [(String, [TurnClip])] = [("clean speech", clean)]
         + TurnNoise.conditions.map { ("\($0.kind.rawValue) noise at \($0.snrDB) dB SNR", noisy[$0] ?? []) }
@@ -220,7 +233,7 @@ private func wordErrorResults(_ clips: [TurnClip], harness: TurnHarness) async t
             let setting = reduction.map { "noise_reduction \($0.rawValue)" } ?? "noise_reduction off"
             for (clip, transcript) in zip(group, transcripts) { log("WER \(setting) \(clip.recipe.id): \"\(transcript)\"") }
             results.append(BenchmarkResult(
-                area: "turns", name: "WER, Whisper tiny.en final transcript, \(condition) (\(group.count) questions, 6 voices), \(setting)",
+                area: "turns", name: "WER, Whisper tiny.en final transcript, \(condition) (\(group.count) sentences, 6 voices), \(setting)",
                 value: percent(total.errors, of: total.words), unit: "%", target: "", meetsTarget: nil
             ))
         }

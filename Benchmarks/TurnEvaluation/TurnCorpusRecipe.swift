@@ -12,6 +12,8 @@ public enum TurnClipKind: String, Codable, Sendable, CaseIterable {
     case shortNoise = "short noise"
     /// "Wait", "stop", "no, I meant…" while the agent speaks: must interrupt it, quickly.
     case realInterruption = "real interruption"
+    /// A sentence without noise, for the word error rate beside the noisy ones.
+    case cleanSpeech = "clean speech"
     /// A sentence under babble or white noise, for the word error rate.
     case noisySpeech = "noisy speech"
     /// Nothing said; the agent's own voice leaks back into the microphone.

@@ -40,7 +40,8 @@ public final class TurnEvaluationServer: Sendable {
             turnCompletionModel: try SmartTurnModel(modelPath: locator.path(of: .smartTurn)),
             turnCompletionJudge: judgeServer.turnCompletionJudge(),
             makeNoiseSuppressor: { kind, frameLength, sampleRate in
-                SpeexNoiseSuppressor(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
+                // What the server ships (ProviderFactory): speexdsp behind the gate.
+                InputNoiseSuppression.make(kind: kind, frameLength: frameLength, sampleRate: sampleRate)
             },
             makeEchoCanceller: { frameLength, sampleRate in SpeexEchoCanceller(frameLength: frameLength, sampleRate: sampleRate) }
         )

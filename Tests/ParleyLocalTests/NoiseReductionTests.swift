@@ -83,23 +83,49 @@ import Testing
         #expect(noisyReduced.errors <= noisy.errors, "\(noisy.texts) became \(noisyReduced.texts)")
     }
 
+    /// `audio` through the shipped SNR gate in the session's VAD frames: whether it ends up
+    /// suppressing, its estimate, and how many frames it changed.
+    static func gated(_ audio: [Float]) -> (isSuppressing: Bool, estimatedSNR: Double, changedFrames: Int) {
+        var gate = LowSNRNoiseSuppressor(SpeexNoiseSuppressor(kind: .nearField, frameLength: 512, sampleRate: 16_000))
+        var changed = 0
+        for start in stride(from: 0, to: audio.count - 511, by: 512) {
+            var frame = Array(audio[start..<start + 512])
+            let before = frame
+            gate.suppress(&frame)
+            if frame != before { changed += 1 }
+        }
+        return (gate.isSuppressing, gate.estimatedSNR, changed)
+    }
+
     @Test func theSNRGateSuppressesOnlyNoisyInput() async throws {
         let speech = try await TestModels.speech(Self.sentences[1])
         // Clean, with a quiet hiss 50 dB down, and with white noise at 5 dB SNR.
         let white = SyntheticSounds.whiteNoise(milliseconds: 5_000)
         for (noise, snrDB, noisy) in [(nil, 0.0, false), (white, 50, false), (white, 5, true)] {
-            let audio = NoiseMix.mix(speech, under: noise ?? [0], snrDB: snrDB)
-            var gate = LowSNRNoiseSuppressor(SpeexNoiseSuppressor(kind: .nearField, frameLength: 512, sampleRate: 16_000))
-            var changed = 0
-            for start in stride(from: 0, to: audio.count - 511, by: 512) {
-                var frame = Array(audio[start..<start + 512])
-                let before = frame
-                gate.suppress(&frame)
-                if frame != before { changed += 1 }
-            }
-            #expect(gate.isSuppressing == noisy, "estimated SNR \(gate.estimatedSNR) dB")
-            #expect(noisy ? changed > 0 : changed == 0, "\(changed) frames changed")
+            let verdict = Self.gated(NoiseMix.mix(speech, under: noise ?? [0], snrDB: snrDB))
+            #expect(verdict.isSuppressing == noisy, "estimated SNR \(verdict.estimatedSNR) dB")
+            #expect(noisy ? verdict.changedFrames > 0 : verdict.changedFrames == 0, "\(verdict.changedFrames) frames changed")
         }
+    }
+
+    /// Babble is not the steady noise speexdsp learns: speech under it passes as it came.
+    @Test func babbleIsLeftAsItCame() async throws {
+        let speech = try await TestModels.speech(Self.sentences[1])
+        let babble = try await NoiseMix.babble(milliseconds: 6_000)
+        let verdict = Self.gated(NoiseMix.mix(speech, under: babble, snrDB: 5))
+        #expect(!verdict.isSuppressing && verdict.changedFrames == 0, "\(verdict.changedFrames) frames changed, estimated SNR \(verdict.estimatedSNR) dB")
+    }
+
+    /// A client that sends zeros before its microphone opens (the turn harness pads each clip
+    /// with them): the noise after them is still noise, and the gate still waits to have heard
+    /// enough before it changes anything.
+    @Test func digitalSilenceTeachesTheGateNothing() async throws {
+        let speech = try await TestModels.speech(Self.sentences[1])
+        let zeros = [Float](repeating: 0, count: 16_000)
+        let noisy = Self.gated(zeros + NoiseMix.mix(speech, under: SyntheticSounds.whiteNoise(milliseconds: 5_000), snrDB: 5, leadInMs: 300))
+        #expect(noisy.isSuppressing, "estimated SNR \(noisy.estimatedSNR) dB")
+        // 400 ms of noise after the zeros is less than the half second the gate waits to hear.
+        #expect(Self.gated(zeros + SyntheticSounds.whiteNoise(milliseconds: 400, level: 0.05)).changedFrames == 0)
     }
 
     @Test func webRTCSuppressionTakesSteadyNoiseDown() throws {
@@ -131,12 +157,13 @@ import Testing
         let session = VoiceSession(providers: providers, configuration: configuration)
         let recorder = SessionRecorder()
         recorder.record(session)
-        // A second of white noise before the question lets the suppressor learn it.
+        // A second and a half of white noise before the question lets the gate and the
+        // suppressor learn it.
         let speech = try await TestModels.speech(Self.sentences[0])
-        let noise = SyntheticSounds.whiteNoise(milliseconds: 1_000 + speech.count / 16 + 1_500, level: 1)
+        let noise = SyntheticSounds.whiteNoise(milliseconds: 1_500 + speech.count / 16 + 1_500, level: 1)
         let gain = Float((Self.power(speech) / Self.power(noise) / pow(10, 0.5)).squareRoot())
         var input = noise.map { gain * $0 }
-        for index in speech.indices { input[16_000 + index] += speech[index] }
+        for index in speech.indices { input[24_000 + index] += speech[index] }
         try await session.appendAudio(SampleConversion.pcm16(input), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.finalTranscript))
         let heard = try #require(recognizer.utterances.first)
