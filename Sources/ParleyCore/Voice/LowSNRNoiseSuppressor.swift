@@ -52,6 +52,9 @@ public struct LowSNRNoiseSuppressor<Inner: NoiseSuppressor>: NoiseSuppressor {
     /// Wraps `inner`.
     public init(_ inner: Inner) { self.inner = inner }
 
+    /// Whether the quietest recent frames are those of a steady noise.
+    private var isSteady: Bool { (steadiness.spreadDB ?? .infinity) <= Self.steadyNoiseSpreadDB }
+
     /// The estimated signal-to-noise ratio in dB.
     public var estimatedSNR: Double {
         10 * log10(speechLevel / max(noiseFloor ?? Self.silentPower, Self.silentPower))
@@ -71,7 +74,8 @@ public struct LowSNRNoiseSuppressor<Inner: NoiseSuppressor>: NoiseSuppressor {
         inner.suppress(&cleaned)
         guard framesOfSound >= Self.settlingFrames else { return }
         let snr = estimatedSNR
-        let isSteady = (steadiness.spreadDB ?? .infinity) <= Self.steadyNoiseSpreadDB
+        // The steadiness (a sort of the last three seconds' frames) is asked last, only of
+        // input noisy enough to suppress.
         if (noiseFloor ?? 0) < Self.quietPower || snr > Self.bypassAboveDB || !isSteady {
             isSuppressing = false
         } else if snr < Self.applyBelowDB {
