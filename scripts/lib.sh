@@ -19,3 +19,11 @@ say() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
+
+# The release build: what `scripts/run` serves, what the whole-system tests run against, and
+# what the benchmarks measure, in one configuration so each script reuses the others' build.
+# `-enable-testing` lets the test bundle's `@testable import`s link against these very modules
+# (it keeps internal symbols visible; the optimiser still runs in full).
+PARLEY_RELEASE_FLAGS=(-c release -Xswiftc -enable-testing)
+release_build() { swift build "${PARLEY_RELEASE_FLAGS[@]}" "$@"; }
+release_bin_path() { swift build "${PARLEY_RELEASE_FLAGS[@]}" --show-bin-path; }

@@ -108,14 +108,21 @@ private struct CallScript: Sendable {
     }
 }
 
+/// The Twilio auth token the benchmark servers have, with which the simulated Twilio signs.
+private let telephonyBenchmarkAuthToken = "bench-twilio-auth-token-0123456789"
+
 /// Places one call through the webhook and the media stream, asks the question in real time
 /// and returns the time from the end of the question's speech to the first `media` of the answer.
 private func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20)) async throws -> Duration {
     let base = "http://127.0.0.1:\(port)"
     let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    let form = [(name: "CallSid", value: callSID), (name: "From", value: "+14155550100"), (name: "To", value: "+15005550006")]
+    let webhook = base + "/v1/telephony/twilio/voice"
+    let signature = TwilioSignature.expected(url: webhook, parameters: form, authToken: telephonyBenchmarkAuthToken)
     let response = try await HTTPClient.shared.send(HTTPClient.Request(
-        url: URL(string: base + "/v1/telephony/twilio/voice")!, method: "POST",
-        headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("CallSid=\(callSID)&From=%2B14155550100&To=%2B15005550006".utf8)
+        url: URL(string: webhook)!, method: "POST",
+        headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature],
+        body: Data("CallSid=\(callSID)&From=%2B14155550100&To=%2B15005550006".utf8)
     ))
     let twiML = String(decoding: response.body, as: UTF8.self)
     guard response.status == 200, let token = twiML.between(#"name="parley_token" value=""#, #"""#) else {
@@ -156,6 +163,7 @@ private func placeCall(port: Int, script: CallScript, deadline: Duration = .seco
 private func measureEmbeddedCalls(turns: Int) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
+    settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-telephony-\(getpid())")
     defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
     let providers = try await ProviderFactory.make(settings)
@@ -188,6 +196,7 @@ private func measureEmbeddedCalls(turns: Int) async throws -> [BenchmarkResult] 
 private func measureConcurrentCalls(callCounts: [Int]) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
+    settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
     settings.maximumSessions = 10_000
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-calls-\(getpid())")
     defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }

@@ -72,6 +72,8 @@ public final class ParleyApp: Sendable {
         configuration.staticRoot = settings.webRoot
         configuration.maxWebSocketMessageSize = 16 << 20
         configuration.additionalRequestHeaders.append("x-twilio-signature")
+        // Proxy headers lws does not parse, so that local tokens can refuse proxied requests.
+        configuration.additionalRequestHeaders += ["forwarded", "x-forwarded-port", "x-forwarded-server", "x-real-ip"]
         server = HTTPServer(configuration: configuration, router: router)
     }
 

@@ -43,12 +43,13 @@ public protocol ParleyStore: AnyObject, Sendable {
     /// Whether a conversation exists.
     func conversationExists(id: String) async throws -> Bool
     /// Appends a completed item to its conversation (creating the conversation if needed), in
-    /// its own transaction. Writing an item id a second time replaces its content but keeps
-    /// its position, so a write may be retried safely.
+    /// its own transaction. Writing an item id a second time in the same conversation replaces
+    /// its content but keeps its position, so a write may be retried safely. Items are keyed by
+    /// conversation and id: the same id in another conversation is another item.
     func appendItem(_ item: ItemRecord) async throws
-    /// Removes an item; returns whether it existed.
+    /// Removes an item of a conversation; returns whether it existed there.
     @discardableResult
-    func deleteItem(id: String) async throws -> Bool
+    func deleteItem(conversationID: String, id: String) async throws -> Bool
     /// The items of a conversation in the order they were first written.
     func items(conversationID: String) async throws -> [ItemRecord]
     /// Deletes a conversation with its items and instances; returns whether it existed.

@@ -130,16 +130,16 @@ public final class PostgresStore: ParleyStore {
                 "WITH conversation AS (INSERT INTO conversations(id, agent_id, created_at) VALUES($2, NULL, $4) "
                     + "ON CONFLICT(id) DO NOTHING) "
                     + "INSERT INTO items(id, conversation_id, message, created_at) VALUES($1, $2, $3, $4) "
-                    + "ON CONFLICT(id) DO UPDATE SET message = excluded.message",
+                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
                 parameters
             )
         }
     }
 
     @discardableResult
-    public func deleteItem(id: String) async throws -> Bool {
+    public func deleteItem(conversationID: String, id: String) async throws -> Bool {
         try await pool.run { connection in
-            try connection.query("DELETE FROM items WHERE id = $1", [id]).affectedRows == 1
+            try connection.query("DELETE FROM items WHERE conversation_id = $1 AND id = $2", [conversationID, id]).affectedRows == 1
         }
     }
 

@@ -110,17 +110,17 @@ public final class SQLiteStore: ParleyStore {
             )
             try transaction.query(
                 "INSERT INTO items(id, conversation_id, message, created_at) VALUES(?, ?, ?, ?) "
-                    + "ON CONFLICT(id) DO UPDATE SET message = excluded.message",
+                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
                 [.text(item.id), .text(item.conversationID), .text(payload), .real(item.createdAt.timeIntervalSince1970)]
             )
         }
     }
 
-    /// Removes an item; returns whether it existed.
+    /// Removes an item of a conversation; returns whether it existed there.
     @discardableResult
-    public func deleteItem(id: String) async throws -> Bool {
+    public func deleteItem(conversationID: String, id: String) async throws -> Bool {
         try database.transaction { transaction in
-            try transaction.query("DELETE FROM items WHERE id = ?", [.text(id)])
+            try transaction.query("DELETE FROM items WHERE conversation_id = ? AND id = ?", [.text(conversationID), .text(id)])
             return try transaction.query("SELECT changes()").first?.first?.integer == 1
         }
     }

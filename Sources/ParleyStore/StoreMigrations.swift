@@ -113,6 +113,30 @@ enum StoreMigrations {
                 );
                 """
         ),
+        // Items belong to their conversation: an id is unique within one conversation only,
+        // so one conversation's client can neither overwrite nor delete another's items.
+        // Every row is kept, with its position.
+        Step(
+            sqlite: """
+                CREATE TABLE items_keyed_by_conversation(
+                    position INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+                    message TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    UNIQUE(conversation_id, id)
+                );
+                INSERT INTO items_keyed_by_conversation(position, id, conversation_id, message, created_at)
+                    SELECT position, id, conversation_id, message, created_at FROM items;
+                DROP TABLE items;
+                ALTER TABLE items_keyed_by_conversation RENAME TO items;
+                CREATE INDEX items_by_conversation ON items(conversation_id, position);
+                """,
+            postgres: """
+                ALTER TABLE items DROP CONSTRAINT items_id_key;
+                ALTER TABLE items ADD CONSTRAINT items_conversation_id_id_key UNIQUE (conversation_id, id);
+                """
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

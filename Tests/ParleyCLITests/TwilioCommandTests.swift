@@ -44,7 +44,7 @@ struct TwilioCommandTests {
         #expect(run.status == 1)
         #expect(run.output.contains("  https://YOUR-PUBLIC-HOST/v1/telephony/twilio/voice?agent=agent_nope\n"))
         #expect(run.output.contains("FAIL  PARLEY_PUBLIC_URL is not set: set it to the https URL Twilio reaches this server at (a tunnel or reverse proxy), or pass --public-url\n"))
-        #expect(run.output.contains("FAIL  PARLEY_TWILIO_AUTH_TOKEN is not set: anyone who finds the webhook URL could place calls to your agents"))
+        #expect(run.output.contains("FAIL  PARLEY_TWILIO_AUTH_TOKEN is not set: the server refuses every call until it is"))
         #expect(run.output.contains("FAIL  there is no agent agent_nope (see 'parley agents list')\n"))
         #expect(run.errorOutput == "error: the phone setup has 3 problems\n")
         await server.stop()

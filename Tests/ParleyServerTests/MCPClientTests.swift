@@ -24,7 +24,7 @@ struct MCPClientTests {
             #expect(try await client.callTool("add", arguments: ["a": 2, "b": 40]) == "42")
             // The server's notifications/progress reach the tool's progress reporter, in order.
             let heard = ProgressWords()
-            let echoed = try await ToolProgress.$reporter.withValue({ heard.append($0) }) {
+            let echoed = try await ToolProgress.$reporter.withValue(ToolProgressReporter { heard.append($0) }) {
                 try await client.callTool("slow_echo", arguments: ["text": "streamed", "seconds": 0.2])
             }
             #expect(echoed == "streamed")

@@ -8,6 +8,8 @@ import ParleyTesting
 struct TestServer {
     let app: ParleyApp
     let secret = "test-server-secret-0123456789"
+    /// The Twilio auth token every test server has, with which the simulated Twilio signs.
+    static let twilioAuthToken = "test-twilio-auth-token-0123456789ab"
     let dataDirectory: URL
 
     var port: Int { app.port }
@@ -22,6 +24,7 @@ struct TestServer {
         settings.port = 0
         settings.dataDirectory = directory
         settings.webRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Web").standardizedFileURL
+        settings.telephony.twilioAuthToken = twilioAuthToken
         configure(&settings)
         let server = TestServer(
             app: try ParleyApp(

@@ -185,7 +185,7 @@ import Testing
         #expect(wrongKey.status == 403)
         let wrongURL = try await TwilioTestCall.answer(server, form: form, authToken: authToken, signedURLBase: "https://elsewhere.example.com")
         #expect(wrongURL.status == 403)
-        let unsigned = try await TwilioTestCall.answer(server, form: form)
+        let unsigned = try await TwilioTestCall.answer(server, form: form, authToken: nil)
         #expect(unsigned.status == 403)
         var tampered = form
         tampered[2].1 = Self.newCallSID()

@@ -33,10 +33,11 @@ final class TwilioTestCall: Sendable {
          ("From", "+14155550100"), ("To", to)]
     }
 
-    /// Posts the voice webhook as Twilio does (form-encoded), signed with `authToken` when given.
+    /// Posts the voice webhook as Twilio does (form-encoded), signed with `authToken` (the test
+    /// server's by default; nil sends no signature) or carrying `signature` as given.
     static func answer(
-        _ server: TestServer, form: [(String, String)], query: String = "", authToken: String? = nil, signedURLBase: String? = nil,
-        signature: String? = nil
+        _ server: TestServer, form: [(String, String)], query: String = "", authToken: String? = TestServer.twilioAuthToken,
+        signedURLBase: String? = nil, signature: String? = nil
     ) async throws -> Answer {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")

@@ -74,7 +74,7 @@ import Testing
         let second = try #require(try await nodes.b.claim(instanceID: instance))
         #expect(second.epoch == 2 && second.previousOwner == nodes.a.nodeID)
         await #expect(throws: ClusterError.self) { try await nodes.a.store(for: first).appendItem(Self.item("item_a2", instance: instance)) }
-        await #expect(throws: ClusterError.self) { try await nodes.a.store(for: first).deleteItem(id: "item_a1") }
+        await #expect(throws: ClusterError.self) { try await nodes.a.store(for: first).deleteItem(conversationID: "conv_\(instance)", id: "item_a1") }
         try await nodes.b.store(for: second).appendItem(Self.item("item_b1", instance: instance))
         #expect(try await nodes.store.items(conversationID: "conv_\(instance)").map(\.id) == ["item_a1", "item_b1"])
 

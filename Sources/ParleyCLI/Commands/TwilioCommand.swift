@@ -68,7 +68,7 @@ struct TwilioCommand: ParleyCommand {
             findings.append(.problem("PARLEY_PUBLIC_URL is not set: set it to the https URL Twilio reaches this server at (a tunnel or reverse proxy), or pass --public-url"))
         }
         findings.append(settings.telephony.twilioAuthToken == nil
-            ? .problem("PARLEY_TWILIO_AUTH_TOKEN is not set: anyone who finds the webhook URL could place calls to your agents (the token is on the Twilio console's account page)")
+            ? .problem("PARLEY_TWILIO_AUTH_TOKEN is not set: the server refuses every call until it is (the token is on the Twilio console's account page)")
             : .ok("PARLEY_TWILIO_AUTH_TOKEN is set: every call's X-Twilio-Signature is verified"))
         findings += await agentFindings(context)
 

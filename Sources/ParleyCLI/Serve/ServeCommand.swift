@@ -77,6 +77,22 @@ public enum ServeCommand {
             }
         }
 
+        let journal: CrashJournal
+        do {
+            journal = try CrashJournal.open(in: settings.dataDirectory)
+        } catch {
+            return fail(["data directory \(settings.dataDirectory.path): \(error)"])
+        }
+        defer { journal.closeCleanly() }
+        let log = EventLog { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+            journal.record(line)
+        }
+        if let crash = journal.previousCrash {
+            for line in crash.report { info("parley serve: \(line)") }
+            log.log("restarted_after_crash", ["previous_pid": .number(Double(crash.processID)), "previous_started": .string(crash.started)])
+        }
+
         let store: any ParleyStore
         do {
             store = try settings.openStore()
@@ -87,7 +103,7 @@ public enum ServeCommand {
         }
         let app: ParleyApp
         do {
-            app = try ParleyApp(settings: settings, secret: secret, store: store)
+            app = try ParleyApp(settings: settings, secret: secret, store: store, log: log)
             try app.start()
         } catch {
             return fail(["cannot start on \(settings.host):\(settings.port): \(error)"])

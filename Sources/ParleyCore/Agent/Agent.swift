@@ -163,7 +163,7 @@ public struct Agent: Sendable {
         let progress = options.fillerDelay.map {
             ToolProgressGate(interval: $0, waitsForFiller: offersFiller && !options.fillerLine.isEmpty)
         }
-        let sayProgress: @Sendable (String) -> Void = { words in
+        let sayProgress = ToolProgressReporter { words in
             if progress?.admits(words) == true { events.yield(.filler(words)) }
         }
         let (results, saidFiller) = await withTaskGroup(of: StepChild.self) { group -> ([ToolResult?], Bool) in

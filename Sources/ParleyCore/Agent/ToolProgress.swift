@@ -16,8 +16,13 @@ import Foundation
 /// ```
 public enum ToolProgress {
     /// Where the reports of the tool call running in this task go; the agent binds it around
-    /// each call (`ToolProgress.$reporter.withValue(…)`).
-    @TaskLocal public static var reporter: (@Sendable (String) -> Void)?
+    /// each call (`ToolProgress.$reporter.withValue(ToolProgressReporter { … })`).
+    ///
+    /// The value is a struct holding the closure, not an optional closure: with Swift 6.3 on
+    /// Linux, `withValue` on a task-local of optional function type, specialised by the
+    /// optimiser (`-c release`), dereferences a bad pointer in `swift_task_localValuePush` and
+    /// crashes the process. `ToolchainDefectTests` keeps a 20-line reproduction.
+    @TaskLocal public static var reporter: ToolProgressReporter?
 
     /// The longest report said; longer ones are cut at a word.
     static let maximumCharacters = 200
@@ -30,7 +35,18 @@ public enum ToolProgress {
             let cut = words.prefix(maximumCharacters)
             words = String(cut.lastIndex(of: " ").map { cut[..<$0] } ?? cut)
         }
-        reporter(words)
+        reporter.say(words)
+    }
+}
+
+/// Receives the progress reports of the tool calls it is bound around (see `ToolProgress`).
+public struct ToolProgressReporter: Sendable {
+    /// Called with each report, already trimmed and cut to length.
+    public let say: @Sendable (String) -> Void
+
+    /// A reporter that hands each report to `say`.
+    public init(_ say: @escaping @Sendable (String) -> Void) {
+        self.say = say
     }
 }
 

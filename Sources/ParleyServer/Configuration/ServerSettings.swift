@@ -73,8 +73,8 @@ public struct ServerSettings: Sendable {
     public var preemptiveGeneration = true
     /// Client tokens minted per minute per client address.
     public var tokenMintsPerMinute = 30
-    /// Whether `/v1/local/token` hands out client tokens without the secret (the local
-    /// single-user setup); off by default when bound beyond loopback.
+    /// `false` turns `/v1/local/token` (client tokens without the secret, for the local
+    /// single-user setup) off; it is never on beyond loopback.
     public var allowsLocalTokens: Bool?
     /// The UDP port of WebRTC calls (`PARLEY_WEBRTC_PORT`); 0 picks a free one.
     public var webRTCPort = 0
@@ -139,8 +139,9 @@ public struct ServerSettings: Sendable {
     /// pushed it into French too, by penalising the English words the question had just used.)
     public var replyTemperature: Double? { languageModel == .embedded ? 0.2 : nil }
 
-    /// Whether the local token endpoint is on.
-    public var localTokensEnabled: Bool { allowsLocalTokens ?? isLoopback }
+    /// Whether the local token endpoint is on: only on a server listening on loopback, unless
+    /// `PARLEY_LOCAL_TOKENS=false` turns it off there too (`LocalCallerCheck` checks each caller).
+    public var localTokensEnabled: Bool { isLoopback && allowsLocalTokens != false }
 
     /// Reads settings from environment variables (after `.env` values, which they override).
     /// - Returns: the settings and one line per problem found; an empty list means valid.

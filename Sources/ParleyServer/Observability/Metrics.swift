@@ -24,6 +24,7 @@ public final class Metrics: @unchecked Sendable {
     private var sessionsTotal = 0
     private var turnsTotal = 0
     private var errorsByCategory: [String: Int] = [:]
+    private var refusalsByDoor: [String: Int] = [:]
     private var stageLatencies: [String: Histogram] = [:]
 
     /// Creates empty metrics.
@@ -39,6 +40,8 @@ public final class Metrics: @unchecked Sendable {
     public func turnFinished() { lock.withLock { turnsTotal += 1 } }
     /// An error reached a client.
     public func errorReported(category: String) { lock.withLock { errorsByCategory[category, default: 0] += 1 } }
+    /// A door refused a caller (`door`: websocket, webrtc, twilio, local_token; `reason`: why).
+    public func doorRefused(door: String, reason: String) { lock.withLock { refusalsByDoor["\(door)|\(reason)", default: 0] += 1 } }
     /// Records a per-stage latency (`transcription`, `first_token`, `first_audio`).
     public func observe(stage: String, milliseconds: Double) {
         lock.withLock { stageLatencies[stage, default: Histogram()].observe(milliseconds) }
@@ -66,6 +69,12 @@ public final class Metrics: @unchecked Sendable {
             ]
             for (category, count) in errorsByCategory.sorted(by: { $0.key < $1.key }) {
                 lines.append("parley_errors_total{category=\"\(category)\"} \(count)")
+            }
+            lines.append("# HELP parley_door_refusals_total Callers a door refused, by door and reason.")
+            lines.append("# TYPE parley_door_refusals_total counter")
+            for (key, count) in refusalsByDoor.sorted(by: { $0.key < $1.key }) {
+                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+                lines.append("parley_door_refusals_total{door=\"\(parts[0])\",reason=\"\(parts[1])\"} \(count)")
             }
             lines.append("# HELP parley_stage_latency_ms Per-stage latency from the end of the user's speech, in milliseconds.")
             lines.append("# TYPE parley_stage_latency_ms histogram")

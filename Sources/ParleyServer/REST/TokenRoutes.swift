@@ -80,10 +80,11 @@ enum TokenRoutes {
             }
         }
 
+        let localCaller = LocalCallerCheck(settings: context.settings)
         router.post("/v1/local/token") { request in
-            guard context.settings.localTokensEnabled else {
-                return .error(status: 403, code: "local_tokens_disabled",
-                              message: "Local tokens are off on this server; get a client token from your app's backend.")
+            if let refusal = localCaller.refusal(of: request) {
+                context.metrics.doorRefused(door: "local_token", reason: refusal.reason)
+                return .error(status: 403, code: "local_tokens_disabled", message: refusal.message)
             }
             if let refusal = await rateLimit(request, context) { return refusal }
             let minted = context.authentication.authority.mintCompact(forLocalUser: true)

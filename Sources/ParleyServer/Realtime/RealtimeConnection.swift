@@ -491,7 +491,7 @@ actor RealtimeConnection {
                     failure.encode(dialect: dialect).map(write)
                 }
             case .delete(let itemID):
-                _ = try? await context.store.deleteItem(id: itemID)
+                _ = try? await context.store.deleteItem(conversationID: conversationID, id: itemID)
             case .event(let text):
                 write(text)
             }

@@ -3,10 +3,11 @@ import Foundation
 
 /// Twilio's request signature, `X-Twilio-Signature`: HMAC-SHA1, keyed with the account's auth
 /// token, over the full URL Twilio requested followed by every POST parameter's name and value
-/// sorted by name, base64-encoded.
-enum TwilioSignature {
+/// sorted by name, base64-encoded. Public so that a backend, a benchmark or a test can sign
+/// requests the way Twilio does.
+public enum TwilioSignature {
     /// The signature Twilio sends for a request to `url` with `parameters`.
-    static func expected(url: String, parameters: [(name: String, value: String)], authToken: String) -> String {
+    public static func expected(url: String, parameters: [(name: String, value: String)], authToken: String) -> String {
         // Sorted by name as bytes (case-sensitive); a name given twice keeps its order.
         let sorted = parameters.enumerated().sorted { left, right in
             left.element.name.utf8.lexicographicallyPrecedes(right.element.name.utf8)
@@ -21,5 +22,4 @@ enum TwilioSignature {
         let expected = expected(url: url, parameters: parameters, authToken: authToken)
         return HMACSHA256.constantTimeEquals(Data(signature.utf8), Data(expected.utf8))
     }
-
 }

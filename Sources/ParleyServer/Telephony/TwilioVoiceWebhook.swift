@@ -7,8 +7,9 @@ import ParleyStore
 /// call to the media stream endpoint, with a single-use stream token as a custom parameter.
 ///
 /// The agent is the one named by `?agent=ID`, else the one whose `telephony.phone_numbers`
-/// holds the called number (`To`), else the server's default agent. With an auth token
-/// configured, a request without a valid `X-Twilio-Signature` is refused with 403.
+/// holds the called number (`To`), else the server's default agent. Only Twilio may call it:
+/// without `PARLEY_TWILIO_AUTH_TOKEN` every request is refused (403, naming the setting), and
+/// with it a request without a valid `X-Twilio-Signature` is refused (403).
 enum TwilioVoiceWebhook {
     /// The webhook's path.
     static let path = "/v1/telephony/twilio/voice"
@@ -26,12 +27,19 @@ enum TwilioVoiceWebhook {
     static func answer(_ request: HTTPRequest, context: ServerContext, tokens: TwilioStreamTokens) async -> HTTPResponse {
         let parameters = FormURLEncoded.parameters(request.body)
         let settings = context.settings.telephony
-        if let authToken = settings.twilioAuthToken {
-            let signature = request.headers["X-Twilio-Signature"] ?? ""
-            guard TwilioSignature.isValid(signature, url: signedURL(of: request, settings: settings), parameters: parameters, authToken: authToken) else {
-                context.log.log("twilio.signature_refused", ["path": .string(request.path)])
-                return .error(status: 403, code: "invalid_signature", message: "X-Twilio-Signature is missing or does not match this request and the configured auth token.")
-            }
+        guard let authToken = settings.twilioAuthToken else {
+            context.log.log("twilio.refused_unconfigured", ["path": .string(request.path)])
+            context.metrics.doorRefused(door: "twilio", reason: "not_configured")
+            return .error(
+                status: 403, code: "twilio_not_configured",
+                message: "Phone calls are off: set PARLEY_TWILIO_AUTH_TOKEN to the Twilio account's auth token so this server can verify that Twilio signed each call."
+            )
+        }
+        let signature = request.headers["X-Twilio-Signature"] ?? ""
+        guard TwilioSignature.isValid(signature, url: signedURL(of: request, settings: settings), parameters: parameters, authToken: authToken) else {
+            context.log.log("twilio.signature_refused", ["path": .string(request.path)])
+            context.metrics.doorRefused(door: "twilio", reason: "invalid_signature")
+            return .error(status: 403, code: "invalid_signature", message: "X-Twilio-Signature is missing or does not match this request and the configured auth token.")
         }
         let form = Dictionary(parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
         guard let callSID = form["CallSid"], !callSID.isEmpty else {

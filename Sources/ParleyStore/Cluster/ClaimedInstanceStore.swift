@@ -35,22 +35,25 @@ final class ClaimedInstanceStore: ParleyStore {
             try connection.query(
                 "INSERT INTO items(id, conversation_id, message, created_at) SELECT $1, $2, $3, $4::double precision "
                     + "WHERE EXISTS (SELECT 1 FROM instances WHERE id = $5 AND epoch = $6 FOR SHARE) "
-                    + "ON CONFLICT(id) DO UPDATE SET message = excluded.message",
+                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
                 parameters
             ).affectedRows
         }
         guard written == 1 else { throw staleOwner }
     }
 
-    func deleteItem(id: String) async throws -> Bool {
-        let parameters = [id, claim.instanceID, String(claim.epoch)]
+    func deleteItem(conversationID: String, id: String) async throws -> Bool {
+        let parameters = [id, claim.instanceID, String(claim.epoch), conversationID]
         let (deleted, current) = try await store.pool.run { connection in
             try connection.transaction {
                 let current = try !connection.query(
-                    "SELECT 1 FROM instances WHERE id = $1 AND epoch = $2 FOR SHARE", Array(parameters[1...])
+                    "SELECT 1 FROM instances WHERE id = $1 AND epoch = $2 FOR SHARE", [parameters[1], parameters[2]]
                 ).rows.isEmpty
                 guard current else { return (false, false) }
-                return (try connection.query("DELETE FROM items WHERE id = $1", [parameters[0]]).affectedRows == 1, true)
+                let deleted = try connection.query(
+                    "DELETE FROM items WHERE conversation_id = $1 AND id = $2", [parameters[3], parameters[0]]
+                ).affectedRows == 1
+                return (deleted, true)
             }
         }
         guard current else { throw staleOwner }

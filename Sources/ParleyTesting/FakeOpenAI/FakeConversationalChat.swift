@@ -9,7 +9,8 @@ import ParleyCore
 /// - after a tool result: "The tool said: <result>."
 /// - a tool call when tools are offered and `tool_choice` names one, is `required`, or is `auto`
 ///   (or absent) and the question mentions the weather: `get_weather` (or the named tool) with
-///   `{"city": …}` taken from "… in <City>", Paris by default;
+///   `{"city": …}` taken from "… in <City>", Paris by default; for "what time" with `auto`, the
+///   built-in `get_current_time` with no arguments;
 /// - "long story": 200 sentences, one every 40 ms, so there is something to interrupt;
 /// - anything else: "You said: <the last user message>.", so turns can be told apart.
 public enum FakeConversationalChat {
@@ -21,7 +22,7 @@ public enum FakeConversationalChat {
         }
         let question = messages.last { $0["role"]?.stringValue == "user" }.map(text(of:)) ?? ""
         if let tool = toolToCall(body, question: question) {
-            let arguments = JSONValue.object(["city": .string(city(in: question))]).jsonText
+            let arguments = tool == "get_current_time" ? "{}" : JSONValue.object(["city": .string(city(in: question))]).jsonText
             return .toolCalls([ToolCall(id: "call_\(UUID().uuidString.prefix(8).lowercased())", name: tool, arguments: arguments)])
         }
         if question.lowercased().contains("long story") {
@@ -47,7 +48,10 @@ public enum FakeConversationalChat {
         case .object(let choice)?:
             return choice["function"]?["name"]?.stringValue.flatMap { offered.contains($0) ? $0 : nil }
         default:
-            return question.lowercased().contains("weather") && offered.contains("get_weather") ? "get_weather" : nil
+            let lowered = question.lowercased()
+            if lowered.contains("weather"), offered.contains("get_weather") { return "get_weather" }
+            if lowered.contains("what time"), offered.contains("get_current_time") { return "get_current_time" }
+            return nil
         }
     }
 
