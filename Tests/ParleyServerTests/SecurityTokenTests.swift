@@ -171,7 +171,7 @@ struct SecurityTokenTests {
         let tokenA = try #require(instanceA.body["client_secret"]?["value"]?.stringValue)
         let agentAToken = server.clientToken(user: "alice", agentID: agentA)
         let refusals: [(token: String, query: String)] = [
-            (tokenA, "?instance=\(idB)"), (tokenA, ""), (tokenA, "?agent=\(agentA)"), (tokenA, "?agent=\(agentB)"),
+            (tokenA, "?instance=\(idB)"), (tokenA, "?agent=\(agentA)"), (tokenA, "?agent=\(agentB)"),
             (agentAToken, "?instance=\(idB)"), (agentAToken, "?agent=\(agentB)"), (agentAToken, ""),
             (tokenA, "?instance=\(idA)x"), (tokenA, "?instance=\(idA)&instance=\(idB)"),
         ]
@@ -186,6 +186,12 @@ struct SecurityTokenTests {
         }
         let own = try await RealtimeTestClient.connect(server, token: tokenA, query: "?instance=\(idA)")
         #expect(await own.next("session.created") != nil)
+        own.socket.close(code: 1000, reason: "done")
+        // A token minted for an instance needs no query to join it.
+        let unnamed = try await RealtimeTestClient.connect(server, token: tokenA)
+        let conversation = await unnamed.next("conversation.created")
+        #expect(conversation?["conversation"]?["id"] == instanceA.body["conversation_id"], "the unnamed session is not instance A's")
+        unnamed.socket.close(code: 1000, reason: "done")
         let agentScoped = try await RealtimeTestClient.connect(server, token: agentAToken, query: "?instance=\(idA)")
         #expect(await agentScoped.next("session.created") != nil)
         await server.stop()

@@ -20,7 +20,8 @@ enum ClusterSessionGate {
             return
         }
         let admissionID = RealtimeID.session()
-        let instanceID = request.query["instance"]
+        let caller = try? context.authentication.caller(of: request)
+        let instanceID = SessionSetup.requestedInstance(of: request, caller: caller)
         let claim: InstanceClaim?
         do {
             if let maximum = context.settings.clusterMaximumSessions,
@@ -29,7 +30,7 @@ enum ClusterSessionGate {
                        message: "The cluster is at its limit of \(maximum) sessions; try again shortly.")
                 return
             }
-            claim = try await claimIfAllowed(instanceID, request: request, context: context, cluster: cluster)
+            claim = try await claimIfAllowed(instanceID, caller: caller, context: context, cluster: cluster)
         } catch {
             await cluster.sessionEnded(id: admissionID)
             refuse(socket, request, code: "session_setup_failed", closeCode: WebSocketCloseCode.policyViolation,
@@ -49,14 +50,14 @@ enum ClusterSessionGate {
         await cluster.sessionEnded(id: admissionID)
     }
 
-    /// Claims the instance the client asks for, unless its token is for another agent (the
-    /// session setup then refuses it; it must not take the instance from its rightful client).
+    /// Claims the instance the client asks for, unless its token may not join it (the session
+    /// setup then refuses it; it must not take the instance from its rightful client).
     private static func claimIfAllowed(
-        _ instanceID: String?, request: HTTPRequest, context: ServerContext, cluster: PostgresCluster
+        _ instanceID: String?, caller: Caller?, context: ServerContext, cluster: PostgresCluster
     ) async throws -> InstanceClaim? {
         guard let instanceID else { return nil }
-        if case .client(let claims)? = try? context.authentication.caller(of: request), let agentLimit = claims.agentID {
-            guard try await context.store.instance(id: instanceID)?.agentID == agentLimit else { return nil }
+        if case .client(let claims)? = caller {
+            guard let instance = try await context.store.instance(id: instanceID), claims.mayJoin(instance) else { return nil }
         }
         return try await cluster.claim(instanceID: instanceID)
     }

@@ -51,7 +51,7 @@ enum RealtimeEndpoint {
             return .error(status: 401, code: "invalid_api_key", message: "Realtime needs a valid client token or the server secret: \(error).")
         }
         if case .client(let claims) = caller {
-            let instanceID = request.query["instance"]
+            let instanceID = SessionSetup.requestedInstance(of: request, caller: caller)
             // An instance's agent is in the store, which this decision on the network thread does
             // not wait for: an agent-scoped token joining an instance is checked against the
             // instance's agent in `SessionSetup`, before the session starts.
@@ -126,14 +126,23 @@ struct SessionSetup {
         var description: String
     }
 
+    /// The instance a session joins: the one named by `?instance=`, else (when no agent is
+    /// named either) the one a client token was minted for.
+    static func requestedInstance(of request: HTTPRequest, caller: Caller?) -> String? {
+        if let named = request.query["instance"] { return named }
+        if request.query["agent"] == nil, case .client(let claims)? = caller { return claims.instanceID }
+        return nil
+    }
+
     static func make(for request: HTTPRequest, context: ServerContext) async throws -> SessionSetup {
         guard let engines = context.providers.current else { throw Failure(description: "The server is still starting; try again in a moment.") }
         var agent = AgentDefinition()
         var conversationID = RealtimeID.conversation()
         var instanceID: String?
-        if let requested = request.query["instance"] {
+        let caller = try? context.authentication.caller(of: request)
+        if let requested = requestedInstance(of: request, caller: caller) {
             guard let instance = try await context.store.instance(id: requested) else { throw Failure(description: "No instance \(requested).") }
-            if case .client(let claims)? = try? context.authentication.caller(of: request), let agentLimit = claims.agentID, agentLimit != instance.agentID {
+            if case .client(let claims)? = caller, !claims.mayJoin(instance) {
                 throw Failure(description: "This token does not grant access to that agent or instance.")
             }
             guard instance.status != "ended" else { throw Failure(description: "Instance \(requested) has ended.") }

@@ -4,7 +4,7 @@ import Foundation
 /// the server at.
 public struct TelephonySettings: Sendable, Hashable {
     /// The Twilio account's auth token (`PARLEY_TWILIO_AUTH_TOKEN`). When set, every call
-    /// webhook must carry a valid `X-Twilio-Signature`; when not, webhooks are not verified.
+    /// webhook must carry a valid `X-Twilio-Signature`; when not, every call is refused.
     public var twilioAuthToken: String?
     /// The `https://` URL Twilio reaches this server at (`PARLEY_PUBLIC_URL`), for example a
     /// tunnel or reverse proxy in front of the loopback port. Signatures are computed over it
