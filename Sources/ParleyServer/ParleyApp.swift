@@ -28,7 +28,9 @@ public final class ParleyApp: Sendable {
         let store = try store ?? settings.openStore()
         context = ServerContext(
             settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
-            metrics: Metrics(), log: log, sessions: LiveSessions(maximum: settings.maximumSessions),
+            metrics: Metrics(), log: log, sessions: LiveSessions(limits: LiveSessions.Limits(
+                maximum: settings.maximumSessions, perUser: settings.maximumSessionsPerUser, perToken: settings.maximumSessionsPerToken
+            )),
             tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
             calls: WebRTCCalls(settings: RTCEndpoint.Settings(
                 host: settings.host, port: settings.webRTCPort,

@@ -49,6 +49,14 @@ public struct ServerSettings: Sendable {
     public var modelDirectory: URL?
     /// The most concurrent realtime sessions.
     public var maximumSessions = 500
+    /// The most sessions one user (a client token's subject) holds at once, on every door
+    /// together (`PARLEY_MAX_SESSIONS_PER_USER`).
+    public var maximumSessionsPerUser = 10
+    /// The most sessions one client token holds at once (`PARLEY_MAX_SESSIONS_PER_TOKEN`).
+    public var maximumSessionsPerToken = 5
+    /// The longest a session lasts before the server ends it with `session_expired`
+    /// (`PARLEY_MAX_SESSION_SECONDS`; 60 minutes, as OpenAI's).
+    public var maximumSessionLength: Duration = .seconds(3600)
     /// The most realtime sessions across every node of a cluster (`PARLEY_CLUSTER_MAX_SESSIONS`);
     /// `nil` for no cluster-wide limit. Needs `databaseURL` (see `clusterProblems`);
     /// `maximumSessions` stays each node's own cap.
@@ -250,6 +258,9 @@ public struct ServerSettings: Sendable {
         }
         if let directory = value("PARLEY_MODEL_DIR") { settings.modelDirectory = URL(fileURLWithPath: directory) }
         if let maximum = integer("PARLEY_MAX_SESSIONS", in: 1...100_000) { settings.maximumSessions = maximum }
+        if let maximum = integer("PARLEY_MAX_SESSIONS_PER_USER", in: 1...100_000) { settings.maximumSessionsPerUser = maximum }
+        if let maximum = integer("PARLEY_MAX_SESSIONS_PER_TOKEN", in: 1...100_000) { settings.maximumSessionsPerToken = maximum }
+        if let seconds = integer("PARLEY_MAX_SESSION_SECONDS", in: 1...86_400) { settings.maximumSessionLength = .seconds(seconds) }
         if let maximum = integer("PARLEY_CLUSTER_MAX_SESSIONS", in: 1...10_000_000) { settings.clusterMaximumSessions = maximum }
         if let url = value("PARLEY_NODE_URL") { settings.nodeURL = url }
         if let seconds = integer("PARLEY_DRAIN_SECONDS", in: 0...3_600) { settings.drainSeconds = seconds }

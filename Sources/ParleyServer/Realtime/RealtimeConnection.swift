@@ -106,8 +106,14 @@ actor RealtimeConnection {
         }
         if !agentMCPServers.isEmpty { useMCPServers(agentMCPServers) }
         // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
-        // The server ends a session early (shutdown, the instance deleted) by closing its socket.
+        // The server ends a session early (shutdown, the instance deleted, its length reached)
+        // by closing its socket.
+        let lengthLimit = Task { [self, maximum = context.settings.maximumSessionLength] in
+            guard (try? await Task.sleep(for: maximum)) != nil else { return }
+            endAtLengthLimit(maximum)
+        }
         await receiveEvents()
+        lengthLimit.cancel()
         mcpUpdate?.cancel()
         await mcpToolbox.close()
         // The session's last items are stored before the connection is done.
@@ -115,6 +121,18 @@ actor RealtimeConnection {
         for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
         tracer?.finish()
         context.log.log("session.ended", session: sessionID)
+    }
+
+    /// Ends a session that reached the longest a session may last, as OpenAI does: an error
+    /// event, then the connection closed.
+    private func endAtLengthLimit(_ maximum: Duration) {
+        let seconds = maximum.components.seconds
+        context.log.log("session.expired", session: sessionID, ["seconds": .number(Double(seconds))])
+        let length = seconds % 60 == 0 ? "\(seconds / 60) minutes" : maximum.secondsText
+        reportError(RealtimeProtocolError(
+            type: "invalid_request_error", code: "session_expired", message: "Your session hit the maximum duration of \(length)."
+        ))
+        transport.close(reason: "session expired")
     }
 
     private var sessionInfo: RealtimeSessionInfo {
@@ -125,7 +143,7 @@ actor RealtimeConnection {
         settings.sessionType = isTranscriptionSession ? .transcription : nil
         if !sessionMCPServers.isEmpty { settings.mcpServers = sessionMCPServers }
         return RealtimeSessionInfo(
-            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + 3600, settings: settings
+            id: sessionID, model: "parley", expiresAt: Int(Date().timeIntervalSince1970) + Int(context.settings.maximumSessionLength.components.seconds), settings: settings
         )
     }
 

@@ -62,8 +62,8 @@ enum RealtimeEndpoint {
                 return .error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance.")
             }
         }
-        guard context.sessions.count < context.sessions.maximum else {
-            return .error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly.")
+        if let full = context.sessions.refusal(for: LiveSessions.Owner(caller)) {
+            return .error(status: full.httpStatus, code: full.code, message: full.message)
         }
         return nil
     }
@@ -90,8 +90,13 @@ enum RealtimeEndpoint {
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         await context.serveAdmitted(
-            session, instanceID: setup.instanceID, conversationID: setup.conversationID, claimEpoch: claimEpoch,
-            socket: socket, disconnectReason: "instance ended", onRefusal: { setup.providers.recorder?.finish() }
+            session, door: "websocket", instanceID: setup.instanceID, conversationID: setup.conversationID, claimEpoch: claimEpoch,
+            owner: setup.owner, socket: socket, disconnectReason: "instance ended",
+            onRefusal: { refusal in
+                setup.providers.recorder?.finish()
+                let event = RealtimeServerEvent.error(RealtimeProtocolError(code: refusal.code, message: refusal.message))
+                if let text = event.encode(dialect: dialect) { try? socket.send(.text(text)) }
+            }
         ) { sessionID in
             let connection = RealtimeConnection(
                 transport: .webSocket(socket), dialect: dialect, context: context, session: session,
@@ -120,6 +125,8 @@ struct SessionSetup {
     var mcpServers: [MCPServerConfiguration] = []
     /// Whether the client may name MCP servers of its own (see `ServerSettings.clientsNameMCPServers`).
     var allowsSessionMCPServers = false
+    /// Whom the session counts against (a client token's user and id; nil for the backend).
+    var owner: LiveSessions.Owner?
 
     /// An error that keeps a session from starting.
     struct Failure: Error, CustomStringConvertible {
@@ -203,7 +210,8 @@ struct SessionSetup {
             providers: providers, configuration: configuration, history: history,
             conversationID: conversationID, instanceID: instanceID,
             modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations,
-            allowsSessionMCPServers: context.settings.clientsNameMCPServers || (try? context.authentication.caller(of: request)) == .backend
+            allowsSessionMCPServers: context.settings.clientsNameMCPServers || caller == .backend,
+            owner: caller.flatMap(LiveSessions.Owner.init)
         )
     }
 }

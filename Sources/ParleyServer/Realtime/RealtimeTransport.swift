@@ -14,4 +14,12 @@ enum RealtimeTransport: Sendable {
         case .call(let call): call.send(text: text)
         }
     }
+
+    /// Ends the connection from the server's side, saying `reason`.
+    func close(reason: String) {
+        switch self {
+        case .webSocket(let socket): socket.close(code: WebSocketCloseCode.normal, reason: reason)
+        case .call(let call): call.close()
+        }
+    }
 }

@@ -3,23 +3,26 @@ import ParleyCore
 import ParleyNet
 
 extension ServerContext {
-    /// Runs `serve` with `session` registered among the live sessions and counted in the
-    /// metrics, and removes it afterwards; when the server is at its session limit, runs
-    /// `onRefusal` and closes `socket` with 1013 instead. The server ends the session early by
-    /// closing `socket` with 1001 and `disconnectReason`. `serve` receives the session's id.
+    /// Runs `serve` with `session` (arriving through `door`) registered among the live sessions (counted against
+    /// `owner`'s limits) and in the metrics, and removes it afterwards; when a session limit is
+    /// reached, runs `onRefusal` (which may tell the client) and closes `socket` with 1013
+    /// instead. The server ends the session early by closing `socket` with 1001 and
+    /// `disconnectReason`. `serve` receives the session's id.
     func serveAdmitted(
-        _ session: VoiceSession, instanceID: String?, conversationID: String?, claimEpoch: Int64? = nil,
-        socket: WebSocketConnection, disconnectReason: String, onRefusal: () -> Void = {},
+        _ session: VoiceSession, door: String, instanceID: String?, conversationID: String?, claimEpoch: Int64? = nil,
+        owner: LiveSessions.Owner? = nil, socket: WebSocketConnection, disconnectReason: String,
+        onRefusal: (LiveSessions.Refusal) -> Void = { _ in },
         _ serve: (_ sessionID: String) async -> Void
     ) async {
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: instanceID, session: session,
             disconnect: { socket.close(code: WebSocketCloseCode.goingAway, reason: disconnectReason) },
-            conversationID: conversationID, claimEpoch: claimEpoch
+            conversationID: conversationID, claimEpoch: claimEpoch, owner: owner
         )
-        guard sessions.admit(entry) else {
-            onRefusal()
-            socket.close(code: 1013, reason: "too many sessions")
+        if let refusal = sessions.admit(entry) {
+            metrics.doorRefused(door: door, reason: refusal.code)
+            onRefusal(refusal)
+            socket.close(code: 1013, reason: refusal.code.replacingOccurrences(of: "_", with: " "))
             return
         }
         metrics.sessionOpened()

@@ -1,10 +1,84 @@
 import Foundation
 import ParleyCore
 
-/// The realtime sessions running now, by id and by instance, with the concurrency limit.
+/// The realtime sessions running now, by id and by instance, with the concurrency limits: the
+/// node's, and each user's and each client token's.
 ///
-/// `@unchecked Sendable`: `sessions` is guarded by `lock`.
+/// `@unchecked Sendable`: `sessions` and `statuses` are guarded by `lock`.
 public final class LiveSessions: @unchecked Sendable {
+    /// How many sessions may run at once.
+    public struct Limits: Sendable, Hashable {
+        /// On this node.
+        public var maximum: Int
+        /// Of one user (a client token's subject), on every door together.
+        public var perUser: Int
+        /// Of one client token.
+        public var perToken: Int
+
+        /// Limits of `maximum` sessions, `perUser` per user and `perToken` per token.
+        public init(maximum: Int, perUser: Int = 10, perToken: Int = 5) {
+            self.maximum = maximum
+            self.perUser = perUser
+            self.perToken = perToken
+        }
+    }
+
+    /// Whom a session counts against: a client token's user and id, or a phone call's number
+    /// (`nil` for the backend, which holds the server secret).
+    public struct Owner: Sendable, Hashable {
+        public var user: String
+        public var tokenID: String
+
+        /// An owner named by `user` and `tokenID` (a phone call: its number and call).
+        public init(user: String, tokenID: String) {
+            self.user = user
+            self.tokenID = tokenID
+        }
+
+        /// The owner a client token's claims name.
+        public init(_ claims: ClientTokenClaims) {
+            user = claims.subject
+            tokenID = claims.tokenID
+        }
+
+        /// The owner of a caller's sessions: nil for the backend.
+        public init?(_ caller: Caller) {
+            guard case .client(let claims) = caller else { return nil }
+            self.init(claims)
+        }
+    }
+
+    /// Why a session was not admitted.
+    public enum Refusal: Error, Sendable, Equatable {
+        case serverFull(maximum: Int)
+        case userLimit(maximum: Int)
+        case tokenLimit(maximum: Int)
+
+        /// The error code a door reports.
+        public var code: String {
+            switch self {
+            case .serverFull: "too_many_sessions"
+            case .userLimit: "too_many_sessions_for_user"
+            case .tokenLimit: "too_many_sessions_for_token"
+            }
+        }
+
+        /// The HTTP status a door answers with: 503 when the server is full, 429 for a caller's own limit.
+        public var httpStatus: Int {
+            if case .serverFull = self { return 503 }
+            return 429
+        }
+
+        /// The sentence a caller reads.
+        public var message: String {
+            switch self {
+            case .serverFull(let maximum): "The server is at its limit of \(maximum) sessions; try again shortly."
+            case .userLimit(let maximum): "This user already has \(maximum) sessions open, the most allowed at once; end one first."
+            case .tokenLimit(let maximum): "This client token already has \(maximum) sessions open, the most allowed at once; end one first."
+            }
+        }
+    }
+
     /// One running session.
     public struct Entry: Sendable {
         public var sessionID: String
@@ -16,25 +90,51 @@ public final class LiveSessions: @unchecked Sendable {
         public var conversationID: String?
         /// The epoch of the session's instance claim, in cluster mode.
         public var claimEpoch: Int64? = nil
+        /// Whom the session counts against, beyond the node's limit.
+        public var owner: Owner? = nil
     }
 
     private let lock = NSLock()
     private var sessions: [String: Entry] = [:]
     private var statuses: [String: String] = [:]
-    /// The most sessions at once.
-    public let maximum: Int
+    /// The limits sessions are admitted under.
+    public let limits: Limits
+    /// The most sessions at once on this node.
+    public var maximum: Int { limits.maximum }
 
-    /// Creates a registry admitting at most `maximum` sessions.
-    public init(maximum: Int) { self.maximum = maximum }
+    /// Creates a registry admitting sessions under `limits`.
+    public init(limits: Limits) { self.limits = limits }
 
-    /// Registers a session; `false` when the limit is reached (nothing registered).
-    public func admit(_ entry: Entry) -> Bool {
+    /// Registers a session, unless a limit is reached (then nothing is registered).
+    /// - Returns: nil when admitted, else the limit that refused it.
+    public func admit(_ entry: Entry) -> Refusal? {
         lock.withLock {
-            guard sessions.count < maximum else { return false }
+            if let refusal = refusalLocked(for: entry.owner) { return refusal }
             sessions[entry.sessionID] = entry
             if let instance = entry.instanceID { statuses[instance] = "listening" }
-            return true
+            return nil
         }
+    }
+
+    /// The limit a new session of `owner` would break now, if any (a door asks before it does
+    /// the work of setting a session up; `admit` decides).
+    public func refusal(for owner: Owner?) -> Refusal? {
+        lock.withLock { refusalLocked(for: owner) }
+    }
+
+    private func refusalLocked(for owner: Owner?) -> Refusal? {
+        guard sessions.count < limits.maximum else { return .serverFull(maximum: limits.maximum) }
+        guard let owner else { return nil }
+        var ofUser = 0
+        var ofToken = 0
+        for entry in sessions.values {
+            guard let other = entry.owner else { continue }
+            if other.user == owner.user { ofUser += 1 }
+            if other.tokenID == owner.tokenID { ofToken += 1 }
+        }
+        if ofToken >= limits.perToken { return .tokenLimit(maximum: limits.perToken) }
+        if ofUser >= limits.perUser { return .userLimit(maximum: limits.perUser) }
+        return nil
     }
 
     /// Removes a session.

@@ -64,14 +64,21 @@ enum TwilioStreamEndpoint {
         }
         let session = VoiceSession(providers: setup.providers, configuration: configuration, history: setup.history)
         await context.serveAdmitted(
-            session, instanceID: nil, conversationID: setup.conversationID,
-            socket: socket, disconnectReason: "call ended by the server", onRefusal: { setup.providers.recorder?.finish() }
+            session, door: "twilio", instanceID: nil, conversationID: setup.conversationID, owner: grant.owner,
+            socket: socket, disconnectReason: "call ended by the server", onRefusal: { _ in setup.providers.recorder?.finish() }
         ) { _ in
             let connection = TwilioCallConnection(
                 socket: socket, context: context, session: session, start: start, conversationID: setup.conversationID,
                 keyPressMessages: agent?.telephony?.keyPressMessages ?? false
             )
+            // A call lasts at most as long as any session; closing the stream hangs it up.
+            let lengthLimit = Task { [maximum = context.settings.maximumSessionLength] in
+                guard (try? await Task.sleep(for: maximum)) != nil else { return }
+                context.log.log("twilio.call_expired", session: start.callSID, ["seconds": .number(Double(maximum.components.seconds))])
+                socket.close(code: WebSocketCloseCode.normal, reason: "session expired")
+            }
             await connection.run()
+            lengthLimit.cancel()
         }
     }
 

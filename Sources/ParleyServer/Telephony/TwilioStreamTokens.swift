@@ -10,6 +10,11 @@ final class TwilioStreamTokens: @unchecked Sendable {
         var callSID: String
         /// The agent that answers; `nil` for the server's default agent.
         var agentID: String?
+        /// The calling number (`From`), whose concurrent calls are limited like a user's sessions.
+        var caller: String = ""
+
+        /// Whom the call's session counts against: the calling number, and the call itself.
+        var owner: LiveSessions.Owner { LiveSessions.Owner(user: "phone:\(caller)", tokenID: "call:\(callSID)") }
     }
 
     private let lock = NSLock()

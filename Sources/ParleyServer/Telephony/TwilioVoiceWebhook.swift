@@ -53,7 +53,14 @@ enum TwilioVoiceWebhook {
         } catch {
             return AgentRoutes.storageFailure(error)
         }
-        let token = tokens.issue(TwilioStreamTokens.Grant(callSID: callSID, agentID: agentID))
+        let grant = TwilioStreamTokens.Grant(callSID: callSID, agentID: agentID, caller: form["From"] ?? "")
+        if let refusal = context.sessions.refusal(for: grant.owner) {
+            // Twilio plays this to the caller and hangs up.
+            context.metrics.doorRefused(door: "twilio", reason: refusal.code)
+            context.log.log("twilio.call_refused", ["call": .string(callSID), "reason": .string(refusal.code)])
+            return .text(refusalTwiML(refusal), contentType: "text/xml; charset=utf-8")
+        }
+        let token = tokens.issue(grant)
         context.log.log("twilio.call_answered", ["call": .string(callSID), "agent": .string(agentID ?? "default")])
         return .text(twiML(streamURL: streamURL(of: request, settings: settings), token: token), contentType: "text/xml; charset=utf-8")
     }
@@ -83,6 +90,18 @@ enum TwilioVoiceWebhook {
         <?xml version="1.0" encoding="UTF-8"?>
         <Response><Connect><Stream url="\(xmlEscaped(streamURL))"><Parameter name="\(tokenParameter)" value="\(xmlEscaped(token))"/></Stream></Connect></Response>
         """
+    }
+
+    /// The TwiML that tells the caller why the call cannot be taken, then hangs up.
+    static func refusalTwiML(_ refusal: LiveSessions.Refusal) -> String {
+        let words = switch refusal {
+        case .serverFull: "Sorry, all our lines are busy. Please call again in a few minutes."
+        case .userLimit, .tokenLimit: "Sorry, this number already has as many calls open as we allow. Please end one and call again."
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Response><Say>\(xmlEscaped(words))</Say><Hangup/></Response>
+            """
     }
 
     /// The base URL Twilio reaches the server at: the configured public URL, else the

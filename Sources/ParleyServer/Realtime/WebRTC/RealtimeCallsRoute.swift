@@ -69,13 +69,14 @@ enum RealtimeCallsRoute {
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session, disconnect: { call.close() },
-            conversationID: setup.conversationID
+            conversationID: setup.conversationID, owner: setup.owner
         )
-        guard context.sessions.admit(entry) else {
+        if let refusal = context.sessions.admit(entry) {
+            context.metrics.doorRefused(door: "webrtc", reason: refusal.code)
             setup.providers.recorder?.finish()
             call.close()
             context.calls.remove(call)
-            return .error(status: 503, code: "too_many_sessions", message: "The server is at its limit of \(context.sessions.maximum) sessions; try again shortly.")
+            return .error(status: refusal.httpStatus, code: refusal.code, message: refusal.message)
         }
         context.metrics.sessionOpened()
         let connection = RealtimeConnection(

@@ -1,0 +1,71 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyServer
+import Testing
+
+/// Limits that hold per user, per token and per session, against a real server.
+@Suite("Security: limits per user, token and session")
+struct SecurityLimitsTests {
+    /// Opens a realtime session with `token` and waits until the server created it.
+    static func openSession(_ server: TestServer, token: String) async throws -> RealtimeTestClient {
+        let client = try await RealtimeTestClient.connect(server, token: token)
+        #expect(await client.next("session.created") != nil)
+        return client
+    }
+
+    /// Asks for a WebRTC call with `token` (a minimal offer: the door decides before the media).
+    static func requestCall(_ server: TestServer, token: String) async throws -> (status: Int, body: JSONValue) {
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: server.baseURL.appendingPathComponent("/v1/realtime/calls"), method: "POST",
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/sdp"], body: Data("v=0\r\n".utf8)
+        ))
+        return (response.status, (try? JSONDecoder().decode(JSONValue.self, from: response.body)) ?? .null)
+    }
+
+    @Test("one user's sessions are capped across tokens and doors; another user and the backend are not held back")
+    func oneUsersSessionsAreCappedOnEveryDoor() async throws {
+        let server = try TestServer.start {
+            $0.maximumSessionsPerUser = 2
+            $0.maximumSessionsPerToken = 1
+        }
+        let first = server.clientToken(user: "alice")
+        let aliceSessions = [try await Self.openSession(server, token: first), try await Self.openSession(server, token: server.clientToken(user: "alice"))]
+
+        // A second session on the first token: the token's limit, before the upgrade.
+        await #expect(throws: (any Error).self) { _ = try await RealtimeTestClient.connect(server, token: first) }
+        // A third token of alice's: her limit, on the WebSocket and on the WebRTC door.
+        let third = server.clientToken(user: "alice")
+        await #expect(throws: (any Error).self) { _ = try await RealtimeTestClient.connect(server, token: third) }
+        let call = try await Self.requestCall(server, token: third)
+        #expect(call.status == 429, "\(call.body)")
+        #expect(call.body["error"]?["code"]?.stringValue == "too_many_sessions_for_user")
+        #expect(call.body["error"]?["message"]?.stringValue?.contains("already has 2 sessions open") == true)
+
+        // Others are not held back by alice.
+        let bob = try await Self.openSession(server, token: server.clientToken(user: "bob"))
+        let backend = try await Self.openSession(server, token: server.secret)
+
+        // When alice ends a session, she may open another.
+        aliceSessions[0].socket.close(code: 1000, reason: "done")
+        let reopened = await ResourceProbe.eventually(within: 10) { server.app.context.sessions.count == 3 }
+        #expect(reopened)
+        let again = try await Self.openSession(server, token: third)
+        for client in [aliceSessions[1], bob, backend, again] { client.socket.close(code: 1000, reason: "done") }
+        await server.stop()
+    }
+
+    @Test("a session that reaches its maximum length ends with session_expired, and the server goes on")
+    func sessionsEndAtTheirMaximumLength() async throws {
+        let server = try TestServer.start { $0.maximumSessionLength = .milliseconds(600) }
+        let client = try await Self.openSession(server, token: server.clientToken(user: "ada"))
+        let expired = await client.next("error", seconds: 20)
+        #expect(expired?["error"]?["code"]?.stringValue == "session_expired")
+        #expect(expired?["error"]?["message"]?.stringValue?.hasPrefix("Your session hit the maximum duration of") == true)
+        #expect(await client.closes(within: 10))
+        #expect(await ResourceProbe.eventually(within: 10) { server.app.context.sessions.count == 0 })
+        let next = try await Self.openSession(server, token: server.clientToken(user: "ada"))
+        next.socket.close(code: 1000, reason: "done")
+        await server.stop()
+    }
+}
