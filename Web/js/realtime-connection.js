@@ -5,7 +5,10 @@
 
 import { CallSocket } from "./call-socket.js";
 
-const TOKEN_PATH = "/v1/local/token";
+// Where tokens come from: the local user's endpoint, unless the page names its app's backend
+// (`<meta name="parley-token-url" content="https://app.example.com/parley-token">`), which
+// answers like `POST /v1/realtime/client_secrets`: `{"value": …, "expires_at": …}`.
+const TOKEN_PATH = document.querySelector('meta[name="parley-token-url"]')?.content || "/v1/local/token";
 // Parley's own events (live transcript replacements, tool progress, turn metrics) are opt-in.
 const REALTIME_PATH = "/v1/realtime?parley_events=true";
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
@@ -196,7 +199,8 @@ export class RealtimeConnection {
   async freshToken() {
     const now = Date.now() / 1000;
     if (this.token && this.token.expiresAt - now > TOKEN_REFRESH_MARGIN_SECONDS) return this.token.value;
-    const response = await fetch(TOKEN_PATH, { method: "POST", cache: "no-store" });
+    // A backend of the app's own origin recognises its signed-in user by their cookies.
+    const response = await fetch(TOKEN_PATH, { method: "POST", cache: "no-store", credentials: "include" });
     const body = await response.json().catch(() => null);
     if (response.status === 403 || response.status === 401) {
       throw new TokenRefused(body?.error?.code ?? "token_refused", body?.error?.message ?? "");
