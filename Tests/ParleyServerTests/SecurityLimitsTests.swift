@@ -68,4 +68,48 @@ struct SecurityLimitsTests {
         next.socket.close(code: 1000, reason: "done")
         await server.stop()
     }
+
+    /// Asserts that `client` was told `rate_limit_exceeded` and closed, and that `bystander`
+    /// still gets an answer.
+    static func expectClosedForFlooding(_ client: RealtimeTestClient, bystander: RealtimeTestClient) async throws {
+        let error = await client.next("error", seconds: 30)
+        #expect(error?["error"]?["code"]?.stringValue == "rate_limit_exceeded", "\(String(describing: error))")
+        #expect(await client.closes(within: 10))
+        try bystander.send(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"still there?"}]}}"#)
+        try bystander.send(#"{"type":"response.create"}"#)
+        #expect(await bystander.next("response.done", seconds: 30)?["response"]?["status"]?.stringValue == "completed")
+    }
+
+    @Test("an event flood ends that session with an error while another keeps talking")
+    func anEventFloodEndsOnlyThatSession() async throws {
+        let server = try TestServer.start()
+        let bystander = try await Self.openSession(server, token: server.clientToken(user: "bob"))
+        let flooder = try await Self.openSession(server, token: server.clientToken(user: "mallory"))
+        for _ in 0..<6_000 {
+            guard (try? flooder.send(#"{"type":"input_audio_buffer.clear"}"#)) != nil else { break }
+        }
+        try await Self.expectClosedForFlooding(flooder, bystander: bystander)
+        bystander.socket.close(code: 1000, reason: "done")
+        await server.stop()
+    }
+
+    @Test("audio at ten times real time ends that session with an error while another keeps talking")
+    func audioFasterThanRealTimeEndsOnlyThatSession() async throws {
+        let server = try TestServer.start()
+        let bystander = try await Self.openSession(server, token: server.clientToken(user: "bob"))
+        let streamer = try await Self.openSession(server, token: server.clientToken(user: "mallory"))
+        // 100 ms of quiet audio every 10 ms: ten times real time, for up to 20 s.
+        let chunk = PCM16Buffer(format: .realtime, samples: [Int16](repeating: 3, count: 2_400)).base64EncodedString()
+        let start = ContinuousClock.now
+        var sent = 0
+        while ContinuousClock.now - start < .seconds(20), await !streamer.events.contains(where: { $0["type"]?.stringValue == "error" }) {
+            guard (try? streamer.send(#"{"type":"input_audio_buffer.append","audio":"\#(chunk)"}"#)) != nil else { break }
+            sent += 1
+            try await Task.sleep(for: .milliseconds(10))  // the pace of the audio, not a wait for the server
+        }
+        #expect(sent < 1_900, "the server took \(sent) chunks of audio at ten times real time")
+        try await Self.expectClosedForFlooding(streamer, bystander: bystander)
+        bystander.socket.close(code: 1000, reason: "done")
+        await server.stop()
+    }
 }

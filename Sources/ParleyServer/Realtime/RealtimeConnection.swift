@@ -9,6 +9,10 @@ import ParleyStore
 /// data channel and audio track). Items are stored as they complete.
 actor RealtimeConnection {
     private let transport: RealtimeTransport
+    /// What the client may still send (events and audio).
+    private var trafficBudget = ClientTrafficBudget(started: .now)
+    /// Whether the session was closed for sending too much; later messages are dropped.
+    private var closedForExceedingBudget = false
     /// The WebRTC call's audio; `nil` on a WebSocket.
     private let callAudio: RealtimeCallAudio?
     private let dialect: RealtimeDialect
@@ -123,6 +127,16 @@ actor RealtimeConnection {
         context.log.log("session.ended", session: sessionID)
     }
 
+    /// Ends a session whose client sent more than its budget allows: an error event, then the
+    /// connection closed; what it sends after that is dropped.
+    private func closeForExceedingBudget(_ violation: ClientTrafficBudget.Violation) {
+        closedForExceedingBudget = true
+        context.log.log("session.rate_limited", session: sessionID, ["reason": .string(violation.message)])
+        context.metrics.errorReported(category: "rate_limited")
+        reportError(RealtimeProtocolError(type: "invalid_request_error", code: "rate_limit_exceeded", message: violation.message))
+        transport.close(reason: "rate limit exceeded")
+    }
+
     /// Ends a session that reached the longest a session may last, as OpenAI does: an error
     /// event, then the connection closed.
     private func endAtLengthLimit(_ maximum: Duration) {
@@ -199,6 +213,8 @@ actor RealtimeConnection {
     }
 
     private func receive(_ message: WebSocketMessage) async {
+        guard !closedForExceedingBudget else { return }
+        if let violation = trafficBudget.admitEvent(at: .now) { return closeForExceedingBudget(violation) }
         guard case .text(let text) = message else {
             reportError(RealtimeProtocolError(code: "invalid_event", message: "Binary messages are not part of the protocol; send JSON text events."))
             return
@@ -284,6 +300,8 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "audio must be \(expected): \(error)", param: "audio", eventID: eventID))
                 return
             }
+            let audioSeconds = Double(samples.count) / Double(inputAudioFormat.sampleRate)
+            if let violation = trafficBudget.admitAudio(seconds: audioSeconds, at: .now) { return closeForExceedingBudget(violation) }
             do {
                 try await session.appendAudio(samples, sampleRate: inputAudioFormat.sampleRate)
             } catch {
