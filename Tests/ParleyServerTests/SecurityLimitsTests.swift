@@ -1,7 +1,9 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyOpenAI
 import ParleyServer
+import ParleyTesting
 import Testing
 
 /// Limits that hold per user, per token and per session, against a real server.
@@ -111,5 +113,38 @@ struct SecurityLimitsTests {
         try await Self.expectClosedForFlooding(streamer, bystander: bystander)
         bystander.socket.close(code: 1000, reason: "done")
         await server.stop()
+    }
+
+    @Test("max_output_tokens \"inf\" cannot pass the server's ceiling, and out-of-band responses in flight are capped")
+    func outputTokensHaveACeilingAndOutOfBandResponsesACap() async throws {
+        let upstream = try FakeOpenAIServer()
+        upstream.setChatResponder { _ in
+            var script = FakeChatScript.text(["One ", "two ", "three."])
+            script.interChunkDelay = .milliseconds(400)
+            return script
+        }
+        var providers = TestServer.testProviders()
+        providers.languageModel = OpenAILanguageModel(configuration: OpenAIConfiguration(baseURL: upstream.baseURL, apiKey: "k", model: "fake"))
+        let server = try TestServer.start(providers: providers) { $0.outputTokenCeiling = 300 }
+        let client = try await Self.openSession(server, token: server.clientToken(user: "ada"))
+        try client.send(#"{"type":"session.update","session":{"type":"realtime","max_output_tokens":"inf"}}"#)
+        _ = await client.next("session.updated")
+        try client.send(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"Count."}]}}"#)
+        try client.send(#"{"type":"response.create"}"#)
+        _ = await client.next("response.done")
+        let sent = upstream.requests.compactMap(\.json).last
+        #expect(sent?["max_tokens"] == .number(300), "the model was asked for \(String(describing: sent?["max_tokens"]))")
+
+        for _ in 0..<6 {
+            try client.send(#"{"type":"response.create","response":{"conversation":"none","output_modalities":["text"],"max_output_tokens":100000}}"#)
+        }
+        let refused = await client.next("error")
+        #expect(refused?["error"]?["code"]?.stringValue == "too_many_responses")
+        await upstream.waitForRequests(6)
+        let outOfBand = upstream.requests.compactMap(\.json).suffix(5)
+        #expect(outOfBand.allSatisfy { $0["max_tokens"] == .number(300) })
+        client.socket.close(code: 1000, reason: "done")
+        await server.stop()
+        await upstream.shutdown()
     }
 }

@@ -291,6 +291,9 @@ public actor VoiceSession {
 
     // MARK: - Responses
 
+    /// Out-of-band responses running now (they run beside the conversation's).
+    public var outOfBandResponsesInFlight: Int { outOfBandResponses.count }
+
     /// Starts a response to the conversation so far, cancelling one in progress (an
     /// out-of-band request runs beside it instead).
     /// - Returns: the response id.
@@ -790,6 +793,8 @@ public actor VoiceSession {
         case .unlimited?: agentOptions.maxTokens = nil
         case nil: agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
         }
+        // No request, not even "inf", goes past the server's ceiling.
+        if let ceiling = configuration.outputTokenCeiling { agentOptions.maxTokens = min(agentOptions.maxTokens ?? ceiling, ceiling) }
         agentOptions.externalTools = request.clientTools ?? configuration.clientTools
         agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
         agentOptions.approvalRequiredTools = sessionTools.approvalRequired

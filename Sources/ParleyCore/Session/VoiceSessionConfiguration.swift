@@ -70,6 +70,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     public var temperature: Double?
     /// Most tokens per response, or `nil`.
     public var maxResponseTokens: Int?
+    /// The most tokens any response may have, whatever the client asks for (`"inf"`
+    /// included); nil for no ceiling beyond the model's own.
+    public var outputTokenCeiling: Int?
     /// How often, in milliseconds of audio, live partial transcripts are refreshed (0 = never).
     public var partialTranscriptIntervalMs: Int
     /// The longest utterance, in milliseconds; longer speech is committed anyway.

@@ -54,6 +54,9 @@ public struct ServerSettings: Sendable {
     public var maximumSessionsPerUser = 10
     /// The most sessions one client token holds at once (`PARLEY_MAX_SESSIONS_PER_TOKEN`).
     public var maximumSessionsPerToken = 5
+    /// The most tokens any response may have, whatever a client asks for (`"inf"` included;
+    /// `PARLEY_OUTPUT_TOKEN_CEILING`, default 4096, OpenAI's largest finite value).
+    public var outputTokenCeiling = 4_096
     /// The longest a session lasts before the server ends it with `session_expired`
     /// (`PARLEY_MAX_SESSION_SECONDS`; 60 minutes, as OpenAI's).
     public var maximumSessionLength: Duration = .seconds(3600)
@@ -261,6 +264,7 @@ public struct ServerSettings: Sendable {
         if let maximum = integer("PARLEY_MAX_SESSIONS_PER_USER", in: 1...100_000) { settings.maximumSessionsPerUser = maximum }
         if let maximum = integer("PARLEY_MAX_SESSIONS_PER_TOKEN", in: 1...100_000) { settings.maximumSessionsPerToken = maximum }
         if let seconds = integer("PARLEY_MAX_SESSION_SECONDS", in: 1...86_400) { settings.maximumSessionLength = .seconds(seconds) }
+        if let tokens = integer("PARLEY_OUTPUT_TOKEN_CEILING", in: 1...1_000_000) { settings.outputTokenCeiling = tokens }
         if let maximum = integer("PARLEY_CLUSTER_MAX_SESSIONS", in: 1...10_000_000) { settings.clusterMaximumSessions = maximum }
         if let url = value("PARLEY_NODE_URL") { settings.nodeURL = url }
         if let seconds = integer("PARLEY_DRAIN_SECONDS", in: 0...3_600) { settings.drainSeconds = seconds }

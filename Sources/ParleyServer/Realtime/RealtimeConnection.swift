@@ -9,6 +9,8 @@ import ParleyStore
 /// data channel and audio track). Items are stored as they complete.
 actor RealtimeConnection {
     private let transport: RealtimeTransport
+    /// The most out-of-band responses (`conversation: "none"`) a session runs at once.
+    static let maximumOutOfBandResponses = 4
     /// What the client may still send (events and audio).
     private var trafficBudget = ClientTrafficBudget(started: .now)
     /// Whether the session was closed for sending too much; later messages are dropped.
@@ -371,6 +373,13 @@ actor RealtimeConnection {
                 request = try options.responseRequest()
             } catch {
                 reportError(error.attributed(to: eventID))
+                return
+            }
+            if request.isOutOfBand, await session.outOfBandResponsesInFlight >= Self.maximumOutOfBandResponses {
+                reportError(RealtimeProtocolError(
+                    code: "too_many_responses", message: "At most \(Self.maximumOutOfBandResponses) out-of-band responses run at once; wait for one to finish.",
+                    eventID: eventID
+                ))
                 return
             }
             await session.createResponse(request)

@@ -170,7 +170,7 @@ struct SessionSetup {
             prefixPaddingMs: agent.turnDetection?.prefixPaddingMs ?? 300,
             silenceDurationMs: agent.turnDetection?.silenceDurationMs ?? 300
         )
-        let configuration = VoiceSessionConfiguration(
+        var configuration = VoiceSessionConfiguration(
             instructions: agent.instructions ?? context.settings.systemPrompt,
             turnDetection: turnDetection,
             speech: SpeechOptions(voice: agent.voice),
@@ -180,6 +180,7 @@ struct SessionSetup {
             preemptiveGeneration: context.settings.preemptiveGeneration,
             interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
         )
+        configuration.outputTokenCeiling = context.settings.outputTokenCeiling
 
         var options = AgentOptions()
         // Sampling for short spoken answers; the agent's settings, then the client's, come first.

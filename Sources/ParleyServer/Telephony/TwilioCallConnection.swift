@@ -111,7 +111,8 @@ actor TwilioCallConnection {
 
     /// A key press: logged as an event and, when the agent asks for it, said to the agent.
     private func keyPressed(_ digit: String) async {
-        context.log.log("twilio.dtmf", session: start.callSID, ["digit": .string(digit)])
+        // Which key is never logged: callers type card numbers and PINs.
+        context.log.log("twilio.dtmf", session: start.callSID)
         guard keyPressMessages else { return }
         interruptPlayback()
         await session.addItem(.user("The caller pressed \(digit)."))
