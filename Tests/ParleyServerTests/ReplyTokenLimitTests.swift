@@ -36,6 +36,7 @@ import Testing
         try client.send(#"{"type":"response.create"}"#)
         #expect(await client.next("response.done")?["response"]?["status"]?.stringValue == "completed")
 
-        #expect(model.requests.map(\.maxTokens) == [40, nil])
+        // "inf" lifts the limit up to the server's ceiling (PARLEY_OUTPUT_TOKEN_CEILING), never past it.
+        #expect(model.requests.map(\.maxTokens) == [40, ServerSettings().outputTokenCeiling])
     }
 }
