@@ -24,11 +24,17 @@ struct ServeToolCallAndCrashTests {
         return server
     }
 
-    @Test("a typed question whose answer needs get_current_time is answered, and the server lives on")
-    func toolCallOverTheRealtimeSocket() async throws {
+    /// A fake OpenAI-compatible upstream that answers what it is asked and speaks a short sound.
+    static func conversationalUpstream() throws -> FakeOpenAIServer {
         let upstream = try FakeOpenAIServer()
         upstream.setChatResponder(FakeConversationalChat.reply(to:))
         upstream.setFallback(speech: .samples(Array(repeating: 500, count: 2_400)))
+        return upstream
+    }
+
+    @Test("a typed question whose answer needs get_current_time is answered, and the server lives on")
+    func toolCallOverTheRealtimeSocket() async throws {
+        let upstream = try Self.conversationalUpstream()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-tool-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await Self.serve(directory, upstream: upstream)
@@ -58,9 +64,7 @@ struct ServeToolCallAndCrashTests {
 
     @Test("a crashed server leaves its backtrace in the log, and the next start reports the crash with the events before it")
     func crashIsReportedAtTheNextStart() async throws {
-        let upstream = try FakeOpenAIServer()
-        upstream.setChatResponder(FakeConversationalChat.reply(to:))
-        upstream.setFallback(speech: .samples(Array(repeating: 500, count: 2_400)))
+        let upstream = try Self.conversationalUpstream()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-crash-report-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
 
