@@ -1,5 +1,4 @@
 import Foundation
-import ParleyStore
 
 /// The claims of a short-lived client token (an HS256 JSON Web Token).
 public struct ClientTokenClaims: Sendable, Hashable, Codable {
@@ -137,12 +136,5 @@ extension ClientTokenClaims {
     public func checkScope(agentID: String?, instanceID: String?) throws(ClientTokenError) {
         if let limit = self.agentID, limit != agentID { throw .outOfScope }
         if let limit = self.instanceID, limit != instanceID { throw .outOfScope }
-    }
-
-    /// Whether these claims may join `instance`: a token minted for that instance, or one of
-    /// the instance's own user (and, when agent-scoped, for the instance's agent).
-    public func mayJoin(_ instance: InstanceRecord) -> Bool {
-        if let agentLimit = agentID, agentLimit != instance.agentID { return false }
-        return instanceID == instance.id || instanceID == nil && subject == instance.userID
     }
 }
