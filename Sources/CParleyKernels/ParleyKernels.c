@@ -5,7 +5,13 @@
 
 // One compiled copy per instruction set, picked when the program loads: x86-64-v4 (AVX-512) and
 // v3 (AVX2, FMA) where the CPU has them (4 and 2 times the lanes of SSE2), the baseline elsewhere.
-#if defined(__x86_64__) && defined(__clang__) && defined(__ELF__)
+// Sanitizer builds keep the baseline only: the loader runs the per-CPU resolvers before the
+// sanitizer's runtime is set up, and their instrumented entry then crashes the program.
+#ifndef __has_feature
+#define __has_feature(feature) 0
+#endif
+#if defined(__x86_64__) && defined(__clang__) && defined(__ELF__) \
+    && !__has_feature(thread_sanitizer) && !__has_feature(address_sanitizer)
 #define PARLEY_PER_INSTRUCTION_SET __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PARLEY_PER_INSTRUCTION_SET
