@@ -72,6 +72,7 @@ public final class ParleyApp: Sendable {
         configuration.host = settings.host
         configuration.port = settings.port
         configuration.staticRoot = settings.webRoot
+        configuration.tls = settings.tls
         configuration.maxWebSocketMessageSize = 16 << 20
         configuration.additionalRequestHeaders.append("x-twilio-signature")
         // Proxy headers lws does not parse, so that local tokens can refuse proxied requests.

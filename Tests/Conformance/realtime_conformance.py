@@ -2,7 +2,8 @@
 checks the protocol: every received event must validate against the SDK's own pydantic models,
 and a default session (one that did not ask for Parley's own events) gets no other event.
 
-Usage: python realtime_conformance.py --port PORT --token TOKEN --dialect ga|beta SCENARIO...
+Usage: python realtime_conformance.py --port PORT --token TOKEN --dialect ga|beta [--ca-file PEM] SCENARIO...
+With --ca-file the SDK connects over https:// and wss:// to localhost, trusting only that certificate.
 Prints one line per scenario and exits non-zero when any fails.
 """
 import argparse
@@ -10,6 +11,7 @@ import asyncio
 import audioop
 import base64
 import json
+import ssl
 import random
 import struct
 import sys
@@ -397,16 +399,22 @@ SCENARIOS = {
 
 
 async def run(arguments):
+    if arguments.ca_file:
+        http, websocket, host = "https", "wss", "localhost"
+        connection_options = {"ssl": ssl.create_default_context(cafile=arguments.ca_file)}
+    else:
+        http, websocket, host = "http", "ws", "127.0.0.1"
+        connection_options = {}
     client = AsyncOpenAI(
         api_key=arguments.token,
-        base_url=f"http://127.0.0.1:{arguments.port}/v1",
-        websocket_base_url=f"ws://127.0.0.1:{arguments.port}/v1",
+        base_url=f"{http}://{host}:{arguments.port}/v1",
+        websocket_base_url=f"{websocket}://{host}:{arguments.port}/v1",
     )
     realtime = client.realtime if arguments.dialect == "ga" else client.beta.realtime
     failures = 0
     for name in arguments.scenarios:
         try:
-            async with realtime.connect(model="parley") as connection:
+            async with realtime.connect(model="parley", websocket_connection_options=connection_options) as connection:
                 checker = Checker(connection, arguments.dialect)
                 created = await checker.until_type("session.created")
                 assert checker.events[0] is created, "session.created must be the first event"
@@ -423,6 +431,7 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--dialect", choices=["ga", "beta"], required=True)
+    parser.add_argument("--ca-file", help="a PEM certificate: connect over TLS and trust only it")
     parser.add_argument("scenarios", nargs="+", choices=sorted(SCENARIOS))
     sys.exit(1 if asyncio.run(run(parser.parse_args())) else 0)
 

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyNet
+import ParleyTesting
 import Testing
 
 @Suite("WebSocket server and client over real sockets")

@@ -27,6 +27,19 @@ import Testing
         #expect(settings.preemptiveGeneration)
     }
 
+    @Test func tlsNeedsBothFilesAndBothReadable() throws {
+        #expect(ServerSettings.load(environment: [:]).0.tls == nil)
+        let certificate = FileManager.default.temporaryDirectory.path + "/parley-settings-\(UUID().uuidString).pem"
+        try Data("pem".utf8).write(to: URL(fileURLWithPath: certificate))
+        defer { try? FileManager.default.removeItem(atPath: certificate) }
+        let both = ServerSettings.load(environment: ["PARLEY_TLS_CERT": certificate, "PARLEY_TLS_KEY": certificate])
+        #expect(both.problems.isEmpty && both.0.tls?.certificatePath == certificate)
+        #expect(ServerSettings.load(environment: ["PARLEY_TLS_CERT": certificate]).problems
+            == ["PARLEY_TLS_KEY (--tls-key): a private key is required with the TLS certificate"])
+        #expect(ServerSettings.load(environment: ["PARLEY_TLS_CERT": certificate, "PARLEY_TLS_KEY": "/nonexistent/key.pem"]).problems
+            == ["PARLEY_TLS_KEY (--tls-key): cannot read /nonexistent/key.pem"])
+    }
+
     @Test func webRTCPortAndPublicAddressAreReadAndChecked() {
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_WEBRTC_PORT": "40000", "PARLEY_WEBRTC_PUBLIC_ADDRESS": "192.0.2.7"])
         #expect(problems.isEmpty)

@@ -16,11 +16,15 @@ struct ServeLauncher: ParleyCommand {
             .option("web-root", value: "path", help: "The folder of the web client served at / (default ./Web)."),
             .option("llm-model", value: "path", help: "A GGUF model of your own for the embedded llama-server, instead of SmolLM2."),
             .option("database-url", value: "url", help: "A postgresql:// URL: keep the store in PostgreSQL instead of SQLite (cluster mode)."),
+            .option("tls-cert", value: "path", help: "A PEM certificate (chain): serve HTTPS and WSS with it, no proxy needed. Needs --tls-key."),
+            .option("tls-key", value: "path", help: "The PEM private key of --tls-cert."),
         ],
         environment: [
             EnvironmentSpec("PARLEY_SERVER_SECRET", "Signs client tokens and authorises the REST API."),
             EnvironmentSpec("PARLEY_DATABASE_URL", "A postgresql:// URL, as --database-url."),
             EnvironmentSpec("PARLEY_SYSTEM_PROMPT", "The default agent's instructions."),
+            EnvironmentSpec("PARLEY_TLS_CERT", "A PEM certificate, as --tls-cert."),
+            EnvironmentSpec("PARLEY_TLS_KEY", "A PEM private key, as --tls-key."),
             EnvironmentSpec("PARLEY_LLM_URL", "An OpenAI-compatible chat API instead of the embedded model."),
             EnvironmentSpec("PARLEY_LLM_MODEL_PATH", "A GGUF model for the embedded llama-server when --llm-model is not given."),
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API instead of whisper.cpp."),
@@ -52,6 +56,9 @@ struct ServeLauncher: ParleyCommand {
     var llmModel: String?
     /// The PostgreSQL database.
     var databaseURL: String?
+    /// The HTTPS certificate and key.
+    var tlsCertificate: String?
+    var tlsPrivateKey: String?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         host = try arguments.value("host", .nonEmpty)
@@ -61,12 +68,16 @@ struct ServeLauncher: ParleyCommand {
         webRoot = try arguments.value("web-root", .nonEmpty)
         llmModel = try arguments.value("llm-model", .nonEmpty)
         databaseURL = try arguments.value("database-url", .nonEmpty)
+        tlsCertificate = try arguments.value("tls-cert", .nonEmpty)
+        tlsPrivateKey = try arguments.value("tls-key", .nonEmpty)
     }
 
     func run(_ context: CommandContext) async throws {
         var options = ServeOptions(host: host, port: port, dataDirectory: dataDirectory, envFile: envFile, webRoot: webRoot)
         options.llmModel = llmModel
         options.databaseURL = databaseURL
+        options.tlsCertificate = tlsCertificate
+        options.tlsPrivateKey = tlsPrivateKey
         guard await ServeCommand.run(options: options, environment: context.environment) == 0 else {
             throw CommandFailure.alreadyReported
         }

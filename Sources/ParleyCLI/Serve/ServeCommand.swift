@@ -14,6 +14,10 @@ public struct ServeOptions: Sendable {
     /// A `postgresql://` URL: the store in PostgreSQL (cluster mode) instead of SQLite
     /// (`--database-url`, over `PARLEY_DATABASE_URL`).
     public var databaseURL: String?
+    /// The PEM certificate of HTTPS and WSS (`--tls-cert`, over `PARLEY_TLS_CERT`).
+    public var tlsCertificate: String?
+    /// The PEM private key of HTTPS and WSS (`--tls-key`, over `PARLEY_TLS_KEY`).
+    public var tlsPrivateKey: String?
 
     /// Creates options; `nil` leaves a setting to the environment.
     public init(host: String? = nil, port: Int? = nil, dataDirectory: String? = nil, envFile: String? = nil, webRoot: String? = nil) {
@@ -42,6 +46,8 @@ public enum ServeCommand {
         }
         merged.merge(environment) { _, fromEnvironment in fromEnvironment }
         if let model = options.llmModel { merged["PARLEY_LLM_MODEL_PATH"] = model }
+        if let certificate = options.tlsCertificate { merged["PARLEY_TLS_CERT"] = certificate }
+        if let privateKey = options.tlsPrivateKey { merged["PARLEY_TLS_KEY"] = privateKey }
 
         var (settings, problems) = ServerSettings.load(environment: merged)
         if let host = options.host { settings.host = host }
@@ -108,7 +114,7 @@ public enum ServeCommand {
         } catch {
             return fail(["cannot start on \(settings.host):\(settings.port): \(error)"])
         }
-        let url = "http://\(settings.host == "::1" ? "[::1]" : settings.host):\(app.port)/"
+        let url = "\(settings.tls == nil ? "http" : "https")://\(settings.host == "::1" ? "[::1]" : settings.host):\(app.port)/"
         do {
             try await app.joinCluster()
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyLocal
+import ParleyNet
 import ParleyStore
 
 /// Where one provider comes from.
@@ -111,6 +112,8 @@ public struct ServerSettings: Sendable {
     public var tracing: OTLPConfiguration?
     /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
     public var telephony = TelephonySettings()
+    /// The certificate and key of HTTPS and WSS (`PARLEY_TLS_CERT`, `PARLEY_TLS_KEY`); `nil` serves plain HTTP.
+    public var tls: TLSConfiguration?
 
     /// Creates default settings.
     public init() {}
@@ -280,6 +283,7 @@ public struct ServerSettings: Sendable {
         if let clientServers = boolean("PARLEY_MCP_CLIENT_SERVERS") { settings.clientsNameMCPServers = clientServers }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)
+        settings.tls = TLSSettings.configuration(certificate: value("PARLEY_TLS_CERT"), privateKey: value("PARLEY_TLS_KEY"), problems: &problems)
         return (settings, problems)
     }
 }
