@@ -8,7 +8,7 @@ final class RealtimeTestClient: Sendable {
     let socket: WebSocketConnection
     private let received: EventInbox
 
-    private init(socket: WebSocketConnection) {
+    init(socket: WebSocketConnection) {
         self.socket = socket
         received = EventInbox()
         let inbox = received

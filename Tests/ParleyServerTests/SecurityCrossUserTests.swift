@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyNet
 import ParleyServer
 import Testing
 
@@ -44,6 +45,36 @@ struct SecurityCrossUserTests {
         let bobs = try await RealtimeTestClient.connect(server, token: server.clientToken(user: "bob"), query: "?instance=\(bob.instanceID)")
         #expect(await bobs.next("conversation.created")?["conversation"]?["id"]?.stringValue == bob.conversationID)
         bobs.socket.close(code: 1000, reason: "done")
+        await server.stop()
+    }
+
+    @Test("client_secrets carry a user and instance scope, and a browser presents them in its subprotocol")
+    func clientSecretsCarryTheirScope() async throws {
+        let server = try TestServer.start()
+        let bob = try await Self.instance(server, user: "bob")
+        func secret(_ body: String) async throws -> String {
+            let response = try await server.request("POST", "/v1/realtime/client_secrets", json: body)
+            return try #require(response.body["value"]?.stringValue, "\(response.body)")
+        }
+        func browserConnect(_ token: String, query: String) async throws -> RealtimeTestClient {
+            let url = try #require(URL(string: "ws://127.0.0.1:\(server.port)/v1/realtime\(query)"))
+            return RealtimeTestClient(socket: try await WebSocketClient.connect(
+                to: url, subprotocols: ["realtime", "openai-insecure-api-key." + token]))
+        }
+
+        let alices = try await secret(#"{"expires_after":{"seconds":600},"user":"alice"}"#)
+        if let opened = try? await browserConnect(alices, query: "?instance=\(bob.instanceID)") {
+            let error = await opened.next("error", seconds: 10)
+            #expect(error?["error"]?["code"]?.stringValue == "session_setup_failed", "alice's client secret joined bob's instance")
+            #expect(await !opened.events.contains { $0["type"]?.stringValue == "session.created" })
+        }
+        let bobsInstance = try await secret(#"{"instance_id":"\#(bob.instanceID)"}"#)
+        let joined = try await browserConnect(bobsInstance, query: "")
+        #expect(await joined.next("conversation.created")?["conversation"]?["id"]?.stringValue == bob.conversationID)
+        joined.socket.close(code: 1000, reason: "done")
+
+        let refused = try await server.request("POST", "/v1/realtime/client_secrets", json: #"{"user":""}"#)
+        #expect(refused.status == 400)
         await server.stop()
     }
 

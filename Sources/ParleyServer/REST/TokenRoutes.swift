@@ -15,10 +15,19 @@ enum TokenRoutes {
         }
     }
 
+    /// OpenAI's body (`expires_after`; a `session` is accepted and ignored) and Parley's scope:
+    /// the user the secret is for, and the agent or instance it is limited to.
     struct ClientSecretRequest: Decodable {
         struct ExpiresAfter: Decodable { var seconds: Double? }
         var expiresAfter: ExpiresAfter?
-        enum CodingKeys: String, CodingKey { case expiresAfter = "expires_after" }
+        var user: String?
+        var agentID: String?
+        var instanceID: String?
+        enum CodingKeys: String, CodingKey {
+            case expiresAfter = "expires_after", user, agentID = "agent_id", instanceID = "instance_id"
+        }
+
+        var isScoped: Bool { user != nil || agentID != nil || instanceID != nil }
     }
 
     struct ClientSecret: Encodable {
@@ -73,8 +82,17 @@ enum TokenRoutes {
                 let body = try request.jsonBody(ClientSecretRequest.self, allowEmpty: true)
                 let seconds = body.expiresAfter?.seconds ?? ClientTokenAuthority.defaultLifetime
                 guard (10...7200).contains(seconds) else { throw BadRequest("expires_after.seconds: must be from 10 to 7200") }
-                let minted = context.authentication.authority.mintCompact(forLocalUser: false, lifetime: seconds)
-                return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
+                guard body.isScoped else {
+                    let minted = context.authentication.authority.mintCompact(forLocalUser: false, lifetime: seconds)
+                    return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.expiresAt))
+                }
+                // A scope does not fit a compact token: the secret is a signed token, like `POST /v1/tokens`.
+                if let user = body.user, user.isEmpty || user.count > 200 { throw BadRequest("user: must be 1 to 200 characters") }
+                let minted = context.authentication.authority.mint(
+                    subject: body.user ?? CompactClientToken.Kind.client.subject, agentID: body.agentID, instanceID: body.instanceID,
+                    lifetime: seconds
+                )
+                return JSONResponse.ok(ClientSecret(value: minted.token, expiresAt: minted.claims.expiresAt))
             } catch {
                 return error.response
             }
