@@ -137,6 +137,15 @@ enum StoreMigrations {
                 ALTER TABLE items ADD CONSTRAINT items_conversation_id_id_key UNIQUE (conversation_id, id);
                 """
         ),
+        // Per-user and per-token session limits that hold across the cluster: each live
+        // session names whom it counts against (both NULL for the backend's own sessions).
+        Step(
+            sqlite: "",
+            postgres: """
+                ALTER TABLE live_sessions ADD COLUMN user_id text, ADD COLUMN token_id text;
+                CREATE INDEX live_sessions_by_user ON live_sessions(user_id);
+                """
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

@@ -217,6 +217,47 @@ struct ClusterServeTests {
         }
     }
 
+    @Test("one user's sessions are capped on every node together, and another user's are not")
+    func perUserLimitsHoldAcrossNodes() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let cluster = try await LocalCluster.start(
+                databaseURL: try await postgres.createDatabase(), settings: ["PARLEY_MAX_SESSIONS_PER_USER": "2"]
+            )
+            do {
+                func token(_ user: String) async throws -> String {
+                    let minted = try await ReliabilityCrashRecoveryTests.rest(cluster.a, "POST", "/v1/tokens", #"{"user":"\#(user)"}"#)
+                    return try #require(minted["token"]?.stringValue)
+                }
+                func open(_ node: ServerProcess, _ user: String) async throws -> (ProcessRealtimeClient, admitted: Bool) {
+                    let client = try await ProcessRealtimeClient.connect(port: node.port, host: node.host, token: try await token(user))
+                    return (client, await client.next("session.created", seconds: 20) != nil)
+                }
+                let onA = try await open(cluster.a, "alice")
+                let onB = try await open(cluster.b, "alice")
+                #expect(onA.admitted && onB.admitted)
+                let onC = try await open(cluster.c, "alice")
+                #expect(!onC.admitted, "a third session of alice's was admitted on another node")
+                let refusal = await onC.0.events.first { $0["type"]?.stringValue == "error" }
+                #expect(refusal?["error"]?["code"]?.stringValue == "too_many_sessions_for_user")
+                #expect(await Self.closes(onC.0))
+                let bobs = try await open(cluster.c, "bob")
+                #expect(bobs.admitted, "bob was refused for alice's sessions")
+                // One of alice's sessions ends on A; she may open one on C.
+                onA.0.close()
+                #expect(await ResourceProbe.eventually(within: 20) {
+                    guard let again = try? await open(cluster.c, "alice") else { return false }
+                    defer { again.0.close() }
+                    return again.admitted
+                })
+                [onB.0, bobs.0].forEach { $0.close() }
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
     @Test("PostgreSQL restarted mid-conversation on B: no acknowledged item lost, and commands reach B again")
     func databaseRestartUnderTheCluster() async throws {
         try await ThrowawayPostgres.with { postgres in

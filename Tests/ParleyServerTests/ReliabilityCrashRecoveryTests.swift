@@ -149,9 +149,9 @@ final class ProcessRealtimeClient: Sendable {
         }
     }
 
-    static func connect(port: Int, query: String = "", host: String = "127.0.0.1") async throws -> ProcessRealtimeClient {
+    static func connect(port: Int, query: String = "", host: String = "127.0.0.1", token: String = ServerProcess.secret) async throws -> ProcessRealtimeClient {
         let url = URL(string: "ws://\(host):\(port)/v1/realtime\(query)")!
-        return ProcessRealtimeClient(socket: try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(ServerProcess.secret)"]))
+        return ProcessRealtimeClient(socket: try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(token)"]))
     }
 
     func next(_ type: String, seconds: Double = 30) async -> JSONValue? {

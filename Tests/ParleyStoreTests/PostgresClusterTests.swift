@@ -159,15 +159,37 @@ import Testing
         let admitted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<40 {
                 let node = index.isMultiple(of: 2) ? nodes.a : nodes.b
-                group.addTask { try await node.admitSession(id: "sess_\(index)", instanceID: nil, maximum: maximum) }
+                group.addTask { try await node.admitSession(id: "sess_\(index)", instanceID: nil, limits: Self.limits(maximum)) == .admitted }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(admitted == maximum)
-        #expect(try await !nodes.a.admitSession(id: "sess_late", instanceID: nil, maximum: maximum))
+        #expect(try await nodes.a.admitSession(id: "sess_late", instanceID: nil, limits: Self.limits(maximum)) == .clusterFull(maximum: maximum))
         await nodes.a.sessionEnded(id: "sess_0")
         await nodes.b.sessionEnded(id: "sess_1")
-        #expect(try await nodes.a.admitSession(id: "sess_late", instanceID: nil, maximum: maximum))
+        #expect(try await nodes.a.admitSession(id: "sess_late", instanceID: nil, limits: Self.limits(maximum)) == .admitted)
+        await nodes.stop()
+    }
+
+    static func limits(_ maximum: Int?, perUser: Int = 100, perToken: Int = 100) -> ClusterSessionLimits {
+        ClusterSessionLimits(maximum: maximum, perUser: perUser, perToken: perToken)
+    }
+
+    @Test func oneUsersSessionsAreCappedAcrossNodesAndEachTokenWithinThem() async throws {
+        let nodes = try await TwoNodes.start(url: try await StoreEngine.postgres.freshLocation().address)
+        let limits = Self.limits(nil, perUser: 3, perToken: 2)
+        func admit(_ node: PostgresCluster, _ id: String, user: String, token: String) async throws -> ClusterAdmission {
+            try await node.admitSession(id: id, instanceID: nil, owner: ClusterSessionOwner(user: user, tokenID: token), limits: limits)
+        }
+        #expect(try await admit(nodes.a, "sess_a1", user: "alice", token: "tok_1") == .admitted)
+        #expect(try await admit(nodes.b, "sess_b1", user: "alice", token: "tok_1") == .admitted)
+        #expect(try await admit(nodes.a, "sess_a2", user: "alice", token: "tok_1") == .tokenLimit(maximum: 2), "a token's limit spans nodes")
+        #expect(try await admit(nodes.b, "sess_b2", user: "alice", token: "tok_2") == .admitted)
+        #expect(try await admit(nodes.a, "sess_a3", user: "alice", token: "tok_3") == .userLimit(maximum: 3), "a user's limit spans nodes")
+        #expect(try await admit(nodes.a, "sess_a4", user: "bob", token: "tok_4") == .admitted, "another user has limits of their own")
+        #expect(try await nodes.a.admitSession(id: "sess_backend", instanceID: nil, limits: limits) == .admitted, "the backend counts against no user")
+        await nodes.b.sessionEnded(id: "sess_b1")
+        #expect(try await admit(nodes.a, "sess_a3", user: "alice", token: "tok_3") == .admitted)
         await nodes.stop()
     }
 
@@ -193,7 +215,7 @@ import Testing
         try await silent.register(nodeURL: "http://127.0.0.4:8080")
         let instance = try await nodes.instance("inst_5")
         let claim = try #require(try await silent.claim(instanceID: instance))
-        #expect(try await silent.admitSession(id: "sess_silent", instanceID: instance, maximum: 1))
+        #expect(try await silent.admitSession(id: "sess_silent", instanceID: instance, limits: Self.limits(1)) == .admitted)
         #expect(try await nodes.b.sweep().isEmpty, "a node silent for less than 10 s was declared dead")
 
         // Its last heartbeat a minute ago, as if it had been killed then.
@@ -204,7 +226,7 @@ import Testing
         let ownership = try await nodes.b.ownership(instanceID: instance)
         #expect(ownership?.status == "lost" && ownership?.ownerNode == nil && ownership?.epoch == claim.epoch + 1)
         await #expect(throws: ClusterError.self) { try await silent.store(for: claim).appendItem(Self.item("item_late", instance: instance)) }
-        #expect(try await nodes.b.admitSession(id: "sess_on_b", instanceID: nil, maximum: 1), "the dead node's session still counts")
+        #expect(try await nodes.b.admitSession(id: "sess_on_b", instanceID: nil, limits: Self.limits(1)) == .admitted, "the dead node's session still counts")
         // Reconnecting through any node continues the instance.
         #expect(try await nodes.b.claim(instanceID: instance)?.epoch == claim.epoch + 2)
         await nodes.stop()

@@ -51,13 +51,14 @@ public final class LiveSessions: @unchecked Sendable {
     /// Why a session was not admitted.
     public enum Refusal: Error, Sendable, Equatable {
         case serverFull(maximum: Int)
+        case clusterFull(maximum: Int)
         case userLimit(maximum: Int)
         case tokenLimit(maximum: Int)
 
         /// The error code a door reports.
         public var code: String {
             switch self {
-            case .serverFull: "too_many_sessions"
+            case .serverFull, .clusterFull: "too_many_sessions"
             case .userLimit: "too_many_sessions_for_user"
             case .tokenLimit: "too_many_sessions_for_token"
             }
@@ -65,14 +66,17 @@ public final class LiveSessions: @unchecked Sendable {
 
         /// The HTTP status a door answers with: 503 when the server is full, 429 for a caller's own limit.
         public var httpStatus: Int {
-            if case .serverFull = self { return 503 }
-            return 429
+            switch self {
+            case .serverFull, .clusterFull: 503
+            case .userLimit, .tokenLimit: 429
+            }
         }
 
         /// The sentence a caller reads.
         public var message: String {
             switch self {
             case .serverFull(let maximum): "The server is at its limit of \(maximum) sessions; try again shortly."
+            case .clusterFull(let maximum): "The cluster is at its limit of \(maximum) sessions; try again shortly."
             case .userLimit(let maximum): "This user already has \(maximum) sessions open, the most allowed at once; end one first."
             case .tokenLimit(let maximum): "This client token already has \(maximum) sessions open, the most allowed at once; end one first."
             }

@@ -95,7 +95,7 @@ enum TwilioVoiceWebhook {
     /// The TwiML that tells the caller why the call cannot be taken, then hangs up.
     static func refusalTwiML(_ refusal: LiveSessions.Refusal) -> String {
         let words = switch refusal {
-        case .serverFull: "Sorry, all our lines are busy. Please call again in a few minutes."
+        case .serverFull, .clusterFull: "Sorry, all our lines are busy. Please call again in a few minutes."
         case .userLimit, .tokenLimit: "Sorry, this number already has as many calls open as we allow. Please end one and call again."
         }
         return """

@@ -95,3 +95,38 @@ public struct ClusterError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+/// Whom a session counts against across the cluster: a client token's user and token id.
+public struct ClusterSessionOwner: Sendable, Hashable {
+    public var user: String
+    public var tokenID: String
+
+    public init(user: String, tokenID: String) {
+        self.user = user
+        self.tokenID = tokenID
+    }
+}
+
+/// The limits a session is admitted under across the cluster.
+public struct ClusterSessionLimits: Sendable, Hashable {
+    /// Sessions on every live node together; `nil` for no cluster-wide maximum.
+    public var maximum: Int?
+    /// Sessions of one user, on every node.
+    public var perUser: Int
+    /// Sessions of one client token, on every node.
+    public var perToken: Int
+
+    public init(maximum: Int?, perUser: Int, perToken: Int) {
+        self.maximum = maximum
+        self.perUser = perUser
+        self.perToken = perToken
+    }
+}
+
+/// Whether the cluster admitted a session, and if not, which limit refused it.
+public enum ClusterAdmission: Sendable, Hashable {
+    case admitted
+    case clusterFull(maximum: Int)
+    case userLimit(maximum: Int)
+    case tokenLimit(maximum: Int)
+}

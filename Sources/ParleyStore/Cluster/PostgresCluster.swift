@@ -302,24 +302,34 @@ public final class PostgresCluster: @unchecked Sendable {
 
     // MARK: Limits
 
-    /// Registers a session in the cluster-wide count, unless `maximum` sessions already run
-    /// on live nodes. Admissions are serialized by an advisory lock, so racing ones never
-    /// exceed the maximum together.
-    /// - Returns: whether the session was admitted.
-    public func admitSession(id: String, instanceID: String?, maximum: Int) async throws -> Bool {
-        let parameters = [id, nodeID, instanceID]
+    /// Registers a session in the cluster-wide registry, unless one of `limits` is reached on
+    /// live nodes: the cluster's maximum, or `owner`'s per-token or per-user limit. Admissions
+    /// are serialized by an advisory lock, so racing ones never exceed a limit together.
+    public func admitSession(
+        id: String, instanceID: String?, owner: ClusterSessionOwner? = nil, limits: ClusterSessionLimits
+    ) async throws -> ClusterAdmission {
+        let nodeID = self.nodeID
         return try await pool.run { connection in
             try connection.transaction {
                 try connection.execute("SELECT pg_advisory_xact_lock(\(Self.admissionLock))")
-                let running = try connection.query(
-                    "SELECT count(*) FROM live_sessions s JOIN nodes n ON n.id = s.node_id WHERE NOT n.dead AND s.id <> $1", [id]
-                ).rows.first?.first.flatMap { Int($0 ?? "") } ?? 0
-                guard running < maximum else { return false }
+                let counts = try connection.query(
+                    """
+                    SELECT count(*), count(*) FILTER (WHERE s.user_id = $2), count(*) FILTER (WHERE s.token_id = $3)
+                    FROM live_sessions s JOIN nodes n ON n.id = s.node_id WHERE NOT n.dead AND s.id <> $1
+                    """,
+                    [id, owner?.user, owner?.tokenID]
+                ).rows.first.map { row in row.map { Int($0 ?? "") ?? 0 } } ?? [0, 0, 0]
+                if let maximum = limits.maximum, counts[0] >= maximum { return .clusterFull(maximum: maximum) }
+                if owner != nil, counts[2] >= limits.perToken { return .tokenLimit(maximum: limits.perToken) }
+                if owner != nil, counts[1] >= limits.perUser { return .userLimit(maximum: limits.perUser) }
                 try connection.query(
-                    "INSERT INTO live_sessions(id, node_id, instance_id, started_at) VALUES($1, $2, $3, \(Self.now)) ON CONFLICT(id) DO NOTHING",
-                    parameters
+                    """
+                    INSERT INTO live_sessions(id, node_id, instance_id, user_id, token_id, started_at)
+                    VALUES($1, $2, $3, $4, $5, \(Self.now)) ON CONFLICT(id) DO NOTHING
+                    """,
+                    [id, nodeID, instanceID, owner?.user, owner?.tokenID]
                 )
-                return true
+                return .admitted
             }
         }
     }
