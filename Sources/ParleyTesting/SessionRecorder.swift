@@ -53,7 +53,7 @@ public actor SessionRecorder {
         return await withCheckedContinuation { continuation in
             waiters[id] = Waiter(predicate: predicate, continuation: continuation)
             Task {
-                try? await Task.sleep(for: .seconds(seconds))
+                try? await Task.sleep(for: TestDeadline.seconds(seconds))
                 self.expire(id)
             }
         }

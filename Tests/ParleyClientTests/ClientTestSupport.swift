@@ -94,7 +94,7 @@ func waitUntil(
     _ description: String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @escaping @MainActor () -> Bool
 ) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now + TestDeadline.scaled(timeout)
     while !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("Timed out waiting until \(description)", sourceLocation: sourceLocation)
@@ -126,7 +126,7 @@ func within(
             return !Task.isCancelled
         }
         group.addTask {
-            try? await Task.sleep(for: timeout)
+            try? await Task.sleep(for: TestDeadline.scaled(timeout))
             return false
         }
         let first = await group.next() ?? false

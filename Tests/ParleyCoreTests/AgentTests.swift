@@ -46,7 +46,7 @@ func agentTestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @escapi
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: TestDeadline.seconds(seconds))
             return nil
         }
         defer { group.cancelAll() }

@@ -5,6 +5,7 @@ import FoundationNetworking
 import ParleyCore
 import ParleyOpenAI
 import Testing
+import ParleyTesting
 @testable import ParleyLocal
 
 @Suite struct LocalLLMServerTests {
@@ -200,7 +201,7 @@ func commandLine(of pid: pid_t) -> String {
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes.
 func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now + TestDeadline.scaled(timeout)
     while !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("condition not met within \(timeout)")

@@ -151,7 +151,7 @@ func httpClientTestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @e
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: TestDeadline.seconds(seconds))
             return nil
         }
         defer { group.cancelAll() }

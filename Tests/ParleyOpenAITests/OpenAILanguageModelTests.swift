@@ -12,7 +12,7 @@ func openAITestDeadline<T: Sendable>(_ seconds: Double = 30, _ operation: @escap
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: TestDeadline.seconds(seconds))
             return nil
         }
         defer { group.cancelAll() }

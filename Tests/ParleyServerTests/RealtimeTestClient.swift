@@ -2,6 +2,7 @@ import Foundation
 import ParleyCore
 import ParleyNet
 import Testing
+import ParleyTesting
 
 /// A raw realtime client for server tests: sends JSON text, waits for event types with a deadline.
 final class RealtimeTestClient: Sendable {
@@ -88,7 +89,7 @@ actor EventInbox {
         return await withCheckedContinuation { continuation in
             waiters[id] = (predicate, continuation)
             Task {
-                try? await Task.sleep(for: .seconds(seconds))
+                try? await Task.sleep(for: TestDeadline.seconds(seconds))
                 self.expire(id)
             }
         }

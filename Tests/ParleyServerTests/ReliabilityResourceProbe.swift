@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import ParleyTesting
 #endif
 
 /// Reads what a process holds from `/proc`: open file descriptors, TCP sockets by port, and
@@ -91,7 +92,7 @@ enum ResourceProbe {
     /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
     /// - Returns: whether it held in time.
     static func eventually(within seconds: Double, _ condition: () async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let deadline = ContinuousClock.now + TestDeadline.seconds(seconds)
         while ContinuousClock.now < deadline {
             if await condition() { return true }
             try? await Task.sleep(for: .milliseconds(20))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ParleyTesting
 
 /// `parley serve` as a real process: it refuses to listen beyond loopback without a server
 /// secret, and the secret it generates for loopback use is private and never printed.
@@ -14,7 +15,7 @@ struct SecurityServeTests {
         await withTaskGroup(of: Int32?.self) { group in
             group.addTask { await server.exitStatus() }
             group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
+                try? await Task.sleep(for: TestDeadline.seconds(seconds))
                 return nil
             }
             let first = await group.next() ?? nil

@@ -3,6 +3,7 @@ import ParleyCore
 import ParleyNet
 @testable import ParleyServer
 import Testing
+import ParleyTesting
 
 /// A simulated Twilio: answers a call through Parley's voice webhook, then opens the media
 /// stream and follows Twilio's documented message sequence on a real socket — `connected`,
@@ -215,7 +216,7 @@ extension WebSocketConnection {
     func closes(within seconds: Double = 30) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.waitUntilClosed(); return true }
-            group.addTask { (try? await Task.sleep(for: .seconds(seconds))) == nil }
+            group.addTask { (try? await Task.sleep(for: TestDeadline.seconds(seconds))) == nil }
             let closedInTime = await group.next() ?? false
             group.cancelAll()
             if !closedInTime { close() }

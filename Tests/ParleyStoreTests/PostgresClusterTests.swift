@@ -49,7 +49,7 @@ import Testing
                 return await iterator.next()
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
+                try? await Task.sleep(for: TestDeadline.seconds(Double(seconds)))
                 return nil
             }
             let first = await group.next() ?? nil

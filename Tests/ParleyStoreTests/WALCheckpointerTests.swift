@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import Testing
+import ParleyTesting
 @testable import ParleyStore
 
 /// The background checkpointer, on real SQLite files: the WAL is checkpointed off the writers'
@@ -26,7 +27,7 @@ import Testing
 
     /// Polls `condition` every 5 ms until it holds or `seconds` pass; returns whether it held.
     static func eventually(within seconds: Int = 30, _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
+        let deadline = ContinuousClock.now + TestDeadline.seconds(Double(seconds))
         while ContinuousClock.now < deadline {
             if try condition() { return true }
             try? await Task.sleep(for: .milliseconds(5))

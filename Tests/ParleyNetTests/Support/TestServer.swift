@@ -2,6 +2,7 @@ import Foundation
 import ParleyNet
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ParleyTesting
 #endif
 
 /// Starts a server on port 0 for a test and shuts it down after `body`.
@@ -41,7 +42,7 @@ func withDeadline<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendab
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: TestDeadline.seconds(seconds))
             throw TimeoutError(seconds: seconds)
         }
         defer { group.cancelAll() }
