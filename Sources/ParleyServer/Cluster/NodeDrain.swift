@@ -3,7 +3,7 @@ import ParleyNet
 
 /// A cluster node's graceful stop, before its sockets close: the node is marked draining (its
 /// heartbeat row and `/healthz`, answering 503, tell load balancers to send nothing more; new
-/// realtime sessions are refused with 503 `node_draining`), and its live sessions get up to
+/// sessions are refused on every door with `node_draining`, see `SessionAdmission`), and its live sessions get up to
 /// `ServerSettings.drainSeconds` to end by themselves. Those still running afterwards are
 /// closed by the shutdown; their instances wait for their clients to reconnect elsewhere.
 enum NodeDrain {
@@ -20,9 +20,4 @@ enum NodeDrain {
         context.log.log("node.drained", ["node": .string(cluster.nodeID), "sessions_left": .number(Double(context.sessions.count))])
     }
 
-    /// Why a new realtime session may not start here: the node is draining.
-    static func refusal(context: ServerContext) -> HTTPResponse? {
-        guard context.cluster?.isDraining == true else { return nil }
-        return .error(status: 503, code: "node_draining", message: "This node is shutting down; connect again to reach another node of the cluster.")
-    }
 }

@@ -19,8 +19,10 @@ enum RealtimeEndpoint {
                 // Session setup (the store) and the voice session's work (audio processing,
                 // providers) stay off the network thread the handler would otherwise prefer.
                 await withTaskExecutorPreference(globalConcurrentExecutor) {
-                    await ClusterSessionGate.serve(socket, request: request, context: context) { context, claimEpoch in
-                        await serve(socket, request: request, context: context, claimEpoch: claimEpoch)
+                    if let callID = request.query["call_id"] {
+                        await RealtimeSideband.serve(socket, callID: callID, context: context)
+                    } else {
+                        await serve(socket, request: request, context: context)
                     }
                 }
             }
@@ -39,11 +41,10 @@ enum RealtimeEndpoint {
         return .accept(subprotocol: offersRealtime ? "realtime" : nil)
     }
 
-    /// Why a realtime session (a WebSocket or a WebRTC call) may not start: bad or
-    /// out-of-scope credentials (401), the session limit reached or the node draining (503);
-    /// `nil` admits it.
+    /// Why a realtime session (a WebSocket or a WebRTC call) may not start, judged before any
+    /// work: bad or out-of-scope credentials (401), the node draining (503), a session limit of
+    /// this node or the caller (503, 429); `nil` lets it on to `SessionAdmission`.
     static func refusal(of request: HTTPRequest, context: ServerContext) -> HTTPResponse? {
-        if let draining = NodeDrain.refusal(context: context) { return draining }
         let caller: Caller
         do {
             caller = try context.authentication.caller(of: request)
@@ -62,10 +63,19 @@ enum RealtimeEndpoint {
                 return .error(status: 401, code: "invalid_api_key", message: "This token does not grant access to that agent or instance.")
             }
         }
-        if let full = context.sessions.refusal(for: LiveSessions.Owner(caller)) {
-            return .error(status: full.httpStatus, code: full.code, message: full.message)
+        if let refusal = SessionAdmission.precheck(owner: LiveSessions.Owner(caller), context: context) {
+            return .error(status: refusal.httpStatus, code: refusal.code, message: refusal.message)
         }
         return nil
+    }
+
+    /// The request a realtime door puts to `SessionAdmission`.
+    static func admissionRequest(_ request: HTTPRequest, door: String, context: ServerContext) -> SessionAdmission.Request {
+        let caller = try? context.authentication.caller(of: request)
+        return SessionAdmission.Request(
+            door: door, owner: caller.flatMap(LiveSessions.Owner.init),
+            instanceID: SessionSetup.requestedInstance(of: request, caller: caller), caller: caller
+        )
     }
 
     /// The beta shapes when the client sends `OpenAI-Beta: realtime=v1`, else the GA ones.
@@ -73,25 +83,31 @@ enum RealtimeEndpoint {
         request.headers.values(for: "OpenAI-Beta").contains { $0.contains("realtime=v1") } ? .beta : .ga
     }
 
-    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext, claimEpoch: Int64?) async {
-        if let callID = request.query["call_id"] {
-            await RealtimeSideband.serve(socket, callID: callID, context: context)
+    private static func serve(_ socket: WebSocketConnection, request: HTTPRequest, context: ServerContext) async {
+        let dialect = dialect(of: request)
+        func refuse(_ code: String, _ message: String, closeCode: UInt16) {
+            let event = RealtimeServerEvent.error(RealtimeProtocolError(code: code, message: message))
+            if let text = event.encode(dialect: dialect) { try? socket.send(.text(text)) }
+            socket.close(code: closeCode, reason: code.replacingOccurrences(of: "_", with: " "))
+        }
+        let admission: SessionAdmission
+        do {
+            admission = try await SessionAdmission.reserve(admissionRequest(request, door: "websocket", context: context), context: context)
+        } catch {
+            refuse(error.code, error.message, closeCode: 1013)
             return
         }
-        let dialect = dialect(of: request)
         let setup: SessionSetup
         do {
-            setup = try await SessionSetup.make(for: request, context: context)
+            setup = try await SessionSetup.make(for: request, context: admission.context)
         } catch {
-            let event = RealtimeServerEvent.error(RealtimeProtocolError(code: "session_setup_failed", message: "\(error)"))
-            if let text = event.encode(dialect: dialect) { try? socket.send(.text(text)) }
-            socket.close(code: WebSocketCloseCode.policyViolation, reason: "session setup failed")
+            await admission.release()
+            refuse("session_setup_failed", "\(error)", closeCode: WebSocketCloseCode.policyViolation)
             return
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
-        await context.serveAdmitted(
-            session, door: "websocket", instanceID: setup.instanceID, conversationID: setup.conversationID, claimEpoch: claimEpoch,
-            owner: setup.owner, socket: socket, disconnectReason: "instance ended",
+        await admission.serve(
+            session, instanceID: setup.instanceID, conversationID: setup.conversationID, socket: socket, disconnectReason: "instance ended",
             onRefusal: { refusal in
                 setup.providers.recorder?.finish()
                 let event = RealtimeServerEvent.error(RealtimeProtocolError(code: refusal.code, message: refusal.message))
@@ -99,7 +115,7 @@ enum RealtimeEndpoint {
             }
         ) { sessionID in
             let connection = RealtimeConnection(
-                transport: .webSocket(socket), dialect: dialect, context: context, session: session,
+                transport: .webSocket(socket), dialect: dialect, context: admission.context, session: session,
                 configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
                 sendsParleyEvents: request.query["parley_events"] == "true",
                 tracer: context.traces.map {

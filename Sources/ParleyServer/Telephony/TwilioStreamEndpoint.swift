@@ -45,14 +45,23 @@ enum TwilioStreamEndpoint {
             socket.close(code: WebSocketCloseCode.policyViolation, reason: "only audio/x-mulaw at 8000 Hz is supported")
             return
         }
+        let admission: SessionAdmission
+        do {
+            admission = try await SessionAdmission.reserve(.init(door: "twilio", owner: grant.owner), context: context)
+        } catch {
+            context.log.log("twilio.call_refused", session: start.callSID, ["reason": .string(error.code)])
+            socket.close(code: 1013, reason: error.code.replacingOccurrences(of: "_", with: " "))
+            return
+        }
         let setup: SessionSetup
         let agent: AgentDefinition?
         do {
             // The stream request carries no agent: the session is set up as a realtime one for the granted agent.
             let request = HTTPRequest(method: "GET", path: TwilioVoiceWebhook.streamPath, query: grant.agentID.map { ["agent": $0] } ?? [:])
-            setup = try await SessionSetup.make(for: request, context: context)
+            setup = try await SessionSetup.make(for: request, context: admission.context)
             agent = try await grant.agentID.asyncMap { id in try await context.store.agent(id: id).map(AgentRoutes.decode) } ?? nil
         } catch {
+            await admission.release()
             context.log.log("twilio.session_setup_failed", session: start.callSID, ["problem": .string("\(error)")])
             socket.close(code: WebSocketCloseCode.goingAway, reason: "session setup failed")
             return
@@ -63,12 +72,12 @@ enum TwilioStreamEndpoint {
             configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
         }
         let session = VoiceSession(providers: setup.providers, configuration: configuration, history: setup.history)
-        await context.serveAdmitted(
-            session, door: "twilio", instanceID: nil, conversationID: setup.conversationID, owner: grant.owner,
+        await admission.serve(
+            session, instanceID: nil, conversationID: setup.conversationID,
             socket: socket, disconnectReason: "call ended by the server", onRefusal: { _ in setup.providers.recorder?.finish() }
         ) { _ in
             let connection = TwilioCallConnection(
-                socket: socket, context: context, session: session, start: start, conversationID: setup.conversationID,
+                socket: socket, context: admission.context, session: session, start: start, conversationID: setup.conversationID,
                 keyPressMessages: agent?.telephony?.keyPressMessages ?? false
             )
             // A call lasts at most as long as any session; closing the stream hangs it up.

@@ -54,7 +54,7 @@ enum TwilioVoiceWebhook {
             return AgentRoutes.storageFailure(error)
         }
         let grant = TwilioStreamTokens.Grant(callSID: callSID, agentID: agentID, caller: form["From"] ?? "")
-        if let refusal = context.sessions.refusal(for: grant.owner) {
+        if let refusal = SessionAdmission.precheck(owner: grant.owner, context: context) {
             // Twilio plays this to the caller and hangs up.
             context.metrics.doorRefused(door: "twilio", reason: refusal.code)
             context.log.log("twilio.call_refused", ["call": .string(callSID), "reason": .string(refusal.code)])
@@ -93,10 +93,10 @@ enum TwilioVoiceWebhook {
     }
 
     /// The TwiML that tells the caller why the call cannot be taken, then hangs up.
-    static func refusalTwiML(_ refusal: LiveSessions.Refusal) -> String {
+    static func refusalTwiML(_ refusal: SessionAdmission.Refusal) -> String {
         let words = switch refusal {
-        case .serverFull, .clusterFull: "Sorry, all our lines are busy. Please call again in a few minutes."
-        case .userLimit, .tokenLimit: "Sorry, this number already has as many calls open as we allow. Please end one and call again."
+        case .limit(.userLimit), .limit(.tokenLimit): "Sorry, this number already has as many calls open as we allow. Please end one and call again."
+        case .limit(.serverFull), .limit(.clusterFull), .draining, .storageUnavailable: "Sorry, all our lines are busy. Please call again in a few minutes."
         }
         return """
             <?xml version="1.0" encoding="UTF-8"?>

@@ -5,8 +5,8 @@ import ParleyRTC
 
 /// `POST /v1/realtime/calls`: OpenAI's WebRTC entry. The body is the SDP offer
 /// (`application/sdp`), or `multipart/form-data` with an `sdp` part and a `session` part
-/// (the session's settings, as in `session.update`). Credentials and limits are those of
-/// the WebSocket endpoint. The answer is `201 Created`, `application/sdp`, with the call's
+/// (the session's settings, as in `session.update`). Credentials are those of the WebSocket
+/// endpoint, and admission (limits, cluster, drain) the same `SessionAdmission`. The answer is `201 Created`, `application/sdp`, with the call's
 /// URL in `Location` (exposed to browsers by CORS); the call's events then travel on its
 /// `oai-events` data channel and its audio on the track.
 enum RealtimeCallsRoute {
@@ -54,37 +54,45 @@ enum RealtimeCallsRoute {
                 return .error(status: 400, code: "invalid_session", message: "The 'session' part is not valid session settings: \(error)")
             }
         }
-        let setup: SessionSetup
+        let admission: SessionAdmission
         do {
-            setup = try await SessionSetup.make(for: request, context: context)
+            admission = try await SessionAdmission.reserve(
+                RealtimeEndpoint.admissionRequest(request, door: "webrtc", context: context), context: context
+            )
         } catch {
+            return .error(status: error.httpStatus, code: error.code, message: error.message)
+        }
+        let setup: SessionSetup
+        let call: RTCCall
+        do {
+            setup = try await SessionSetup.make(for: request, context: admission.context)
+        } catch {
+            await admission.release()
             return .error(status: 400, code: "session_setup_failed", message: "\(error)")
         }
-        let call: RTCCall
         do {
             call = try context.calls.open(offer: offer)
         } catch {
+            setup.providers.recorder?.finish()
+            await admission.release()
             return .error(status: 500, code: "webrtc_unavailable", message: error.description)
         }
         let session = VoiceSession(providers: setup.providers, configuration: setup.configuration, history: setup.history)
-        let entry = LiveSessions.Entry(
-            sessionID: RealtimeID.session(), instanceID: setup.instanceID, session: session, disconnect: { call.close() },
-            conversationID: setup.conversationID, owner: setup.owner
-        )
-        if let refusal = context.sessions.admit(entry) {
-            context.metrics.doorRefused(door: "webrtc", reason: refusal.code)
+        let sessionID: String
+        do {
+            sessionID = try await admission.admit(session, instanceID: setup.instanceID, conversationID: setup.conversationID) { call.close() }
+        } catch {
             setup.providers.recorder?.finish()
             call.close()
             context.calls.remove(call)
-            return .error(status: refusal.httpStatus, code: refusal.code, message: refusal.message)
+            return .error(status: error.httpStatus, code: error.code, message: error.message)
         }
-        context.metrics.sessionOpened()
         let connection = RealtimeConnection(
-            transport: .call(call), dialect: .ga, context: context, session: session,
+            transport: .call(call), dialect: .ga, context: admission.context, session: session,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
             sendsParleyEvents: request.query["parley_events"] == "true",
             tracer: context.traces.map {
-                TurnTracer(exporter: $0, model: setup.modelName, sessionID: entry.sessionID, conversationID: setup.conversationID)
+                TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
             },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers
         )
@@ -95,8 +103,7 @@ enum RealtimeCallsRoute {
             }
             call.close()
             context.calls.remove(call)
-            context.sessions.remove(sessionID: entry.sessionID)
-            context.metrics.sessionClosed()
+            await admission.end(sessionID: sessionID)
         }
         context.log.log("call.started", ["call": .string(call.id)])
         return HTTPResponse(

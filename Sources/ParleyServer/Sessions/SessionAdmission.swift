@@ -1,0 +1,186 @@
+import Foundation
+import ParleyCore
+import ParleyStore
+
+/// The one way a session gets in, whatever door it arrives through (the realtime WebSocket, a
+/// WebRTC call, a phone call), and the one way it leaves.
+///
+/// A door first `reserve`s a place: the node must not be draining, and in cluster mode the
+/// session is registered in the cluster-wide count (under the cluster maximum and its caller's
+/// per-user and per-token limits on every node) and claims its instance, so its writes are
+/// fenced by the claim. The door then sets the session up with the reservation's `context`
+/// (whose store is the fenced one) and `admit`s it on this node (the node's maximum and the
+/// caller's limits). `end` undoes all of it, whatever ended the session.
+struct SessionAdmission: Sendable {
+    /// What a door knows of a session before setting it up.
+    struct Request: Sendable {
+        /// The door's name in metrics and logs: `websocket`, `webrtc`, `twilio`.
+        var door: String
+        /// Whom the session counts against (nil for the backend).
+        var owner: LiveSessions.Owner?
+        /// The instance the session joins, if any.
+        var instanceID: String?
+        /// Who opened it, when the door knows (a client token may only claim an instance it may join).
+        var caller: Caller?
+    }
+
+    /// Why a session was not let in; each door says it in its own terms.
+    enum Refusal: Error, Sendable, Equatable {
+        /// The node is shutting down.
+        case draining
+        /// A session limit: the node's, the cluster's, or the caller's.
+        case limit(LiveSessions.Refusal)
+        /// The cluster's database could not be reached.
+        case storageUnavailable
+
+        /// The error code.
+        var code: String {
+            switch self {
+            case .draining: "node_draining"
+            case .limit(let limit): limit.code
+            case .storageUnavailable: "session_setup_failed"
+            }
+        }
+
+        /// The HTTP status: 503 when the node or cluster cannot take it, 429 for the caller's own limits.
+        var httpStatus: Int {
+            switch self {
+            case .draining, .storageUnavailable: 503
+            case .limit(let limit): limit.httpStatus
+            }
+        }
+
+        /// The sentence a caller reads.
+        var message: String {
+            switch self {
+            case .draining: "This node is shutting down; connect again to reach another node of the cluster."
+            case .limit(let limit): limit.message
+            case .storageUnavailable: "The cluster's database could not admit the session; try again shortly."
+            }
+        }
+    }
+
+    /// The door the session came through.
+    let door: String
+    /// The context the session runs in: in cluster mode, its store writes through the instance claim.
+    let context: ServerContext
+    /// The epoch of the session's instance claim, in cluster mode.
+    let claimEpoch: Int64?
+    private let owner: LiveSessions.Owner?
+    private let clusterAdmissionID: String?
+    private let claim: InstanceClaim?
+
+    /// Reserves a place for a session of `request`, or says why there is none (and counts the refusal).
+    static func reserve(_ request: Request, context: ServerContext) async throws(Refusal) -> SessionAdmission {
+        do {
+            return try await reserveCounted(request, context: context)
+        } catch {
+            context.metrics.doorRefused(door: request.door, reason: error.code)
+            throw error
+        }
+    }
+
+    /// Why a session of `owner` could not get in now, judged from this node alone (draining, or
+    /// its limits); a door asks before it does the work of setting a session up.
+    static func precheck(owner: LiveSessions.Owner?, context: ServerContext) -> Refusal? {
+        if context.cluster?.isDraining == true { return .draining }
+        return context.sessions.refusal(for: owner).map(Refusal.limit)
+    }
+
+    private static func reserveCounted(_ request: Request, context: ServerContext) async throws(Refusal) -> SessionAdmission {
+        if let refusal = precheck(owner: request.owner, context: context) { throw refusal }
+        guard let cluster = context.cluster else {
+            return SessionAdmission(door: request.door, context: context, claimEpoch: nil, owner: request.owner, clusterAdmissionID: nil, claim: nil)
+        }
+        let admissionID = RealtimeID.session()
+        let limits = ClusterSessionLimits(
+            maximum: context.settings.clusterMaximumSessions,
+            perUser: context.sessions.limits.perUser, perToken: context.sessions.limits.perToken
+        )
+        let claim: InstanceClaim?
+        do {
+            let admission = try await cluster.admitSession(
+                id: admissionID, instanceID: request.instanceID,
+                owner: request.owner.map { ClusterSessionOwner(user: $0.user, tokenID: $0.tokenID) }, limits: limits
+            )
+            if let refusal = LiveSessions.Refusal(admission) { throw Refusal.limit(refusal) }
+            claim = try await claimIfAllowed(request.instanceID, caller: request.caller, context: context, cluster: cluster)
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            await cluster.sessionEnded(id: admissionID)
+            context.log.log("session.admission_failed", ["door": .string(request.door), "problem": .string("\(error)")])
+            throw .storageUnavailable
+        }
+        var sessionContext = context
+        if let claim {
+            sessionContext.store = cluster.store(for: claim)
+            if let previous = claim.previousOwner {
+                // The old owner closes its session; this one need not wait for it.
+                Task { _ = try? await cluster.send(.release, instanceID: claim.instanceID, epoch: claim.epoch, to: previous) }
+            }
+        }
+        return SessionAdmission(
+            door: request.door, context: sessionContext, claimEpoch: claim?.epoch, owner: request.owner,
+            clusterAdmissionID: admissionID, claim: claim
+        )
+    }
+
+    /// Claims the instance the client asks for, unless its token may not join it (the session
+    /// setup then refuses it; it must not take the instance from its rightful client).
+    private static func claimIfAllowed(
+        _ instanceID: String?, caller: Caller?, context: ServerContext, cluster: PostgresCluster
+    ) async throws -> InstanceClaim? {
+        guard let instanceID else { return nil }
+        if case .client(let claims)? = caller {
+            guard let instance = try await context.store.instance(id: instanceID), claims.mayJoin(instance) else { return nil }
+        }
+        return try await cluster.claim(instanceID: instanceID)
+    }
+
+    /// Registers the set-up session among this node's live sessions; `disconnect` is how the
+    /// server ends it early (an interrupt from the operator, a superseded claim, shutdown).
+    /// On a refusal the reservation is released.
+    /// - Returns: the session's id.
+    func admit(
+        _ session: VoiceSession, instanceID: String?, conversationID: String?, disconnect: @escaping @Sendable () -> Void
+    ) async throws(Refusal) -> String {
+        let entry = LiveSessions.Entry(
+            sessionID: RealtimeID.session(), instanceID: instanceID, session: session, disconnect: disconnect,
+            conversationID: conversationID, claimEpoch: claimEpoch, owner: owner
+        )
+        if let refusal = context.sessions.admit(entry) {
+            context.metrics.doorRefused(door: door, reason: refusal.code)
+            await release()
+            throw .limit(refusal)
+        }
+        context.metrics.sessionOpened()
+        return entry.sessionID
+    }
+
+    /// Ends an admitted session: off this node's list and the metrics, then out of the cluster.
+    func end(sessionID: String) async {
+        context.sessions.remove(sessionID: sessionID)
+        context.metrics.sessionClosed()
+        await release()
+    }
+
+    /// Lets go of the instance claim and the cluster-wide registration.
+    func release() async {
+        guard let cluster = context.cluster else { return }
+        if let claim { await cluster.release(claim) }
+        if let clusterAdmissionID { await cluster.sessionEnded(id: clusterAdmissionID) }
+    }
+}
+
+extension LiveSessions.Refusal {
+    /// The refusal a cluster admission stands for; `nil` when it admitted the session.
+    init?(_ admission: ClusterAdmission) {
+        switch admission {
+        case .admitted: return nil
+        case .clusterFull(let maximum): self = .clusterFull(maximum: maximum)
+        case .userLimit(let maximum): self = .userLimit(maximum: maximum)
+        case .tokenLimit(let maximum): self = .tokenLimit(maximum: maximum)
+        }
+    }
+}
