@@ -16,6 +16,7 @@ public final class ParleyApp: Sendable {
     /// What routes and sessions share.
     public let context: ServerContext
     private let server: HTTPServer
+    private let housekeeping: RecordingHousekeeping
 
     /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
     /// - Parameters:
@@ -42,6 +43,7 @@ public final class ParleyApp: Sendable {
             cluster: (store as? PostgresStore).map(PostgresCluster.init)
         )
         context.traces?.start()
+        housekeeping = RecordingHousekeeping(recordings: context.recordings, limits: settings.recordingLimits, log: log)
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
@@ -79,8 +81,11 @@ public final class ParleyApp: Sendable {
         server = HTTPServer(configuration: configuration, router: router)
     }
 
-    /// Binds and starts serving.
-    public func start() throws { try server.start() }
+    /// Binds and starts serving, and keeps the recordings within their limits (`RecordingHousekeeping`).
+    public func start() throws {
+        try server.start()
+        housekeeping.start()
+    }
 
     /// The port the server listens on.
     public var port: Int { server.port }
@@ -104,6 +109,7 @@ public final class ParleyApp: Sendable {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()
+        housekeeping.stop()
         await context.recordings.finishAll()
         await context.traces?.shutdown()
         await context.providers.current?.shutdown()

@@ -103,6 +103,9 @@ public struct ServerSettings: Sendable {
     public var webRoot: URL?
     /// Whether calls are recorded when their agent does not say (`PARLEY_RECORDINGS=on`).
     public var recordsCalls = false
+    /// How long recordings are kept and how much disk they may take (`PARLEY_RECORDINGS_RETENTION_DAYS`,
+    /// `PARLEY_RECORDINGS_QUOTA_MB`).
+    public var recordingLimits = RecordingLimits()
     /// Whether sessions opened with a client token may name MCP servers of their own in
     /// `session.tools` (`PARLEY_MCP_CLIENT_SERVERS=on`): the server then calls any URL a token
     /// holder gives it. Off, only the backend (the server secret) may; agents' servers always work.
@@ -277,6 +280,7 @@ public struct ServerSettings: Sendable {
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
         if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
+        settings.recordingLimits = RecordingLimits.load(value, problems: &problems)
         if let clientServers = boolean("PARLEY_MCP_CLIENT_SERVERS") { settings.clientsNameMCPServers = clientServers }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)
