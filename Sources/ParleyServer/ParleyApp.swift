@@ -54,13 +54,7 @@ public final class ParleyApp: Sendable {
                 ? .error(status: 503, code: "starting", message: "The providers are still loading.")
                 : JSONResponse.ok(["status": "ok"])
         }
-        router.get("/metrics") { _ in
-            .text(
-                context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0)
-                    + (context.traces?.prometheusText ?? ""),
-                contentType: "text/plain; version=0.0.4; charset=utf-8"
-            )
-        }
+        MetricsRoute.register(on: &router, context: context)
         StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)

@@ -135,4 +135,12 @@ extension ServerSettingsTests {
         ])
         #expect(refused.recordingLimits == RecordingLimits())
     }
+
+    @Test func aMetricsTokenIsReadAndMustNotBeShort() {
+        #expect(ServerSettings.load(environment: [:]).0.metricsToken == nil)
+        #expect(ServerSettings.load(environment: ["PARLEY_METRICS_TOKEN": "scrape-0123456789abcdef"]).0.metricsToken == "scrape-0123456789abcdef")
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_METRICS_TOKEN": "short"])
+        #expect(problems == ["PARLEY_METRICS_TOKEN: must be at least 16 characters"])
+        #expect(settings.metricsToken == nil)
+    }
 }
