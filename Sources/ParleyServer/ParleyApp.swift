@@ -16,6 +16,7 @@ public final class ParleyApp: Sendable {
     /// What routes and sessions share.
     public let context: ServerContext
     private let server: HTTPServer
+    private let housekeeping: RecordingHousekeeping
 
     /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
     /// - Parameters:
@@ -42,6 +43,7 @@ public final class ParleyApp: Sendable {
             cluster: (store as? PostgresStore).map(PostgresCluster.init)
         )
         context.traces?.start()
+        housekeeping = RecordingHousekeeping(recordings: context.recordings, limits: settings.recordingLimits, log: log)
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
@@ -52,13 +54,7 @@ public final class ParleyApp: Sendable {
                 ? .error(status: 503, code: "starting", message: "The providers are still loading.")
                 : JSONResponse.ok(["status": "ok"])
         }
-        router.get("/metrics") { _ in
-            .text(
-                context.metrics.prometheusText(providerRestarts: context.providers.current?.restartCount() ?? 0)
-                    + (context.traces?.prometheusText ?? ""),
-                contentType: "text/plain; version=0.0.4; charset=utf-8"
-            )
-        }
+        MetricsRoute.register(on: &router, context: context)
         StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)
         AgentRoutes.register(on: &router, context: context)
@@ -80,8 +76,11 @@ public final class ParleyApp: Sendable {
         server = HTTPServer(configuration: configuration, router: router)
     }
 
-    /// Binds and starts serving.
-    public func start() throws { try server.start() }
+    /// Binds and starts serving, and keeps the recordings within their limits (`RecordingHousekeeping`).
+    public func start() throws {
+        try server.start()
+        housekeeping.start()
+    }
 
     /// The port the server listens on.
     public var port: Int { server.port }
@@ -105,6 +104,7 @@ public final class ParleyApp: Sendable {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()
+        housekeeping.stop()
         await context.recordings.finishAll()
         await context.traces?.shutdown()
         await context.providers.current?.shutdown()

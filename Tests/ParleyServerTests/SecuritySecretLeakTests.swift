@@ -5,8 +5,8 @@ import ParleyOpenAI
 import ParleyServer
 import Testing
 
-/// The server secret, the upstream API keys, an agent's own API key, webhook header values and
-/// minted client tokens never appear in a response, an error event or a log line — scanned
+/// The server secret, the upstream API keys, an agent's own API key, webhook header values, the
+/// metrics token and minted client tokens never appear in a response, an error event or a log line — scanned
 /// over a run full of failures that tempt the server to quote them.
 @Suite("Security: secrets never leak")
 struct SecuritySecretLeakTests {
@@ -14,6 +14,7 @@ struct SecuritySecretLeakTests {
     static let upstreamKey = "sk-upstream-LEAK-5c8d1e2f3a4b"
     static let agentKey = "sk-agent-LEAK-0a1b2c3d4e5f"
     static let webhookSecret = "whsec-LEAK-77aa88bb99cc"
+    static let metricsToken = "scrape-LEAK-4d5e6f7a8b9c"
 
     /// Everything a run sent to clients and wrote to its log.
     final class Transcript: @unchecked Sendable {  // `lock` guards `texts`.
@@ -34,6 +35,7 @@ struct SecuritySecretLeakTests {
         var settings = ServerSettings()
         settings.port = 0
         settings.dataDirectory = directory
+        settings.metricsToken = Self.metricsToken
         let timeouts = OpenAITimeouts(firstOutput: .seconds(2), idle: .seconds(1))
         let app = try ParleyApp(
             settings: settings, secret: Self.serverSecret,
@@ -72,6 +74,9 @@ struct SecuritySecretLeakTests {
         let instance = try await call("POST", "/v1/agents/\(agentID)/instances", #"{"user":"ada"}"#)
         _ = try await call("GET", "/v1/instances/\(instance["id"]?.stringValue ?? "")")
         _ = try await call("GET", "/metrics")
+        _ = try await call("GET", "/metrics", auth: Self.metricsToken)
+        _ = try await call("GET", "/metrics", auth: Self.metricsToken + "x")
+        _ = try await call("GET", "/metrics", auth: nil)
         _ = try await call("GET", "/healthz")
         _ = try await call("GET", "/nowhere")
 
@@ -108,7 +113,7 @@ struct SecuritySecretLeakTests {
         #expect(seen.all.contains { $0.contains("Incorrect API key provided") }, "the upstream's message reached the client (redacted)")
         #expect(logLines.all.contains { $0.contains("session.started") } && logLines.all.contains { $0.contains("response.done") })
 
-        let secrets = [Self.serverSecret, Self.upstreamKey, Self.agentKey, Self.webhookSecret]
+        let secrets = [Self.serverSecret, Self.upstreamKey, Self.agentKey, Self.webhookSecret, Self.metricsToken]
         for secret in secrets {
             #expect(!seen.all.contains { $0.contains(secret) }, "\(secret) reached a client")
             #expect(!logLines.all.contains { $0.contains(secret) }, "\(secret) reached the log")

@@ -1,9 +1,11 @@
 import Foundation
+import ParleyServer
 import Testing
 import ParleyTesting
 
 /// `parley serve` as a real process: it refuses to listen beyond loopback without a server
-/// secret, and the secret it generates for loopback use is private and never printed.
+/// secret, lists its doors at start, and the secret it generates for loopback use is private
+/// and never printed.
 @Suite("Security: parley serve start-up")
 struct SecurityServeTests {
     static func scratchDirectory() -> URL {
@@ -44,21 +46,34 @@ struct SecurityServeTests {
                 "a secret was generated for a public address")
     }
 
-    @Test("beyond loopback with a secret it starts, with local tokens off")
+    @Test("beyond loopback with a secret it starts, with local tokens off, and lists its doors without printing a secret")
     func startsBeyondLoopbackWithASecret() async throws {
         let upstreams = try FaultyUpstreams()
         defer { upstreams.stop() }
         let directory = Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        let metricsToken = "scrape-token-0123456789abcdef"
+        var environment = ServerProcess.environment(upstreams: upstreams)
+        environment["PARLEY_METRICS_TOKEN"] = metricsToken
         let server = try ServerProcess(arguments: ["--host", "0.0.0.0", "--port", "0", "--data-dir", directory.path],
-                                       environment: ServerProcess.environment(upstreams: upstreams), dataDirectory: directory)
+                                       environment: environment, dataDirectory: directory)
         try await server.waitUntilReady()
         let local = try await HTTPRequestSender.send(port: server.port, "POST", "/v1/local/token")
         #expect(local.status == 403, "a public server hands out local tokens: \(local.status)")
         let health = try await HTTPRequestSender.send(port: server.port, "GET", "/healthz")
         #expect(health.status == 200)
+        let metrics = try await HTTPRequestSender.send(port: server.port, "GET", "/metrics")
+        #expect(metrics.status == 401, "/metrics answered without its token: \(metrics.status)")
         #expect(await server.terminate() == 0)
+        #expect(server.standardError.contains("Doors on http://0.0.0.0:\(server.port)/"), "\(server.standardError)")
+        var settings = ServerSettings()
+        settings.host = "0.0.0.0"
+        settings.metricsToken = metricsToken
+        for door in PublicDoors.lines(for: settings) {
+            #expect(server.standardError.contains("\n  \(door)\n"), "not printed: \(door)")
+        }
         #expect(!server.standardError.contains(ServerProcess.secret), "the configured secret was printed")
+        #expect(!server.standardError.contains(metricsToken), "the metrics token was printed")
     }
 
     @Test("on loopback without a secret, it generates one readable only by its owner and never prints it")

@@ -129,4 +129,31 @@ extension ServerSettingsTests {
         #expect(problems == [#"PARLEY_DATABASE_URL: "sqlite:///tmp/x" is not a postgresql:// URL"#])
         #expect(settings.databaseURL == nil)
     }
+
+    @Test func recordingsAreKeptThirtyDaysWithinAGigabyteUnlessToldOtherwise() {
+        let defaults = ServerSettings.load(environment: [:]).0.recordingLimits
+        #expect(defaults.retentionDays == 30 && defaults.quotaBytes == 1_024 * 1_048_576)
+        let tuned = ServerSettings.load(environment: ["PARLEY_RECORDINGS_RETENTION_DAYS": "7", "PARLEY_RECORDINGS_QUOTA_MB": "50"])
+        #expect(tuned.problems.isEmpty)
+        #expect(tuned.0.recordingLimits.retentionDays == 7 && tuned.0.recordingLimits.quotaBytes == 50 * 1_048_576)
+        for (retention, quota) in [("0", "0"), ("forever", "unlimited"), ("Forever", "UNLIMITED")] {
+            let (settings, problems) = ServerSettings.load(environment: ["PARLEY_RECORDINGS_RETENTION_DAYS": retention, "PARLEY_RECORDINGS_QUOTA_MB": quota])
+            #expect(problems.isEmpty)
+            #expect(settings.recordingLimits.retentionDays == nil && settings.recordingLimits.quotaBytes == nil, "\(retention), \(quota)")
+        }
+        let (refused, problems) = ServerSettings.load(environment: ["PARLEY_RECORDINGS_RETENTION_DAYS": "-1", "PARLEY_RECORDINGS_QUOTA_MB": "1GB"])
+        #expect(problems == [
+            #"PARLEY_RECORDINGS_RETENTION_DAYS: "-1" is not a whole number of days from 1 to 36500, 0 or forever"#,
+            #"PARLEY_RECORDINGS_QUOTA_MB: "1GB" is not a whole number of MB from 1 to 100000000, 0 or unlimited"#,
+        ])
+        #expect(refused.recordingLimits == RecordingLimits())
+    }
+
+    @Test func aMetricsTokenIsReadAndMustNotBeShort() {
+        #expect(ServerSettings.load(environment: [:]).0.metricsToken == nil)
+        #expect(ServerSettings.load(environment: ["PARLEY_METRICS_TOKEN": "scrape-0123456789abcdef"]).0.metricsToken == "scrape-0123456789abcdef")
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_METRICS_TOKEN": "short"])
+        #expect(problems == ["PARLEY_METRICS_TOKEN: must be at least 16 characters"])
+        #expect(settings.metricsToken == nil)
+    }
 }

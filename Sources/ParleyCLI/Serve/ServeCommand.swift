@@ -122,6 +122,8 @@ public enum ServeCommand {
             return fail(["\(options.databaseURL == nil ? "PARLEY_DATABASE_URL" : "--database-url"): cannot join the cluster: \(error)"])
         }
         info("Parley is starting on \(url) (loading providers)…")
+        info("Doors on \(url) (SECURITY.md has the details):")
+        for line in PublicDoors.lines(for: settings) { info("  \(line)") }
         let providers: ProviderSet
         do {
             providers = try await ProviderFactory.make(settings)

@@ -104,6 +104,12 @@ public struct ServerSettings: Sendable {
     public var webRoot: URL?
     /// Whether calls are recorded when their agent does not say (`PARLEY_RECORDINGS=on`).
     public var recordsCalls = false
+    /// How long recordings are kept and how much disk they may take (`PARLEY_RECORDINGS_RETENTION_DAYS`,
+    /// `PARLEY_RECORDINGS_QUOTA_MB`).
+    public var recordingLimits = RecordingLimits()
+    /// The bearer token `/metrics` requires besides the server secret (`PARLEY_METRICS_TOKEN`);
+    /// `nil` leaves `/metrics` open to whoever reaches the port. Never logged or printed.
+    public var metricsToken: String?
     /// Whether sessions opened with a client token may name MCP servers of their own in
     /// `session.tools` (`PARLEY_MCP_CLIENT_SERVERS=on`): the server then calls any URL a token
     /// holder gives it. Off, only the backend (the server secret) may; agents' servers always work.
@@ -280,6 +286,14 @@ public struct ServerSettings: Sendable {
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }
         if let recordings = boolean("PARLEY_RECORDINGS") { settings.recordsCalls = recordings }
+        settings.recordingLimits = RecordingLimits.load(value, problems: &problems)
+        if let token = value("PARLEY_METRICS_TOKEN") {
+            if token.utf8.count < 16 {
+                problems.append("PARLEY_METRICS_TOKEN: must be at least 16 characters")
+            } else {
+                settings.metricsToken = token
+            }
+        }
         if let clientServers = boolean("PARLEY_MCP_CLIENT_SERVERS") { settings.clientsNameMCPServers = clientServers }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)

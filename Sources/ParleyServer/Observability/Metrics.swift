@@ -40,7 +40,7 @@ public final class Metrics: @unchecked Sendable {
     public func turnFinished() { lock.withLock { turnsTotal += 1 } }
     /// An error reached a client.
     public func errorReported(category: String) { lock.withLock { errorsByCategory[category, default: 0] += 1 } }
-    /// A door refused a caller (`door`: websocket, webrtc, twilio, local_token; `reason`: why).
+    /// A door refused a caller (`door`: websocket, webrtc, twilio, local_token, metrics; `reason`: why).
     public func doorRefused(door: String, reason: String) { lock.withLock { refusalsByDoor["\(door)|\(reason)", default: 0] += 1 } }
     /// Records a per-stage latency (`transcription`, `first_token`, `first_audio`).
     public func observe(stage: String, milliseconds: Double) {

@@ -38,8 +38,13 @@ public struct RequestAuthentication: Sendable {
     /// - Throws: `ClientTokenError` (or `.malformed` when there is no credential at all).
     public func caller(of request: HTTPRequest, now: Date = Date()) throws(ClientTokenError) -> Caller {
         guard let credential = Self.credential(of: request) else { throw .malformed }
-        if HMACSHA256.constantTimeEquals(Data(credential.utf8), secret) { return .backend }
+        if isServerSecret(credential) { return .backend }
         return .client(try authority.verify(credential, now: now))
+    }
+
+    /// Whether `credential` is the server secret, compared in constant time.
+    func isServerSecret(_ credential: String) -> Bool {
+        HMACSHA256.constantTimeEquals(Data(credential.utf8), secret)
     }
 
     /// Returns `nil` when `request` carries the server secret, or the 401 response to send.

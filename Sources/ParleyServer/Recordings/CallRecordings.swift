@@ -2,7 +2,8 @@ import Foundation
 import ParleyCore
 
 /// The server's call recordings: one WAV file per conversation in `<data directory>/recordings`,
-/// the recorders writing now, and their deletion with their conversation.
+/// the recorders writing now, and their deletion with their conversation or by
+/// `RecordingHousekeeping`.
 ///
 /// A conversation resumed in a later session goes on in the same file. Two sessions on one
 /// conversation at once: the second is not recorded (its audio would interleave with the first's).
@@ -13,6 +14,10 @@ public final class CallRecordings: @unchecked Sendable {
     public let directory: URL
     /// Whether conversations are recorded when their agent does not say (`PARLEY_RECORDINGS`).
     public let recordsByDefault: Bool
+    /// Yields each time a recording is complete; several completions before a read yield once.
+    /// Read by one reader only: `RecordingHousekeeping`.
+    let completions: AsyncStream<Void>
+    private let completed: AsyncStream<Void>.Continuation
     private let log: EventLog
     private let lock = NSLock()
     private var live: [String: CallRecorder] = [:]
@@ -22,6 +27,7 @@ public final class CallRecordings: @unchecked Sendable {
         directory = dataDirectory.appendingPathComponent("recordings", isDirectory: true)
         self.recordsByDefault = recordsByDefault
         self.log = log
+        (completions, completed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Starts recording `conversationID` when the agent asks for it (`agentSetting`, or the
@@ -61,6 +67,7 @@ public final class CallRecordings: @unchecked Sendable {
         if let failure = recorder.failure {
             log.log("recording.failed", ["conversation": .string(conversationID), "error": .string(failure.description)])
         }
+        completed.yield()
     }
 
     /// Waits until the recording of `conversationID` being written now (if one is) is complete:
@@ -104,6 +111,21 @@ public final class CallRecordings: @unchecked Sendable {
         guard let url = url(for: conversationID), FileManager.default.fileExists(atPath: url.path) else { return false }
         try FileManager.default.removeItem(at: url)
         return true
+    }
+
+    /// Removes the recording of `conversationID` unless it is being written now; no recorder
+    /// can open it meanwhile. - Returns: whether it was removed (`false` when live or already gone).
+    func removeUnlessLive(conversationID: String) throws -> Bool {
+        guard let url = url(for: conversationID) else { return false }
+        return try lock.withLock {
+            guard live[conversationID] == nil else { return false }
+            do {
+                try FileManager.default.removeItem(at: url)
+            } catch CocoaError.fileNoSuchFile {
+                return false
+            }
+            return true
+        }
     }
 
     /// The file name of a conversation: its id when it is made of letters, digits, `_` and `-`,

@@ -8,6 +8,8 @@ struct RecordingFile {
     let url: URL
     /// Bytes served: the header and whole stereo frames.
     let length: Int
+    /// When the file was last written to.
+    let lastWritten: Date
 
     /// Bytes per stereo 16-bit frame.
     private static let frameBytes = 4
@@ -15,9 +17,11 @@ struct RecordingFile {
 
     /// The file at `url`, `nil` when there is none (or not even a header).
     init?(url: URL) {
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size >= Self.headerSize else { return nil }
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: url.path)) ?? [:]
+        guard let size = attributes[.size] as? Int, size >= Self.headerSize, let modified = attributes[.modificationDate] as? Date else { return nil }
         self.url = url
         length = Self.headerSize + (size - Self.headerSize) / Self.frameBytes * Self.frameBytes
+        lastWritten = modified
     }
 
     /// Milliseconds of audio.
