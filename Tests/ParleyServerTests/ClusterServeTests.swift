@@ -217,6 +217,71 @@ struct ClusterServeTests {
         }
     }
 
+    @Test("WebSocket, WebRTC and phone sessions count toward one cluster limit, and all three doors racing never exceed it")
+    func everyDoorCountsTowardTheClusterLimit() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let maximum = 4
+            let cluster = try await LocalCluster.start(
+                databaseURL: try await postgres.createDatabase(),
+                settings: ["PARLEY_CLUSTER_MAX_SESSIONS": String(maximum), "PARLEY_TWILIO_AUTH_TOKEN": TestServer.twilioAuthToken]
+            )
+            /// One attempt's end: admitted, or the refusal's code; and what to close afterwards.
+            struct Attempt: Sendable {
+                var door: String
+                var admitted: Bool
+                var refusal: String?
+                var close: @Sendable () -> Void
+            }
+            do {
+                let attempts = try await withThrowingTaskGroup(of: Attempt.self) { group in
+                    for index in 0..<3 {
+                        let node = cluster.nodes[index]
+                        group.addTask {
+                            let client = try await ProcessRealtimeClient.connect(port: node.port, host: node.host)
+                            let admitted = await client.next("session.created", seconds: 20) != nil
+                            let error = await client.events.first { $0["type"]?.stringValue == "error" }
+                            return Attempt(door: "websocket", admitted: admitted, refusal: error?["error"]?["code"]?.stringValue, close: { client.close() })
+                        }
+                        group.addTask {
+                            let reply = try await WebRTCCallTests.post(
+                                baseURL: node.baseURL, body: WebRTCCallTests.offer, contentType: "application/sdp", token: ServerProcess.secret
+                            )
+                            let code = reply.status == 201 ? nil : (try? JSONValue(parsing: reply.text))?["error"]?["code"]?.stringValue
+                            return Attempt(door: "webrtc", admitted: reply.status == 201, refusal: code, close: {})
+                        }
+                        group.addTask {
+                            let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+                            let answer = try await TwilioTestCall.answer(baseURL: node.baseURL, form: TwilioTestCall.callForm(callSID: callSID))
+                            try #require(answer.streamURL != nil, "the webhook answered \(answer.status): \(answer.body)")
+                            let call = try await TwilioTestCall.connect(answer, callSID: callSID)
+                            // A refused stream is closed at once; an admitted one stays open.
+                            let refused = await call.closes(within: 8)
+                            return Attempt(door: "twilio", admitted: !refused, refusal: refused ? "closed" : nil, close: { try? call.hangUp() })
+                        }
+                    }
+                    return try await group.reduce(into: [Attempt]()) { $0.append($1) }
+                }
+                let admitted = attempts.filter(\.admitted)
+                #expect(admitted.count == maximum, "admitted: \(admitted.map(\.door))")
+                for attempt in attempts where !attempt.admitted && attempt.door != "twilio" {
+                    #expect(attempt.refusal == "too_many_sessions", "\(attempt.door) refused with \(attempt.refusal ?? "nothing")")
+                }
+                var active = 0
+                for node in cluster.nodes {
+                    let metrics = try await HTTPClient.shared.send(HTTPClient.Request(url: node.baseURL.appendingPathComponent("/metrics")))
+                    let line = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("parley_active_sessions ") }
+                    active += line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+                }
+                #expect(active == maximum, "sessions open on the three nodes together")
+                attempts.forEach { $0.close() }
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
     @Test("one user's sessions are capped on every node together, and another user's are not")
     func perUserLimitsHoldAcrossNodes() async throws {
         try await ThrowawayPostgres.with { postgres in

@@ -40,17 +40,25 @@ final class TwilioTestCall: Sendable {
         _ server: TestServer, form: [(String, String)], query: String = "", authToken: String? = TestServer.twilioAuthToken,
         signedURLBase: String? = nil, signature: String? = nil
     ) async throws -> Answer {
+        try await answer(baseURL: server.baseURL, form: form, query: query, authToken: authToken, signedURLBase: signedURLBase, signature: signature)
+    }
+
+    /// Posts the voice webhook of the server at `baseURL` (a test server, or a `parley serve` process).
+    static func answer(
+        baseURL: URL, form: [(String, String)], query: String = "", authToken: String? = TestServer.twilioAuthToken,
+        signedURLBase: String? = nil, signature: String? = nil
+    ) async throws -> Answer {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
         var headers = ["Content-Type": "application/x-www-form-urlencoded"]
         let path = "/v1/telephony/twilio/voice" + query
         if let authToken {
-            let url = (signedURLBase ?? server.baseURL.absoluteString) + path
+            let url = (signedURLBase ?? baseURL.absoluteString) + path
             headers["X-Twilio-Signature"] = sign(url: url, form: form, authToken: authToken)
         }
         if let signature { headers["X-Twilio-Signature"] = signature }
         let response = try await HTTPClient.shared.send(HTTPClient.Request(
-            url: URL(string: server.baseURL.absoluteString + path)!, method: "POST", headers: headers, body: Data(body.utf8)
+            url: URL(string: baseURL.absoluteString + path)!, method: "POST", headers: headers, body: Data(body.utf8)
         ))
         let text = String(decoding: response.body, as: UTF8.self)
         return Answer(

@@ -226,10 +226,15 @@ import Testing
     }
 
     static func post(_ server: TestServer, body: String, contentType: String, token: String?) async throws -> Reply {
+        try await post(baseURL: server.baseURL, body: body, contentType: contentType, token: token)
+    }
+
+    /// Posts an offer to the server at `baseURL` (a test server, or a `parley serve` process).
+    static func post(baseURL: URL, body: String, contentType: String, token: String?) async throws -> Reply {
         var headers = ["Content-Type": contentType]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let response = try await HTTPClient.shared.send(HTTPClient.Request(
-            url: server.baseURL.appendingPathComponent("/v1/realtime/calls"), method: "POST", headers: headers, body: Data(body.utf8)
+            url: baseURL.appendingPathComponent("/v1/realtime/calls"), method: "POST", headers: headers, body: Data(body.utf8)
         ))
         return Reply(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
     }

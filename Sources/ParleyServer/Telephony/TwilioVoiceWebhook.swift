@@ -110,7 +110,7 @@ enum TwilioVoiceWebhook {
         if let base = settings.publicBase { return base }
         let host = request.headers["Host"] ?? "127.0.0.1"
         let forwarded = request.headers["X-Forwarded-Proto"]?.lowercased()
-        let isLoopback = host.hasPrefix("127.0.0.1") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
+        let isLoopback = host.hasPrefix("127.") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
         let scheme = forwarded ?? (isLoopback ? "http" : "https")
         return "\(scheme)://\(host)"
     }
