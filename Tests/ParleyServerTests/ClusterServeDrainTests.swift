@@ -24,11 +24,13 @@ extension ClusterServeTests {
         try await call(node, "GET", "/v1/instances/\(instance)").body
     }
 
-    @Test("SIGTERM drains B: heartbeat and /healthz say draining, HAProxy takes B out, new sessions land on A or C, B's live session finishes its turn, then moves")
+    @Test("SIGTERM drains B: heartbeat and /healthz say draining, HAProxy takes B out, new sessions on every door refused by B and landing on A or C, B's live session finishes its turn, then moves")
     func drainingNodeHandsItsSessionsOver() async throws {
         try await ThrowawayPostgres.with { postgres in
             let databaseURL = try await postgres.createDatabase()
-            let cluster = try await LocalCluster.start(databaseURL: databaseURL, settings: ["PARLEY_DRAIN_SECONDS": "15"])
+            let cluster = try await LocalCluster.start(databaseURL: databaseURL, settings: [
+                "PARLEY_DRAIN_SECONDS": "15", "PARLEY_TWILIO_AUTH_TOKEN": TestServer.twilioAuthToken,
+            ])
             let balancer: HAProxyProcess
             do {
                 balancer = try await HAProxyProcess(nodes: cluster.nodes, directory: cluster.root)
@@ -80,6 +82,8 @@ extension ClusterServeTests {
                 ))
                 let refusal = (try? JSONDecoder().decode(JSONValue.self, from: call.body)) ?? .null
                 #expect(call.status == 503 && refusal["error"]?["code"]?.stringValue == "node_draining", "\(call.status) \(refusal)")
+                let phone = try await TwilioTestCall.answer(baseURL: cluster.b.baseURL, form: TwilioTestCall.callForm(callSID: "CAdraining0001"))
+                #expect(phone.status == 200 && phone.streamURL == nil && phone.body.contains("<Hangup/>"), "a phone call reached the draining node: \(phone.body)")
                 let other = try await cluster.instance(via: cluster.a)
                 let throughBalancer = try await ProcessRealtimeClient.connect(port: balancer.port, query: "?instance=\(other.id)", host: balancer.host)
                 #expect(await throughBalancer.next("session.created") != nil)
