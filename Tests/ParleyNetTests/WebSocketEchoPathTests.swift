@@ -57,7 +57,9 @@ struct WebSocketEchoPathTests {
                 // One frame with FIN set: lws hands it over in pieces no bigger than its rx buffer.
                 try socket.sendBlocking(Self.maskedBinaryFrame(payload))
                 let echoed = try await reader.message()
-                #expect(echoed == payload)
+                // Compared outside #expect: on a mismatch it would diff a megabyte byte by byte.
+                let intact = echoed == payload
+                #expect(intact, "the echo of \(size) bytes differs (\(echoed.count) bytes came back)")
             }
         }
     }
