@@ -93,7 +93,15 @@ public final class ParleyApp: Sendable {
     /// - Throws: `PostgresError` when the node cannot be registered.
     public func joinCluster() async throws {
         let nodeURL = context.settings.nodeURL ?? "http://\(context.settings.host):\(port)"
-        try await context.cluster?.start(nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions).carryOut)
+        let context = self.context
+        try await context.cluster?.start(
+            nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions).carryOut,
+            onDeclaredDead: {
+                // Every instance this node held was taken over while it was silent.
+                context.log.log("node.declared_dead", ["sessions": .number(Double(context.sessions.count))])
+                for entry in context.sessions.all { entry.disconnect() }
+            }
+        )
     }
 
     /// Finishes in-flight requests, closes every socket, stops the providers and closes the

@@ -529,6 +529,13 @@ actor RealtimeConnection {
             case .append(let item):
                 do {
                     try await context.store.appendItem(item)
+                } catch let error as ClusterError where error.code == .staleOwner {
+                    // A newer connection holds the instance, or this node was fenced: nothing more
+                    // may be stored, so the session ends now rather than talk on unsaved.
+                    context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
+                    RealtimeServerEvent.error(SessionAdmission.supersededError).encode(dialect: dialect).map(write)
+                    storedOutput.removeAll()
+                    transport.close(reason: "session superseded")
                 } catch {
                     context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
                     context.metrics.errorReported(category: "invalid_request")

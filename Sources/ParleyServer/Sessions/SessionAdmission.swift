@@ -60,6 +60,13 @@ struct SessionAdmission: Sendable {
         }
     }
 
+    /// What a session hears when its instance was claimed by a newer connection, or its node
+    /// was fenced off, and it may store nothing more: it ends at once.
+    static let supersededError = RealtimeProtocolError(
+        type: "server_error", code: "session_superseded",
+        message: "This session's instance is now held by another connection (or this node lost its claim); nothing more can be saved here. Reconnect to continue."
+    )
+
     /// The door the session came through.
     let door: String
     /// The context the session runs in: in cluster mode, its store writes through the instance claim.

@@ -7,8 +7,8 @@ final class OrderedItemWriter: Sendable {
     private let continuation: AsyncStream<ItemRecord>.Continuation
     private let task: Task<Void, Never>
 
-    /// Starts writing to `store`; `onFailure` hears of each item that could not be stored.
-    init(store: any ParleyStore, onFailure: @escaping @Sendable (ItemRecord) -> Void) {
+    /// Starts writing to `store`; `onFailure` hears of each item that could not be stored, and why.
+    init(store: any ParleyStore, onFailure: @escaping @Sendable (ItemRecord, any Error) -> Void) {
         let (items, continuation) = AsyncStream.makeStream(of: ItemRecord.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
         task = Task {
@@ -16,7 +16,7 @@ final class OrderedItemWriter: Sendable {
                 do {
                     try await store.appendItem(item)
                 } catch {
-                    onFailure(item)
+                    onFailure(item, error)
                 }
             }
         }

@@ -44,8 +44,12 @@ actor TwilioCallConnection {
         playback = TwilioPlayback(sampleRate: session.outputSampleRate)
         let log = context.log
         let callSID = start.callSID
-        items = OrderedItemWriter(store: context.store) { item in
+        items = OrderedItemWriter(store: context.store) { [socket] item, error in
             log.log("store.failed", session: callSID, ["item": .string(item.id)])
+            // Fenced off (see `SessionAdmission.supersededError`): the call ends rather than talk on unsaved.
+            if let cluster = error as? ClusterError, cluster.code == .staleOwner {
+                socket.close(code: WebSocketCloseCode.goingAway, reason: "session superseded")
+            }
         }
     }
 

@@ -29,6 +29,7 @@ public final class PostgresCluster: @unchecked Sendable {
     private var heartbeat: Task<Void, Never>?
     private var draining = false
     private var listener: PostgresNotificationListener?
+    private var onDeclaredDead: (@Sendable () async -> Void)?
 
     /// How often the node beats and the sweeper looks.
     public static let heartbeatInterval = Duration.seconds(2)
@@ -56,7 +57,13 @@ public final class PostgresCluster: @unchecked Sendable {
     ///   - nodeURL: the URL this node is reached at inside the cluster.
     ///   - handler: carries out a command for an instance this node owns.
     /// - Throws: `PostgresError` when the node cannot be registered.
-    public func start(nodeURL: String, handler: @escaping @Sendable (ClusterCommand) async -> ClusterCommandOutcome) async throws {
+    ///   - onDeclaredDead: called when the node finds it was declared dead while it was silent
+    ///     (paused, or cut off from the database): its instances were taken from it, so it ends
+    ///     its sessions before it registers again.
+    public func start(
+        nodeURL: String, handler: @escaping @Sendable (ClusterCommand) async -> ClusterCommandOutcome,
+        onDeclaredDead: @escaping @Sendable () async -> Void = {}
+    ) async throws {
         try await register(nodeURL: nodeURL)
         let listener = PostgresNotificationListener(
             url: store.url, channel: Self.channel(of: nodeID),
@@ -76,6 +83,7 @@ public final class PostgresCluster: @unchecked Sendable {
         lock.withLock {
             self.handler = handler
             self.listener = listener
+            self.onDeclaredDead = onDeclaredDead
             heartbeat = beating
         }
         listener.start()
@@ -334,9 +342,16 @@ public final class PostgresCluster: @unchecked Sendable {
         }
     }
 
-    /// Removes a session from the cluster-wide count.
+    /// Removes a session from the cluster-wide count, retrying (from 100 ms, doubling, up to
+    /// 5 s apart) while the database cannot be reached, so no ended session keeps a place. The
+    /// retries stop when the node leaves the cluster: `stop` removes all its sessions at once.
     public func sessionEnded(id: String) async {
-        _ = try? await pool.run { connection in try connection.query("DELETE FROM live_sessions WHERE id = $1", [id]) }
+        var pause = Duration.milliseconds(100)
+        while (try? await pool.run({ connection in try connection.query("DELETE FROM live_sessions WHERE id = $1", [id]) })) == nil {
+            guard lock.withLock({ heartbeat != nil }) else { return }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .seconds(5))
+        }
     }
 
     /// Takes one token from `key`'s bucket, shared by every node: at most `perMinute` a
@@ -357,11 +372,19 @@ public final class PostgresCluster: @unchecked Sendable {
 
     // MARK: Heartbeat and sweeper
 
-    /// One heartbeat, then a sweep if no other node is sweeping.
+    /// One heartbeat, then a sweep if no other node is sweeping. A node declared dead stays
+    /// dead: its heartbeat finds no live row, it ends its sessions (`onDeclaredDead`), and only
+    /// then registers again.
     private func beat() async {
         let node = nodeID
-        _ = try? await pool.run { connection in
-            try connection.query("UPDATE nodes SET heartbeat_at = \(Self.now), dead = false WHERE id = $1", [node])
+        let alive = try? await pool.run { connection in
+            !(try connection.query("UPDATE nodes SET heartbeat_at = \(Self.now) WHERE id = $1 AND NOT dead RETURNING id", [node]).rows.isEmpty)
+        }
+        if alive == false {
+            if let onDeclaredDead = lock.withLock({ self.onDeclaredDead }) { await onDeclaredDead() }
+            _ = try? await pool.run { connection in
+                try connection.query("UPDATE nodes SET dead = false, heartbeat_at = \(Self.now) WHERE id = $1", [node])
+            }
         }
         _ = try? await sweep()
     }
