@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// An HTTP/1.1 client that streams response bodies as they arrive.
 ///
-/// `http://` requests go over libwebsockets (`PlainHTTPTransport`): one network thread for the
+/// `http://` requests go over libwebsockets (`LWSHTTPTransport`): one network thread for the
 /// process, keep-alive connections pooled per host, chunked and streamed bodies. `https://`
 /// requests go over URLSession, where a `URLSessionDataDelegate` feeds each response into an
 /// `AsyncThrowingStream` (Linux has no `URLSession.bytes(for:)`). Either way, cancelling the
@@ -98,13 +98,13 @@ public final class HTTPClient: Sendable {
 
     /// Sends one `http://` request over the libwebsockets transport.
     private func sendPlain(_ request: Request) async throws -> StreamingResponse {
-        let transport = try PlainHTTPTransport.shared()
+        let transport = try LWSHTTPTransport.shared()
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
             of: Data.self,
             // The consumer drains pieces as the network delivers them; memory follows its pace.
             bufferingPolicy: .unbounded
         )
-        let exchange = try PlainHTTPExchange(request, body: bodyContinuation)
+        let exchange = try LWSHTTPExchange(request, body: bodyContinuation)
         bodyContinuation.onTermination = { [exchange] termination in
             if case .cancelled = termination { transport.cancel(exchange) }
         }

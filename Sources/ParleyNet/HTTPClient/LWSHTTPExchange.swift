@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a plain-HTTP request goes: the parts a connection and the request line need.
-struct PlainHTTPTarget: Sendable, Hashable {
+struct LWSHTTPTarget: Sendable, Hashable {
     /// The host to connect to (an IPv6 address without brackets).
     var host: String
     var port: Int
@@ -32,19 +32,19 @@ struct PlainHTTPTarget: Sendable, Hashable {
     }
 }
 
-/// One request of `HTTPClient` over `PlainHTTPTransport`: the encoded request, the caller
+/// One request of `HTTPClient` over `LWSHTTPTransport`: the encoded request, the caller
 /// waiting for the head, and the body stream.
 ///
 /// `@unchecked Sendable`: `caller` is guarded by its lock; everything else after `init` is
 /// touched only on the transport's service thread.
-final class PlainHTTPExchange: @unchecked Sendable {
+final class LWSHTTPExchange: @unchecked Sendable {
     /// The response head handed to the caller.
     struct Head: Sendable {
         var status: Int
         var headers: [String: String]
     }
 
-    let target: PlainHTTPTarget
+    let target: LWSHTTPTarget
     let method: String
     /// The request head and body, ready to write.
     let requestBytes: Data
@@ -55,7 +55,7 @@ final class PlainHTTPExchange: @unchecked Sendable {
 
     // Service thread only.
     /// The connection carrying the exchange, while it does.
-    var connection: PlainHTTPConnection?
+    var connection: LWSHTTPConnection?
     /// Whether the exchange reached its end (complete, failed or cancelled).
     private(set) var isFinished = false
 
@@ -66,7 +66,7 @@ final class PlainHTTPExchange: @unchecked Sendable {
     /// - Throws: `HTTPClientError` `.invalidRequest` for a URL that is not `http://`, a method
     ///   that is not a token, or a header name or value that could split the request.
     init(_ request: HTTPClient.Request, body: AsyncThrowingStream<Data, any Error>.Continuation) throws(HTTPClientError) {
-        target = try PlainHTTPTarget(request.url)
+        target = try LWSHTTPTarget(request.url)
         method = request.method
         idleTimeout = request.idleTimeout
         self.body = body

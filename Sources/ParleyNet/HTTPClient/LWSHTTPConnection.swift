@@ -1,18 +1,18 @@
 import CLibWebsockets
 import Foundation
 
-/// One keep-alive TCP connection of `PlainHTTPTransport`: writes an exchange's request, parses
+/// One keep-alive TCP connection of `LWSHTTPTransport`: writes an exchange's request, parses
 /// its response, and goes back to the transport's idle pool when the response allows it.
 /// Service thread only.
-final class PlainHTTPConnection {
+final class LWSHTTPConnection {
     /// The host and port the connection goes to.
     let key: String
-    private unowned let transport: PlainHTTPTransport
+    private unowned let transport: LWSHTTPTransport
     /// The C strings of the connect call, kept for the connection's life.
     let strings = CStringPool()
     /// The lws connection, until it is destroyed.
     var wsi: OpaquePointer?
-    private(set) var exchange: PlainHTTPExchange?
+    private(set) var exchange: LWSHTTPExchange?
     private var parser = HTTPResponseParser(method: "GET")
     private var connected = false
     private var requestPending = false
@@ -21,7 +21,7 @@ final class PlainHTTPConnection {
     private var lastActivity = ContinuousClock.now
     private var closing = false
 
-    init(key: String, transport: PlainHTTPTransport) {
+    init(key: String, transport: LWSHTTPTransport) {
         self.key = key
         self.transport = transport
     }
@@ -30,7 +30,7 @@ final class PlainHTTPConnection {
     var isUsable: Bool { wsi != nil && connected && !closing && exchange == nil }
 
     /// Takes `exchange`: its request goes out as soon as the socket is writable.
-    func begin(_ exchange: PlainHTTPExchange) {
+    func begin(_ exchange: LWSHTTPExchange) {
         self.exchange = exchange
         exchange.connection = self
         parser = HTTPResponseParser(method: exchange.method)
@@ -81,7 +81,7 @@ final class PlainHTTPConnection {
         return 0
     }
 
-    private func deliver(_ events: [HTTPResponseParser.Event], to exchange: PlainHTTPExchange) {
+    private func deliver(_ events: [HTTPResponseParser.Event], to exchange: LWSHTTPExchange) {
         for event in events {
             switch event {
             case .head(let status, let headers): exchange.receivedHead(.init(status: status, headers: headers))
