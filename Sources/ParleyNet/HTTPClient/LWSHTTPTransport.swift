@@ -1,9 +1,11 @@
 import CLibWebsockets
 import Foundation
 
-/// `HTTPClient`'s transport for `http://` URLs: HTTP/1.1 on libwebsockets raw TCP connections,
-/// serviced by one thread for the whole process, with keep-alive connections pooled per host
-/// and port. A request never waits for another: without an idle connection it opens a new one.
+/// `HTTPClient`'s transport for `http://` URLs, and for `https://` URLs of requests with an
+/// outbound policy: HTTP/1.1 on libwebsockets raw TCP connections (TLS by `TLSClientSession`),
+/// serviced by one thread for the whole process, with keep-alive connections pooled per host,
+/// port and checked address. A request never waits for another: without an idle connection it
+/// opens a new one.
 ///
 /// A connection a server closed while it sat idle is noticed when the close arrives; a request
 /// that meets such a close before any byte of its response is sent again on a fresh connection.
@@ -45,9 +47,9 @@ final class LWSHTTPTransport: @unchecked Sendable {
     private(set) var loop: ServiceLoop?
     /// Every connection lws knows, until it is destroyed.
     private var connections: [ObjectIdentifier: LWSHTTPConnection] = [:]
-    /// Idle keep-alive connections by host and port, the most recently used last.
+    /// Idle keep-alive connections by connection key (`LWSHTTPExchange.connectionKey`), the most recently used last.
     private var idle: [String: [LWSHTTPConnection]] = [:]
-    /// Connections open (or opening) by host and port.
+    /// Connections open (or opening) by connection key.
     private var openCount: [String: Int] = [:]
     /// Requests waiting for a connection to a host at its limit, oldest first.
     private var waiting: [String: [LWSHTTPExchange]] = [:]
@@ -89,7 +91,7 @@ final class LWSHTTPTransport: @unchecked Sendable {
 
     /// Service thread: puts `exchange` on an idle connection to its host (with `reuse`), or a new one.
     func assign(_ exchange: LWSHTTPExchange, reuse: Bool) {
-        let key = exchange.target.connectionKey
+        let key = exchange.connectionKey
         if reuse {
             while var pool = idle[key], let connection = pool.popLast() {
                 idle[key] = pool.isEmpty ? nil : pool
@@ -107,14 +109,21 @@ final class LWSHTTPTransport: @unchecked Sendable {
             exchange.failed(HTTPClientError(.other, message: "the HTTP client has stopped"))
             return
         }
-        let connection = LWSHTTPConnection(key: key, transport: self)
+        let tls: TLSClientSession?
+        do {
+            tls = try exchange.tls.map { try TLSClientSession(context: $0, serverName: exchange.target.host) }
+        } catch {
+            exchange.failed(error)
+            return
+        }
+        let connection = LWSHTTPConnection(key: key, tls: tls, transport: self)
         connections[ObjectIdentifier(connection)] = connection
         openCount[key, default: 0] += 1
         connection.begin(exchange)
         let connectionStrings = connection.strings
         var info = lws_client_connect_info()
         info.context = context
-        info.address = connectionStrings.copy(exchange.target.host)
+        info.address = connectionStrings.copy(exchange.target.connectHost)
         info.port = Int32(exchange.target.port)
         info.path = connectionStrings.copy("/")
         info.host = info.address
@@ -218,7 +227,7 @@ private final class ServiceThreadTask: ServiceThreadWork {
     }
 }
 
-/// The lws protocol callback of the plain-HTTP client context.
+/// The lws protocol callback of the HTTP client context.
 func lwsHTTPClientCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
     _ input: UnsafeMutableRawPointer?, _ length: Int
