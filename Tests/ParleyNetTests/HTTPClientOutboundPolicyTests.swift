@@ -4,12 +4,11 @@ import Testing
 import ParleyTesting
 
 /// Requests with an outbound policy against real servers on loopback: refused addresses are
-/// never connected to, names go to their checked address, redirects stay on the checked host,
-/// and `https://` runs on libwebsockets with the certificate checked.
+/// never connected to, names go to their checked address, and redirects stay on the checked host.
 @Suite struct HTTPClientOutboundPolicyTests {
     static let loopback = OutboundPolicy(allowing: [try! IPAddressRange("127.0.0.0/8"), try! IPAddressRange("::1")])
 
-    private static func refusal(of request: HTTPClient.Request, client: HTTPClient = HTTPClient()) async -> HTTPClientError? {
+    static func refusal(of request: HTTPClient.Request, client: HTTPClient = HTTPClient()) async -> HTTPClientError? {
         do {
             _ = try await httpClientTestDeadline { try await client.send(request) }
             return nil
@@ -113,40 +112,45 @@ import ParleyTesting
         #expect(response.body == Data("done".utf8))
         #expect(second.value?.0.hasPrefix("POST /moved HTTP/1.1") == true)
     }
+}
 
-    @Test func httpsRunsOnTheCheckedAddressWithTheCertificateChecked() async throws {
-        let certificate = try await SelfSignedCertificate.make()
-        defer { certificate.remove() }
-        var configuration = HTTPServer.Configuration()
-        configuration.tls = certificate.tls
-        var router = Router()
-        router.get("/hello") { request in .text("hello \(request.headers["host"] ?? "-")") }
-        router.post("/echo") { request in HTTPResponse(status: 200, body: .data(request.body)) }
-        try await withServer(configuration, router: router) { server in
-            let trusting = HTTPClient(additionalTrustedCertificates: certificate.certificatePath)
-            for host in ["localhost", "127.0.0.1"] {
-                let hello = HTTPClient.Request(url: URL(string: "https://\(host):\(server.port)/hello")!, outboundPolicy: Self.loopback)
-                let response = try await httpClientTestDeadline { try await trusting.send(hello) }
-                #expect(response.status == 200)
-                #expect(String(decoding: response.body, as: UTF8.self) == "hello \(host):\(server.port)")
+extension TLSServerTests {
+    /// Fenced `https://` requests, which run on libwebsockets with TLS of Parley's own.
+    @Suite struct HTTPClientOverTLSTests {
+        @Test func httpsRunsOnTheCheckedAddressWithTheCertificateChecked() async throws {
+            let certificate = try await SelfSignedCertificate.make()
+            defer { certificate.remove() }
+            var configuration = HTTPServer.Configuration()
+            configuration.tls = certificate.tls
+            var router = Router()
+            router.get("/hello") { request in .text("hello \(request.headers["host"] ?? "-")") }
+            router.post("/echo") { request in HTTPResponse(status: 200, body: .data(request.body)) }
+            let loopback = HTTPClientOutboundPolicyTests.loopback
+            try await withServer(configuration, router: router) { server in
+                let trusting = HTTPClient(additionalTrustedCertificates: certificate.certificatePath)
+                for host in ["localhost", "127.0.0.1"] {
+                    let hello = HTTPClient.Request(url: URL(string: "https://\(host):\(server.port)/hello")!, outboundPolicy: loopback)
+                    let response = try await httpClientTestDeadline { try await trusting.send(hello) }
+                    #expect(response.status == 200)
+                    #expect(String(decoding: response.body, as: UTF8.self) == "hello \(host):\(server.port)")
+                }
+                // A large body both ways, on the kept connection.
+                let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+                let echo = HTTPClient.Request(
+                    url: URL(string: "https://localhost:\(server.port)/echo")!, method: "POST", body: payload, outboundPolicy: loopback
+                )
+                let echoed = try await httpClientTestDeadline { try await trusting.send(echo) }
+                #expect(echoed.body == payload)
+
+                // The system's authorities alone do not trust the test's certificate.
+                let hello = URL(string: "https://127.0.0.1:\(server.port)/hello")!
+                let untrusted = await HTTPClientOutboundPolicyTests.refusal(of: HTTPClient.Request(url: hello, outboundPolicy: loopback))
+                #expect(untrusted?.kind == .connectionFailed)
+                #expect(untrusted?.message.contains("the TLS certificate of 127.0.0.1 was refused") == true, "\(String(describing: untrusted))")
+                // Nor does a policy without the allow-list reach it.
+                let fenced = await HTTPClientOutboundPolicyTests.refusal(of: HTTPClient.Request(url: hello, outboundPolicy: OutboundPolicy()), client: trusting)
+                #expect(fenced?.kind == .addressRefused)
             }
-            // A large body both ways, on the kept connection.
-            let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
-            let echo = HTTPClient.Request(
-                url: URL(string: "https://localhost:\(server.port)/echo")!, method: "POST", body: payload, outboundPolicy: Self.loopback
-            )
-            let echoed = try await httpClientTestDeadline { try await trusting.send(echo) }
-            #expect(echoed.body == payload)
-
-            // The system's authorities alone do not trust the test's certificate.
-            let untrusted = await Self.refusal(of: HTTPClient.Request(url: URL(string: "https://127.0.0.1:\(server.port)/hello")!, outboundPolicy: Self.loopback))
-            #expect(untrusted?.kind == .connectionFailed)
-            #expect(untrusted?.message.contains("the TLS certificate of 127.0.0.1 was refused") == true, "\(String(describing: untrusted))")
-            // Nor does a policy without the allow-list reach it.
-            let fenced = await Self.refusal(
-                of: HTTPClient.Request(url: URL(string: "https://localhost:\(server.port)/hello")!, outboundPolicy: OutboundPolicy()), client: trusting
-            )
-            #expect(fenced?.kind == .addressRefused)
         }
     }
 }
