@@ -108,6 +108,12 @@ import Testing
         await #expect { try await OutboundPolicy().checkedAddresses(forHost: "[::ffff:10.0.0.1]") } throws: { error in
             (error as? HTTPClientError)?.message == "::ffff:10.0.0.1 is a private address"
         }
+        // Numeric forms the resolver reads as 127.0.0.1 are judged by that address.
+        for obscure in ["2130706433", "0x7f.1", "127.1"] {
+            await #expect { try await OutboundPolicy().checkedAddresses(forHost: obscure) } throws: { error in
+                (error as? HTTPClientError)?.message == "\(obscure) resolves to 127.0.0.1, a loopback address"
+            }
+        }
         // Allowing one of localhost's addresses is not enough when it has another.
         let loopbackV4 = OutboundPolicy(allowing: [try IPAddressRange("127.0.0.0/8")])
         let both = OutboundPolicy(allowing: [try IPAddressRange("127.0.0.0/8"), try IPAddressRange("::1")])
