@@ -75,6 +75,7 @@ struct OpenAIErrorMapper: Sendable {
             case .timedOut: (.timeout, "\(host) did not answer in time: \(clientError.message)")
             case .responseTooLarge: (.server, clientError.message)
             case .invalidRequest: (.invalidRequest, "invalid request URL \(configuration.baseURL): \(clientError.message)")
+            case .addressRefused, .redirectRefused: (.invalidRequest, "the request to \(host) was refused: \(clientError.message)")
             case .other: (.connectivity, clientError.message)
             }
             return OpenAIFailure(error: ProviderError(category, provider: provider, message: message, underlying: clientError))

@@ -277,39 +277,41 @@ struct WebSocketTests {
     }
 }
 
-@Suite("WebSocket over TLS")
-struct SecureWebSocketTests {
-    @Test func echoesOverWSSWithASelfSignedCertificate() async throws {
-        let certificate = try await SelfSignedCertificate.make()
-        defer { certificate.remove() }
-        var configuration = HTTPServer.Configuration()
-        configuration.tls = certificate.tls
-        try await withServer(configuration, router: WebSocketTests.echoRouter()) { server in
-            let url = WebSocketTests.url(server, scheme: "wss")
-            let connection = try await WebSocketClient.connect(to: url, subprotocols: ["realtime"], tls: .selfSigned)
-            #expect(connection.subprotocol == "realtime")
-            var iterator = connection.messages.makeAsyncIterator()
-            try connection.send(.text("secret"))
-            #expect(await iterator.next() == .text("secret"))
-            let payload = Data(repeating: 7, count: 300_000)
-            try connection.send(.binary(payload))
-            #expect(await iterator.next() == .binary(payload))
+extension TLSServerTests {
+    @Suite("WebSocket over TLS")
+    struct SecureWebSocketTests {
+        @Test func echoesOverWSSWithASelfSignedCertificate() async throws {
+            let certificate = try await SelfSignedCertificate.make()
+            defer { certificate.remove() }
+            var configuration = HTTPServer.Configuration()
+            configuration.tls = certificate.tls
+            try await withServer(configuration, router: WebSocketTests.echoRouter()) { server in
+                let url = WebSocketTests.url(server, scheme: "wss")
+                let connection = try await WebSocketClient.connect(to: url, subprotocols: ["realtime"], tls: .selfSigned)
+                #expect(connection.subprotocol == "realtime")
+                var iterator = connection.messages.makeAsyncIterator()
+                try connection.send(.text("secret"))
+                #expect(await iterator.next() == .text("secret"))
+                let payload = Data(repeating: 7, count: 300_000)
+                try connection.send(.binary(payload))
+                #expect(await iterator.next() == .binary(payload))
 
-            // Without permission to trust it, the self-signed certificate is refused.
-            await #expect(throws: WebSocketError.self) {
-                _ = try await WebSocketClient.connect(to: url)
-            }
-            // Over TLS a subprotocol header beyond lws' limit cannot be replayed: 431.
-            do {
-                _ = try await WebSocketClient.connect(
-                    to: url, subprotocols: ["realtime", "openai-insecure-api-key." + String(repeating: "t", count: 120)], tls: .selfSigned)
-                Issue.record("expected the long subprotocol header to be refused over TLS")
-            } catch let WebSocketError.connectionFailed(reason) {
-                #expect(reason.contains("431"))
-            }
-            // A plain-text client cannot talk to the TLS port.
-            await #expect(throws: WebSocketError.self) {
-                _ = try await WebSocketClient.connect(to: WebSocketTests.url(server))
+                // Without permission to trust it, the self-signed certificate is refused.
+                await #expect(throws: WebSocketError.self) {
+                    _ = try await WebSocketClient.connect(to: url)
+                }
+                // Over TLS a subprotocol header beyond lws' limit cannot be replayed: 431.
+                do {
+                    _ = try await WebSocketClient.connect(
+                        to: url, subprotocols: ["realtime", "openai-insecure-api-key." + String(repeating: "t", count: 120)], tls: .selfSigned)
+                    Issue.record("expected the long subprotocol header to be refused over TLS")
+                } catch let WebSocketError.connectionFailed(reason) {
+                    #expect(reason.contains("431"))
+                }
+                // A plain-text client cannot talk to the TLS port.
+                await #expect(throws: WebSocketError.self) {
+                    _ = try await WebSocketClient.connect(to: WebSocketTests.url(server))
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyNet
 @testable import ParleyServer
 import Testing
 
@@ -74,6 +75,7 @@ struct MCPClientTests {
                 Issue.record("garbage was accepted")
             } catch let failure as MCPFailure {
                 #expect(failure.kind == .protocolError && failure.code == -32700, "\(failure)")
+                #expect(!failure.message.contains("this is not JSON-RPC"), "the far side's answer is not quoted: \(failure)")
             }
         }
         let closed = MCPClient(configuration: MCPServerConfiguration(label: "gone", url: URL(string: "http://127.0.0.1:1/mcp")!))
@@ -82,6 +84,26 @@ struct MCPClientTests {
             Issue.record("a closed port answered")
         } catch let failure as MCPFailure {
             #expect(failure.kind == .http && failure.code == 503, "\(failure)")
+        }
+    }
+
+    @Test("with an outbound policy, a server on loopback is refused before anything is sent (403), and allowed by the list")
+    func outboundPolicy() async throws {
+        try await MCPTestServer.with { (server: MCPTestServer) async throws in
+            let configuration = MCPServerConfiguration(label: "near", url: server.url, requireApproval: .never)
+            let fenced = MCPClient(configuration: configuration, outboundPolicy: OutboundPolicy())
+            do {
+                _ = try await fenced.listTools()
+                Issue.record("a loopback server was reached under the policy")
+            } catch let failure as MCPFailure {
+                #expect(failure.kind == .http && failure.code == 403)
+                #expect(failure.message == #"MCP server "near" URL refused: 127.0.0.1 is a loopback address; an operator can allow it with PARLEY_OUTBOUND_ALLOW"#)
+            }
+            #expect(server.receivedAuthorizations.isEmpty)
+            let allowed = MCPClient(configuration: configuration, outboundPolicy: OutboundPolicy(allowing: [try IPAddressRange("127.0.0.1")]))
+            #expect(try await allowed.listTools().contains { $0.name == "add" })
+            #expect(try await allowed.callTool("add", arguments: ["a": 1, "b": 2]) == "3")
+            await allowed.close()
         }
     }
 

@@ -48,6 +48,19 @@ import Testing
         #expect(refused == ["PARLEY_WEBRTC_PUBLIC_ADDRESS: \"example.com\" is not an IPv4 address"])
     }
 
+    @Test func theOutboundAllowListIsReadAndChecked() {
+        let (settings, problems) = ServerSettings.load(environment: ["PARLEY_OUTBOUND_ALLOW": "127.0.0.1/32, 10.0.0.0/8,,fd00::/8 , ::1"])
+        #expect(problems.isEmpty)
+        #expect(settings.outboundAllowList.map(\.description) == ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8", "::1/128"])
+        #expect(ServerSettings.load(environment: [:]).0.outboundAllowList.isEmpty)
+        let (_, refused) = ServerSettings.load(environment: ["PARLEY_OUTBOUND_ALLOW": "10.0.0.1/8,intranet,192.168.0.0/33"])
+        #expect(refused == [
+            #"PARLEY_OUTBOUND_ALLOW: "10.0.0.1/8" has bits set past its /8 prefix; did you mean 10.0.0.0/8?"#,
+            #"PARLEY_OUTBOUND_ALLOW: "intranet" is not an IP address or CIDR block (such as 10.0.0.0/8 or fd00::/8)"#,
+            #"PARLEY_OUTBOUND_ALLOW: "192.168.0.0/33": the prefix length must be a whole number from 0 to 32"#,
+        ])
+    }
+
     @Test func webRTCICEServersAreReadAndChecked() {
         let json = #"[{"urls":"stun:stun.example.org:3478"},{"urls":["turn:192.0.2.9:3478?transport=udp"],"username":"u","credential":"p"}]"#
         let (settings, problems) = ServerSettings.load(environment: ["PARLEY_WEBRTC_ICE_SERVERS": json])

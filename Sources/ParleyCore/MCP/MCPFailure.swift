@@ -4,8 +4,9 @@ import Foundation
 public struct MCPFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure, as the `type` of an `mcp_call` item's `error`.
     public enum Kind: String, Sendable, Hashable {
-        /// The server answered with an HTTP error status, or could not be reached (503) or
-        /// did not answer in time (504): `http_error`.
+        /// The server answered with an HTTP error status, or could not be reached (503), did
+        /// not answer in time (504), or its URL was refused before connecting (403: a server a
+        /// client named resolves to a non-public address): `http_error`.
         case http = "http_error"
         /// The server answered with a JSON-RPC error, or with something that is not a valid
         /// answer (-32700 garbage, -32603 no answer): `protocol_error`.

@@ -6,12 +6,15 @@ import FoundationNetworking
 
 /// An HTTP/1.1 client that streams response bodies as they arrive.
 ///
-/// `http://` requests go over libwebsockets (`PlainHTTPTransport`): one network thread for the
+/// `http://` requests go over libwebsockets (`LWSHTTPTransport`): one network thread for the
 /// process, keep-alive connections pooled per host, chunked and streamed bodies. `https://`
 /// requests go over URLSession, where a `URLSessionDataDelegate` feeds each response into an
 /// `AsyncThrowingStream` (Linux has no `URLSession.bytes(for:)`). Either way, cancelling the
 /// calling task, or dropping or cancelling the iteration of a streaming body, ends the transfer
 /// and closes its connection.
+///
+/// A request with an `outboundPolicy` goes over libwebsockets whatever its scheme (TLS included),
+/// connecting to an address the client resolved and checked itself (see `Request.outboundPolicy`).
 ///
 /// ```swift
 /// let response = try await HTTPClient.shared.stream(.init(url: url, method: "POST", body: json))
@@ -24,12 +27,19 @@ public final class HTTPClient: Sendable {
 
     private let session: URLSession
     private let delegate: HTTPClientSessionDelegate
+    /// The PEM file of certificate authorities `https://` requests on libwebsockets also trust.
+    let additionalTrustedCertificates: String?
 
     /// Creates a client; its `https://` requests have their own URLSession connection pool.
-    /// - Parameter maximumConnectionsPerHost: the most connections URLSession keeps open to one
-    ///   `https://` host (`http://` requests share the process-wide pool, which never makes a
-    ///   request wait for another).
-    public init(maximumConnectionsPerHost: Int = 32) {
+    /// - Parameters:
+    ///   - maximumConnectionsPerHost: the most connections URLSession keeps open to one
+    ///     `https://` host (`http://` requests share the process-wide pool, which never makes a
+    ///     request wait for another).
+    ///   - additionalTrustedCertificates: a PEM file of certificate authorities that
+    ///     `https://` requests with an outbound policy trust besides the system's (a test's
+    ///     own authority); URLSession's requests trust the system's only.
+    public init(maximumConnectionsPerHost: Int = 32, additionalTrustedCertificates: String? = nil) {
+        self.additionalTrustedCertificates = additionalTrustedCertificates
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -52,6 +62,7 @@ public final class HTTPClient: Sendable {
     /// Sends `request` and returns once the response head has arrived; the body streams after.
     /// - Throws: `HTTPClientError` when no response arrives; `CancellationError` when cancelled.
     public func stream(_ request: Request) async throws -> StreamingResponse {
+        if let policy = request.outboundPolicy { return try await streamFenced(request, policy: policy) }
         if request.url.scheme?.lowercased() == "http" { return try await streamPlain(request) }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
@@ -87,7 +98,7 @@ public final class HTTPClient: Sendable {
     private func streamPlain(_ request: Request) async throws -> StreamingResponse {
         var current = request
         for _ in 0..<Request.maximumRedirects {
-            let response = try await sendPlain(current)
+            let response = try await sendOverLWS(current)
             guard let next = current.redirected(status: response.status, location: response.headers["location"]) else { return response }
             // The redirect's own body is dropped, which ends its exchange.
             if next.url.scheme?.lowercased() != "http" { return try await stream(next) }
@@ -96,15 +107,18 @@ public final class HTTPClient: Sendable {
         throw HTTPClientError(.other, message: "more than \(Request.maximumRedirects) redirects from \(request.url.absoluteString)")
     }
 
-    /// Sends one `http://` request over the libwebsockets transport.
-    private func sendPlain(_ request: Request) async throws -> StreamingResponse {
-        let transport = try PlainHTTPTransport.shared()
+    /// Sends one request over the libwebsockets transport: an `http://` one, or with `address`
+    /// (checked, and connected to instead of resolving the host) an `https://` one too.
+    func sendOverLWS(_ request: Request, connectingTo address: IPAddress? = nil) async throws -> StreamingResponse {
+        let transport = try LWSHTTPTransport.shared()
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(
             of: Data.self,
             // The consumer drains pieces as the network delivers them; memory follows its pace.
             bufferingPolicy: .unbounded
         )
-        let exchange = try PlainHTTPExchange(request, body: bodyContinuation)
+        let exchange = try LWSHTTPExchange(
+            request, address: address, additionalTrust: additionalTrustedCertificates, body: bodyContinuation
+        )
         bodyContinuation.onTermination = { [exchange] termination in
             if case .cancelled = termination { transport.cancel(exchange) }
         }

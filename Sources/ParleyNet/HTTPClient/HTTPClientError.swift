@@ -18,6 +18,10 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         case responseTooLarge
         /// The request could not be sent as given (bad URL, unsupported scheme).
         case invalidRequest
+        /// The request's outbound policy refused the address its host resolves to; nothing was sent.
+        case addressRefused
+        /// A redirect of a request with an outbound policy led to another host; it was not followed.
+        case redirectRefused
         /// Anything else the transport reported.
         case other
     }

@@ -13,6 +13,11 @@ extension HTTPClient {
         public var body: Data?
         /// The transport's inactivity timeout: how long to wait for the next byte.
         public var idleTimeout: Duration
+        /// Which addresses the request may connect to, for a URL a client of the server named;
+        /// `nil` (any address) for URLs the operator configured. With a policy the host is
+        /// resolved and every address checked before connecting, the connection goes to the
+        /// checked address, and a redirect is followed only on the same host (checked again).
+        public var outboundPolicy: OutboundPolicy?
 
         /// Creates a request.
         public init(
@@ -20,13 +25,15 @@ extension HTTPClient {
             method: String = "GET",
             headers: [String: String] = [:],
             body: Data? = nil,
-            idleTimeout: Duration = .seconds(60)
+            idleTimeout: Duration = .seconds(60),
+            outboundPolicy: OutboundPolicy? = nil
         ) {
             self.url = url
             self.method = method
             self.headers = headers
             self.body = body
             self.idleTimeout = idleTimeout
+            self.outboundPolicy = outboundPolicy
         }
     }
 

@@ -111,9 +111,15 @@ public struct ServerSettings: Sendable {
     /// `nil` leaves `/metrics` open to whoever reaches the port. Never logged or printed.
     public var metricsToken: String?
     /// Whether sessions opened with a client token may name MCP servers of their own in
-    /// `session.tools` (`PARLEY_MCP_CLIENT_SERVERS=on`): the server then calls any URL a token
-    /// holder gives it. Off, only the backend (the server secret) may; agents' servers always work.
+    /// `session.tools` (`PARLEY_MCP_CLIENT_SERVERS=on`): the server then calls the URLs a token
+    /// holder gives it that resolve to public addresses (or to `outboundAllowList`). Off, only the
+    /// backend (the server secret) may; agents' servers always work.
     public var clientsNameMCPServers = false
+    /// Non-public addresses that URLs a client names (its MCP servers) may still reach
+    /// (`PARLEY_OUTBOUND_ALLOW`, comma-separated CIDR blocks such as `10.1.0.0/16,fd00::/8`).
+    /// Loopback, private, link-local, metadata and other non-public addresses outside it are
+    /// refused (see `OutboundPolicy`); the operator's own URLs are never checked.
+    public var outboundAllowList: [IPAddressRange] = []
     /// Where per-turn traces go (OTLP/HTTP JSON), from `OTEL_EXPORTER_OTLP_ENDPOINT` and friends; `nil` exports none.
     public var tracing: OTLPConfiguration?
     /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
@@ -295,6 +301,15 @@ public struct ServerSettings: Sendable {
             }
         }
         if let clientServers = boolean("PARLEY_MCP_CLIENT_SERVERS") { settings.clientsNameMCPServers = clientServers }
+        if let allowed = value("PARLEY_OUTBOUND_ALLOW") {
+            for block in allowed.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !block.isEmpty {
+                do {
+                    settings.outboundAllowList.append(try IPAddressRange(block))
+                } catch {
+                    problems.append("PARLEY_OUTBOUND_ALLOW: \(error)")
+                }
+            }
+        }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)
         settings.tls = TLSSettings.configuration(certificate: value("PARLEY_TLS_CERT"), privateKey: value("PARLEY_TLS_KEY"), problems: &problems)

@@ -12,6 +12,11 @@ import ParleyNet
 /// server's own notifications: `notifications/tools/list_changed` comes out of
 /// `toolListChanges`. The bearer token from the configuration is sent, never logged or shown.
 ///
+/// A server a client named (rather than the operator) gets an `outboundPolicy`: every request
+/// to it then connects only to addresses the policy permits (see `HTTPClient.Request.outboundPolicy`).
+/// Errors say what failed without quoting what the server sent back, except for JSON-RPC error
+/// messages and tool output, which are MCP's own way of answering.
+///
 /// ```swift
 /// let client = MCPClient(configuration: MCPServerConfiguration(label: "shop", url: url, requireApproval: .never))
 /// let tools = try await client.listTools()
@@ -30,6 +35,8 @@ public actor MCPClient {
 
     /// The server's settings.
     public nonisolated let configuration: MCPServerConfiguration
+    /// Which addresses requests to the server may connect to; `nil` for any (the operator's servers).
+    public nonisolated let outboundPolicy: OutboundPolicy?
     /// One element each time the server says its tool list changed.
     public nonisolated let toolListChanges: AsyncStream<Void>
     private let toolListChanged: AsyncStream<Void>.Continuation
@@ -41,8 +48,9 @@ public actor MCPClient {
     private var nextRequestID = 1
 
     /// Creates a client; nothing is sent until the first request.
-    public init(configuration: MCPServerConfiguration, http: HTTPClient = .shared) {
+    public init(configuration: MCPServerConfiguration, outboundPolicy: OutboundPolicy? = nil, http: HTTPClient = .shared) {
         self.configuration = configuration
+        self.outboundPolicy = outboundPolicy
         self.http = http
         (toolListChanges, toolListChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -95,7 +103,10 @@ public actor MCPClient {
         toolListChanged.finish()
         guard let sessionID else { return }
         self.sessionID = nil
-        _ = try? await http.send(HTTPClient.Request(url: configuration.url, method: "DELETE", headers: headers(session: sessionID), idleTimeout: .seconds(2)), maxBodyBytes: 4096)
+        let request = HTTPClient.Request(
+            url: configuration.url, method: "DELETE", headers: headers(session: sessionID), idleTimeout: .seconds(2), outboundPolicy: outboundPolicy
+        )
+        _ = try? await http.send(request, maxBodyBytes: 4096)
     }
 
     // MARK: - Requests
@@ -156,7 +167,7 @@ public actor MCPClient {
         nextRequestID += 1
         let message = JSONValue.object(["jsonrpc": .string("2.0"), "id": .number(Double(id)), "method": .string(method), "params": params])
         let response = try await post(message)
-        try await checkStatus(response, method: method)
+        try checkStatus(response, method: method)
         if method == "initialize", let session = response.headers["mcp-session-id"], !session.isEmpty { sessionID = session }
         let contentType = response.headers["content-type"]?.lowercased() ?? ""
         if contentType.hasPrefix("text/event-stream") {
@@ -172,7 +183,7 @@ public actor MCPClient {
         switch try? JSONValue(parsing: String(decoding: body, as: UTF8.self)) {
         case .array(let batch)?: messages = batch
         case let single?: messages = [single]
-        case nil: throw MCPFailure.garbage(label, "\(method) answered with something that is not JSON (\(Self.excerpt(body)))")
+        case nil: throw MCPFailure.garbage(label, "\(method) answered with something that is not JSON")
         }
         for message in messages {
             if let answer = try take(message, answering: id) { return answer }
@@ -183,7 +194,7 @@ public actor MCPClient {
     /// POSTs a notification (the server answers 202 with no body).
     private func notify(_ method: String) async throws {
         let response = try await post(.object(["jsonrpc": .string("2.0"), "method": .string(method)]))
-        try await checkStatus(response, method: method)
+        try checkStatus(response, method: method)
         _ = try? await response.collectBody(upTo: 64 << 10)
     }
 
@@ -192,12 +203,17 @@ public actor MCPClient {
         headers["Content-Type"] = "application/json"
         headers["Accept"] = "application/json, text/event-stream"
         let request = HTTPClient.Request(
-            url: configuration.url, method: "POST", headers: headers, body: Data(message.jsonText.utf8), idleTimeout: .seconds(300)
+            url: configuration.url, method: "POST", headers: headers, body: Data(message.jsonText.utf8), idleTimeout: .seconds(300),
+            outboundPolicy: outboundPolicy
         )
         do {
             return try await http.stream(request)
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as HTTPClientError where error.kind == .addressRefused {
+            throw MCPFailure(.http, code: 403, message: "MCP server \"\(label)\" URL refused: \(error.message); an operator can allow it with PARLEY_OUTBOUND_ALLOW")
+        } catch let error as HTTPClientError where error.kind == .redirectRefused {
+            throw MCPFailure(.http, code: 403, message: "MCP server \"\(label)\" URL refused: \(error.message)")
         } catch {
             throw MCPFailure.unreachable(label, error)
         }
@@ -212,12 +228,10 @@ public actor MCPClient {
         return headers
     }
 
-    /// Throws an `http_error` for a status outside 2xx, with the start of the body.
-    private func checkStatus(_ response: HTTPClient.StreamingResponse, method: String) async throws {
+    /// Throws an `http_error` for a status outside 2xx (the body, whatever it says, is dropped).
+    private func checkStatus(_ response: HTTPClient.StreamingResponse, method: String) throws {
         guard !(200..<300).contains(response.status) else { return }
-        let body = (try? await response.collectBody(upTo: 2048)) ?? Data()
-        let detail = body.isEmpty ? "" : ": \(Self.excerpt(body))"
-        throw MCPFailure(.http, code: response.status, message: "MCP server \"\(label)\" answered \(method) with HTTP \(response.status)\(detail)")
+        throw MCPFailure(.http, code: response.status, message: "MCP server \"\(label)\" answered \(method) with HTTP \(response.status)")
     }
 
     /// Reads an SSE answer: notifications are handled as they come, until the response to `id`.
@@ -227,7 +241,7 @@ public actor MCPClient {
             for try await piece in body {
                 for event in try parser.push(piece) {
                     guard let message = try? JSONValue(parsing: event.data) else {
-                        throw MCPFailure.garbage(label, "an event of the \(method) stream is not JSON (\(Self.excerpt(Data(event.data.utf8))))")
+                        throw MCPFailure.garbage(label, "an event of the \(method) stream is not JSON")
                     }
                     if let answer = try take(message, answering: id) { return answer }
                 }
@@ -278,7 +292,9 @@ public actor MCPClient {
         notificationListener?.cancel()
         var headers = headers(session: sessionID)
         headers["Accept"] = "text/event-stream"
-        let request = HTTPClient.Request(url: configuration.url, method: "GET", headers: headers, idleTimeout: .seconds(24 * 60 * 60))
+        let request = HTTPClient.Request(
+            url: configuration.url, method: "GET", headers: headers, idleTimeout: .seconds(24 * 60 * 60), outboundPolicy: outboundPolicy
+        )
         let http = http
         let changed = toolListChanged
         notificationListener = Task {
@@ -317,11 +333,6 @@ public actor MCPClient {
         (1...64).contains(name.utf8.count) && name.unicodeScalars.allSatisfy {
             ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" || $0 == "-"
         }
-    }
-
-    private static func excerpt(_ body: Data) -> String {
-        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return body.count > 200 ? text + "…" : text
     }
 
     /// The failure for a body that broke off: the server went away mid-answer.

@@ -1,9 +1,16 @@
 import Foundation
 import ParleyCore
+import ParleyNet
 
 /// The MCP servers of one realtime session: a client per server, the tool list of each cached
 /// until the server says it changed, and the tools the agent gets from them.
 actor MCPToolbox {
+    /// A server to use, with the outbound policy its requests follow (`nil` for the operator's servers).
+    struct Server: Sendable, Equatable {
+        var configuration: MCPServerConfiguration
+        var outboundPolicy: OutboundPolicy?
+    }
+
     /// The result of listing one server's tools.
     struct Listing: Sendable {
         /// The server's label.
@@ -19,19 +26,20 @@ actor MCPToolbox {
     /// Uses `servers` from now on: servers no longer named, or changed, are closed.
     /// `onListChanged` is called with a server's label when it says its tools changed.
     /// - Returns: the labels of the servers to list (new or changed), in the order given.
-    func use(_ servers: [MCPServerConfiguration], onListChanged: @escaping @Sendable (String) async -> Void) async -> [String] {
-        let wanted = Dictionary(servers.map { ($0.label, $0) }, uniquingKeysWith: { first, _ in first })
-        for (label, client) in clients where client.configuration != wanted[label] {
+    func use(_ servers: [Server], onListChanged: @escaping @Sendable (String) async -> Void) async -> [String] {
+        let wanted = Dictionary(servers.map { ($0.configuration.label, $0) }, uniquingKeysWith: { first, _ in first })
+        for (label, client) in clients where Server(configuration: client.configuration, outboundPolicy: client.outboundPolicy) != wanted[label] {
             await drop(label)
         }
         var added: [String] = []
-        for server in servers where clients[server.label] == nil {
-            let client = MCPClient(configuration: server)
-            clients[server.label] = client
-            watchers[server.label] = Task {
-                for await _ in client.toolListChanges { await onListChanged(server.label) }
+        for server in servers where clients[server.configuration.label] == nil {
+            let label = server.configuration.label
+            let client = MCPClient(configuration: server.configuration, outboundPolicy: server.outboundPolicy)
+            clients[label] = client
+            watchers[label] = Task {
+                for await _ in client.toolListChanges { await onListChanged(label) }
             }
-            added.append(server.label)
+            added.append(label)
         }
         return added
     }

@@ -5,7 +5,7 @@ extension RealtimeConnection {
     /// Connects the session to `servers` (the agent's and the session's MCP servers), in the
     /// background: each new server's tools are listed into an `mcp_list_tools` item, and the
     /// agent gets them as soon as the list is in. Updates run one after another.
-    func useMCPServers(_ servers: [MCPServerConfiguration]) {
+    func useMCPServers(_ servers: [MCPToolbox.Server]) {
         let previous = mcpUpdate
         mcpUpdate = Task {
             await previous?.value

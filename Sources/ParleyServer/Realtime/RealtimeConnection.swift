@@ -62,6 +62,8 @@ actor RealtimeConnection {
     private let agentMCPServers: [MCPServerConfiguration]
     /// Whether `session.update` may name MCP servers (the backend, or every client when the server allows it).
     private let allowsSessionMCPServers: Bool
+    /// Which addresses the MCP servers `session.update` names may be reached at; `nil` (any) for the backend.
+    private let sessionMCPServerPolicy: OutboundPolicy?
     private var sessionMCPServers: [MCPServerConfiguration] = []
     /// The MCP server update under way, if any.
     var mcpUpdate: Task<Void, Never>?
@@ -76,10 +78,12 @@ actor RealtimeConnection {
     init(
         transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
-        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false
+        tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
+        sessionMCPServerPolicy: OutboundPolicy? = nil
     ) {
         agentMCPServers = mcpServers
         self.allowsSessionMCPServers = allowsSessionMCPServers
+        self.sessionMCPServerPolicy = sessionMCPServerPolicy
         self.tracer = tracer
         self.transport = transport
         if case .call(let call) = transport {
@@ -110,7 +114,7 @@ actor RealtimeConnection {
         await session.deliverEvents { [self] event in
             assumeIsolated { connection in connection.forward(event) }
         }
-        if !agentMCPServers.isEmpty { useMCPServers(agentMCPServers) }
+        if !agentMCPServers.isEmpty { useMCPServers(agentMCPServers.map { MCPToolbox.Server(configuration: $0) }) }
         // In the connection's own handler task, which ParleyNet hands messages to most cheaply.
         // The server ends a session early (shutdown, the instance deleted, its length reached)
         // by closing its socket.
@@ -288,7 +292,10 @@ actor RealtimeConnection {
                 let servers = update.mcpServers ?? []
                 sessionMCPServers = servers
                 let labels = Set(servers.map(\.label))
-                useMCPServers(agentMCPServers.filter { !labels.contains($0.label) } + servers)
+                useMCPServers(
+                    agentMCPServers.filter { !labels.contains($0.label) }.map { MCPToolbox.Server(configuration: $0) }
+                        + servers.map { MCPToolbox.Server(configuration: $0, outboundPolicy: sessionMCPServerPolicy) }
+                )
             }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)

@@ -121,7 +121,8 @@ enum RealtimeEndpoint {
                 tracer: context.traces.map {
                     TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
                 },
-                mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers
+                mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers,
+                sessionMCPServerPolicy: setup.sessionMCPServerPolicy
             )
             await connection.run()
         }
@@ -141,6 +142,9 @@ struct SessionSetup {
     var mcpServers: [MCPServerConfiguration] = []
     /// Whether the client may name MCP servers of its own (see `ServerSettings.clientsNameMCPServers`).
     var allowsSessionMCPServers = false
+    /// The addresses MCP servers the session names may be reached at: `nil` (any) when the
+    /// backend opened the session, else public ones and `ServerSettings.outboundAllowList`.
+    var sessionMCPServerPolicy: OutboundPolicy?
     /// Whom the session counts against (a client token's user and id; nil for the backend).
     var owner: LiveSessions.Owner?
 
@@ -228,6 +232,7 @@ struct SessionSetup {
             conversationID: conversationID, instanceID: instanceID,
             modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations,
             allowsSessionMCPServers: context.settings.clientsNameMCPServers || caller == .backend,
+            sessionMCPServerPolicy: caller == .backend ? nil : OutboundPolicy(allowing: context.settings.outboundAllowList),
             owner: caller.flatMap(LiveSessions.Owner.init)
         )
     }

@@ -94,7 +94,8 @@ enum RealtimeCallsRoute {
             tracer: context.traces.map {
                 TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
             },
-            mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers
+            mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers,
+            sessionMCPServerPolicy: setup.sessionMCPServerPolicy
         )
         context.calls.attach(connection, to: call)
         Task.detached {

@@ -1,50 +1,20 @@
 import Foundation
 
-/// Where a plain-HTTP request goes: the parts a connection and the request line need.
-struct PlainHTTPTarget: Sendable, Hashable {
-    /// The host to connect to (an IPv6 address without brackets).
-    var host: String
-    var port: Int
-    /// The path and query of the request line.
-    var pathAndQuery: String
-
-    /// Reads an `http://` URL.
-    /// - Throws: `HTTPClientError` `.invalidRequest` for another scheme or a URL without a host.
-    init(_ url: URL) throws(HTTPClientError) {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == "http", let host = components.host, !host.isEmpty else {
-            throw HTTPClientError(.invalidRequest, message: "not an http URL with a host: \(url.absoluteString)")
-        }
-        self.host = host
-        port = components.port ?? 80
-        guard (1...65_535).contains(port) else { throw HTTPClientError(.invalidRequest, message: "invalid port in \(url.absoluteString)") }
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        pathAndQuery = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
-    }
-
-    /// Connections to the same host and port can carry each other's requests.
-    var connectionKey: String { "\(host):\(port)" }
-
-    /// The `Host` header value.
-    var hostHeader: String {
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? bracketed : "\(bracketed):\(port)"
-    }
-}
-
-/// One request of `HTTPClient` over `PlainHTTPTransport`: the encoded request, the caller
+/// One request of `HTTPClient` over `LWSHTTPTransport`: the encoded request, the caller
 /// waiting for the head, and the body stream.
 ///
 /// `@unchecked Sendable`: `caller` is guarded by its lock; everything else after `init` is
 /// touched only on the transport's service thread.
-final class PlainHTTPExchange: @unchecked Sendable {
+final class LWSHTTPExchange: @unchecked Sendable {
     /// The response head handed to the caller.
     struct Head: Sendable {
         var status: Int
         var headers: [String: String]
     }
 
-    let target: PlainHTTPTarget
+    let target: LWSHTTPTarget
+    /// The TLS settings of an `https://` target.
+    let tls: TLSClientContext?
     let method: String
     /// The request head and body, ready to write.
     let requestBytes: Data
@@ -55,18 +25,24 @@ final class PlainHTTPExchange: @unchecked Sendable {
 
     // Service thread only.
     /// The connection carrying the exchange, while it does.
-    var connection: PlainHTTPConnection?
+    var connection: LWSHTTPConnection?
     /// Whether the exchange reached its end (complete, failed or cancelled).
     private(set) var isFinished = false
 
     /// Header fields the exchange writes itself.
     private static let managedHeaders: Set<String> = ["host", "content-length", "connection", "transfer-encoding"]
 
-    /// Encodes `request`.
-    /// - Throws: `HTTPClientError` `.invalidRequest` for a URL that is not `http://`, a method
-    ///   that is not a token, or a header name or value that could split the request.
-    init(_ request: HTTPClient.Request, body: AsyncThrowingStream<Data, any Error>.Continuation) throws(HTTPClientError) {
-        target = try PlainHTTPTarget(request.url)
+    /// Encodes `request`, to go to `address` when given (see `LWSHTTPTarget`); an `https://`
+    /// request trusts the system's certificate authorities and those in `additionalTrust`.
+    /// - Throws: `HTTPClientError` `.invalidRequest` for a URL `LWSHTTPTarget` does not take, a
+    ///   method that is not a token, a header name or value that could split the request, or
+    ///   certificate authorities that cannot be loaded.
+    init(
+        _ request: HTTPClient.Request, address: IPAddress? = nil, additionalTrust: String? = nil,
+        body: AsyncThrowingStream<Data, any Error>.Continuation
+    ) throws(HTTPClientError) {
+        target = try LWSHTTPTarget(request.url, address: address)
+        tls = target.usesTLS ? try TLSClientContext.shared(additionalTrust: additionalTrust) : nil
         method = request.method
         idleTimeout = request.idleTimeout
         self.body = body
@@ -91,6 +67,12 @@ final class PlainHTTPExchange: @unchecked Sendable {
         var bytes = Data(head.utf8)
         if let payload = request.body { bytes.append(payload) }
         requestBytes = bytes
+    }
+
+    /// Connections to the same key can carry each other's requests: the target's, and for TLS
+    /// the certificate authorities trusted besides the system's.
+    var connectionKey: String {
+        target.connectionKey + (tls?.additionalTrust.map { " trusting \($0)" } ?? "")
     }
 
     /// RFC 9110 token characters (method and field names).

@@ -1,9 +1,11 @@
 import CLibWebsockets
 import Foundation
 
-/// `HTTPClient`'s transport for `http://` URLs: HTTP/1.1 on libwebsockets raw TCP connections,
-/// serviced by one thread for the whole process, with keep-alive connections pooled per host
-/// and port. A request never waits for another: without an idle connection it opens a new one.
+/// `HTTPClient`'s transport for `http://` URLs, and for `https://` URLs of requests with an
+/// outbound policy: HTTP/1.1 on libwebsockets raw TCP connections (TLS by `TLSClientSession`),
+/// serviced by one thread for the whole process, with keep-alive connections pooled per host,
+/// port and checked address. A request never waits for another: without an idle connection it
+/// opens a new one.
 ///
 /// A connection a server closed while it sat idle is noticed when the close arrives; a request
 /// that meets such a close before any byte of its response is sent again on a fresh connection.
@@ -11,14 +13,14 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `connections`, `idle`, `openCount` and `waiting` are touched only on
 /// the service thread; the rest is immutable after `start`.
-final class PlainHTTPTransport: @unchecked Sendable {
-    private static let instance = Locked<PlainHTTPTransport?>(nil)
+final class LWSHTTPTransport: @unchecked Sendable {
+    private static let instance = Locked<LWSHTTPTransport?>(nil)
 
     /// The process-wide transport, created (with its thread) on first use.
-    static func shared() throws(HTTPClientError) -> PlainHTTPTransport {
-        let result = instance.withLock { instance -> Result<PlainHTTPTransport, HTTPClientError> in
+    static func shared() throws(HTTPClientError) -> LWSHTTPTransport {
+        let result = instance.withLock { instance -> Result<LWSHTTPTransport, HTTPClientError> in
             if let instance { return .success(instance) }
-            let transport = PlainHTTPTransport()
+            let transport = LWSHTTPTransport()
             do {
                 try transport.start()
             } catch let error as HTTPClientError {
@@ -44,17 +46,17 @@ final class PlainHTTPTransport: @unchecked Sendable {
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private(set) var loop: ServiceLoop?
     /// Every connection lws knows, until it is destroyed.
-    private var connections: [ObjectIdentifier: PlainHTTPConnection] = [:]
-    /// Idle keep-alive connections by host and port, the most recently used last.
-    private var idle: [String: [PlainHTTPConnection]] = [:]
-    /// Connections open (or opening) by host and port.
+    private var connections: [ObjectIdentifier: LWSHTTPConnection] = [:]
+    /// Idle keep-alive connections by connection key (`LWSHTTPExchange.connectionKey`), the most recently used last.
+    private var idle: [String: [LWSHTTPConnection]] = [:]
+    /// Connections open (or opening) by connection key.
     private var openCount: [String: Int] = [:]
     /// Requests waiting for a connection to a host at its limit, oldest first.
-    private var waiting: [String: [PlainHTTPExchange]] = [:]
+    private var waiting: [String: [LWSHTTPExchange]] = [:]
 
     private func start() throws {
         guard let eventLoop = EventLoop(), let (context, protocols) = LWSClientContext.create(
-            protocolName: strings.copy(Self.protocolName), callback: plainHTTPClientCallback, owner: Unmanaged.passUnretained(self).toOpaque(), eventLoop: eventLoop
+            protocolName: strings.copy(Self.protocolName), callback: lwsHTTPClientCallback, owner: Unmanaged.passUnretained(self).toOpaque(), eventLoop: eventLoop
         ) else {
             throw HTTPClientError(.other, message: "libwebsockets could not create an HTTP client context")
         }
@@ -65,7 +67,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
     }
 
     /// Any thread: sends `exchange` once the caller waits for its head.
-    func start(_ exchange: PlainHTTPExchange) {
+    func start(_ exchange: LWSHTTPExchange) {
         loop?.schedule(ServiceThreadTask { [self] in
             guard !exchange.isCancelled else {
                 exchange.failed(CancellationError())
@@ -76,7 +78,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
     }
 
     /// Any thread: the caller of `exchange` gave up; closes its connection if it still has one.
-    func cancel(_ exchange: PlainHTTPExchange) {
+    func cancel(_ exchange: LWSHTTPExchange) {
         guard exchange.markCancelled() else { return }
         loop?.schedule(ServiceThreadTask {
             if let connection = exchange.connection {
@@ -88,8 +90,8 @@ final class PlainHTTPTransport: @unchecked Sendable {
     }
 
     /// Service thread: puts `exchange` on an idle connection to its host (with `reuse`), or a new one.
-    func assign(_ exchange: PlainHTTPExchange, reuse: Bool) {
-        let key = exchange.target.connectionKey
+    func assign(_ exchange: LWSHTTPExchange, reuse: Bool) {
+        let key = exchange.connectionKey
         if reuse {
             while var pool = idle[key], let connection = pool.popLast() {
                 idle[key] = pool.isEmpty ? nil : pool
@@ -107,14 +109,21 @@ final class PlainHTTPTransport: @unchecked Sendable {
             exchange.failed(HTTPClientError(.other, message: "the HTTP client has stopped"))
             return
         }
-        let connection = PlainHTTPConnection(key: key, transport: self)
+        let tls: TLSClientSession?
+        do {
+            tls = try exchange.tls.map { try TLSClientSession(context: $0, serverName: exchange.target.host) }
+        } catch {
+            exchange.failed(error)
+            return
+        }
+        let connection = LWSHTTPConnection(key: key, tls: tls, transport: self)
         connections[ObjectIdentifier(connection)] = connection
         openCount[key, default: 0] += 1
         connection.begin(exchange)
         let connectionStrings = connection.strings
         var info = lws_client_connect_info()
         info.context = context
-        info.address = connectionStrings.copy(exchange.target.host)
+        info.address = connectionStrings.copy(exchange.target.connectHost)
         info.port = Int32(exchange.target.port)
         info.path = connectionStrings.copy("/")
         info.host = info.address
@@ -133,7 +142,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
     }
 
     /// Service thread: `connection` finished a response and may carry the next request.
-    func release(_ connection: PlainHTTPConnection) {
+    func release(_ connection: LWSHTTPConnection) {
         if let next = nextWaiting(for: connection.key) {
             connection.begin(next)
             return
@@ -149,7 +158,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
     }
 
     /// The oldest waiting request to `key` whose caller still waits.
-    private func nextWaiting(for key: String) -> PlainHTTPExchange? {
+    private func nextWaiting(for key: String) -> LWSHTTPExchange? {
         while var queue = waiting[key], !queue.isEmpty {
             let next = queue.removeFirst()
             waiting[key] = queue.isEmpty ? nil : queue
@@ -165,7 +174,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
         if let next = nextWaiting(for: key) { assign(next, reuse: true) }
     }
 
-    private func removeFromIdle(_ connection: PlainHTTPConnection) {
+    private func removeFromIdle(_ connection: LWSHTTPConnection) {
         if let pool = idle[connection.key] {
             let remaining = pool.filter { $0 !== connection }
             idle[connection.key] = remaining.isEmpty ? nil : remaining
@@ -175,7 +184,7 @@ final class PlainHTTPTransport: @unchecked Sendable {
     /// Service thread: one lws callback for one of the transport's connections.
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return 0 }
-        let connection = Unmanaged<PlainHTTPConnection>.fromOpaque(pointer).takeUnretainedValue()
+        let connection = Unmanaged<LWSHTTPConnection>.fromOpaque(pointer).takeUnretainedValue()
         switch reason {
         case LWS_CALLBACK_RAW_CONNECTED:
             connection.didConnect(wsi)
@@ -218,12 +227,12 @@ private final class ServiceThreadTask: ServiceThreadWork {
     }
 }
 
-/// The lws protocol callback of the plain-HTTP client context.
-func plainHTTPClientCallback(
+/// The lws protocol callback of the HTTP client context.
+func lwsHTTPClientCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
     _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
-    let transport = Unmanaged<PlainHTTPTransport>.fromOpaque(owner).takeUnretainedValue()
+    let transport = Unmanaged<LWSHTTPTransport>.fromOpaque(owner).takeUnretainedValue()
     return transport.handle(wsi, reason, input, length)
 }

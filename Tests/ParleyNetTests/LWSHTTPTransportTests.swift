@@ -4,7 +4,7 @@ import Testing
 
 /// Keep-alive, retries on a connection the server dropped, and the idle timeout of the
 /// libwebsockets transport behind `HTTPClient`'s `http://` requests.
-@Suite struct PlainHTTPTransportTests {
+@Suite struct LWSHTTPTransportTests {
     @Test func consecutiveRequestsShareOneConnection() async throws {
         let server = try RawHTTPServer()
         // Only one connection is ever accepted: a second one would leave its request unanswered.
@@ -84,7 +84,7 @@ import Testing
 }
 
 /// Redirects of `http://` requests, which the libwebsockets transport follows itself.
-@Suite struct PlainHTTPRedirectTests {
+@Suite struct LWSHTTPRedirectTests {
     @Test func aTemporaryRedirectRepeatsTheMethodAndBody() async throws {
         let server = try RawHTTPServer()
         let second = RequestBox()
