@@ -217,6 +217,49 @@ struct ClusterServeTests {
         }
     }
 
+    @Test("B frozen past the fence (SIGSTOP): the conversation moves to C with every acknowledged item; B, thawed, ends its session and registers again")
+    func aFrozenNodeEndsItsSessionsWhenItWakes() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let databaseURL = try await postgres.createDatabase()
+            let cluster = try await LocalCluster.start(databaseURL: databaseURL)
+            let bURL = "http://127.0.0.3:\(cluster.b.port)"
+            do {
+                let (instance, conversation) = try await cluster.instance(via: cluster.a)
+                let onB = try await Self.connect(cluster.b, instance: instance)
+                #expect(try await onB.turn("before the freeze").status == "completed")
+                kill(cluster.b.pid, SIGSTOP)
+                let declaredDead = await ResourceProbe.eventually(within: 40) {
+                    (try? await Self.nodeFlags(databaseURL: databaseURL, nodeURL: bURL)) == "f|t"
+                }
+                #expect(declaredDead, "the frozen node was never declared dead")
+                let onC = try await Self.connect(cluster.c, instance: instance)
+                #expect(try await onC.turn("while B is frozen").status == "completed")
+
+                kill(cluster.b.pid, SIGCONT)
+                // B's heartbeat finds it was declared dead: it ends its session, then registers again.
+                #expect(await Self.closes(onB), "the thawed node kept talking in a conversation it no longer holds")
+                let registered = await ResourceProbe.eventually(within: 20) {
+                    (try? await Self.nodeFlags(databaseURL: databaseURL, nodeURL: bURL)) == "f|f"
+                }
+                #expect(registered, "the thawed node did not register again")
+                let fresh = try await ProcessRealtimeClient.connect(port: cluster.b.port, host: cluster.b.host)
+                #expect(await fresh.next("session.created") != nil, "the registered node takes new sessions")
+                fresh.close()
+
+                #expect(try await onC.turn("after B woke").status == "completed")
+                let items = try await Self.call(cluster.a, "GET", "/v1/conversations/\(conversation)/items").body["data"]?.arrayElements ?? []
+                let userTexts = items.compactMap { $0["role"]?.stringValue == "user" ? $0["text"]?.stringValue : nil }
+                #expect(userTexts == ["before the freeze", "while B is frozen", "after B woke"], "\(userTexts)")
+                onC.close()
+            } catch {
+                kill(cluster.b.pid, SIGCONT)
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
     @Test("WebSocket, WebRTC and phone sessions count toward one cluster limit, and all three doors racing never exceed it")
     func everyDoorCountsTowardTheClusterLimit() async throws {
         try await ThrowawayPostgres.with { postgres in
