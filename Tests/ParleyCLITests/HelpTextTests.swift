@@ -69,7 +69,7 @@ flags below override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
        [--env-file <path>] [--web-root <path>] [--llm-model <path>]
-       [--database-url <url>]
+       [--database-url <url>] [--tls-cert <path>] [--tls-key <path>]
 
 Options:
       --host <address>      The address to listen on (default 127.0.0.1).
@@ -85,12 +85,17 @@ Options:
                             llama-server, instead of SmolLM2.
       --database-url <url>  A postgresql:// URL: keep the store in PostgreSQL
                             instead of SQLite (cluster mode).
+      --tls-cert <path>     A PEM certificate (chain): serve HTTPS and WSS with
+                            it, no proxy needed. Needs --tls-key.
+      --tls-key <path>      The PEM private key of --tls-cert.
   -h, --help                Show this help.
 
 Environment:
   PARLEY_SERVER_SECRET      Signs client tokens and authorises the REST API.
   PARLEY_DATABASE_URL       A postgresql:// URL, as --database-url.
   PARLEY_SYSTEM_PROMPT      The default agent's instructions.
+  PARLEY_TLS_CERT           A PEM certificate, as --tls-cert.
+  PARLEY_TLS_KEY            A PEM private key, as --tls-key.
   PARLEY_LLM_URL            An OpenAI-compatible chat API instead of the
                             embedded model.
   PARLEY_LLM_MODEL_PATH     A GGUF model for the embedded llama-server when

@@ -8,7 +8,7 @@ import Testing
 struct UsageErrorTests {
     static let usage = [
         "": "parley <command>",
-        "serve": "parley serve [--host <address>] [--port <port>] [--data-dir <path>] [--env-file <path>] [--web-root <path>] [--llm-model <path>] [--database-url <url>]",
+        "serve": "parley serve [--host <address>] [--port <port>] [--data-dir <path>] [--env-file <path>] [--web-root <path>] [--llm-model <path>] [--database-url <url>] [--tls-cert <path>] [--tls-key <path>]",
         "chat": "parley chat [--url <url>] [--agent <id>] [--instructions <text>]",
         "talk": "parley talk <file> [--out <file>] [--url <url>] [--agent <id>]",
         "transcribe": "parley transcribe <file>... [--json]",
