@@ -69,7 +69,7 @@ func runClusterBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
         for index in 0..<admissions {
             admitting.append(try await milliseconds {
                 _ = try await (index.isMultiple(of: 2) ? a : b).admitSession(
-                    id: "sess_\(index)", instanceID: nil, owner: ClusterSessionOwner(user: "user_\(index % 50)", tokenID: "tok_\(index)"),
+                    id: "sess_\(index)", instanceID: nil, owner: SessionOwner(user: "user_\(index % 50)", tokenID: "tok_\(index)"),
                     limits: ClusterSessionLimits(maximum: 1_000_000, perUser: 1_000, perToken: 5)
                 )
             })

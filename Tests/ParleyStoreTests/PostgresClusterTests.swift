@@ -179,7 +179,7 @@ import Testing
         let nodes = try await TwoNodes.start(url: try await StoreEngine.postgres.freshLocation().address)
         let limits = Self.limits(nil, perUser: 3, perToken: 2)
         func admit(_ node: PostgresCluster, _ id: String, user: String, token: String) async throws -> ClusterAdmission {
-            try await node.admitSession(id: id, instanceID: nil, owner: ClusterSessionOwner(user: user, tokenID: token), limits: limits)
+            try await node.admitSession(id: id, instanceID: nil, owner: SessionOwner(user: user, tokenID: token), limits: limits)
         }
         #expect(try await admit(nodes.a, "sess_a1", user: "alice", token: "tok_1") == .admitted)
         #expect(try await admit(nodes.b, "sess_b1", user: "alice", token: "tok_1") == .admitted)

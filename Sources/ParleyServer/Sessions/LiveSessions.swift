@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyStore
 
 /// The realtime sessions running now, by id and by instance, with the concurrency limits: the
 /// node's, and each user's and each client token's.
@@ -23,30 +24,8 @@ public final class LiveSessions: @unchecked Sendable {
         }
     }
 
-    /// Whom a session counts against: a client token's user and id, or a phone call's number
-    /// (`nil` for the backend, which holds the server secret).
-    public struct Owner: Sendable, Hashable {
-        public var user: String
-        public var tokenID: String
-
-        /// An owner named by `user` and `tokenID` (a phone call: its number and call).
-        public init(user: String, tokenID: String) {
-            self.user = user
-            self.tokenID = tokenID
-        }
-
-        /// The owner a client token's claims name.
-        public init(_ claims: ClientTokenClaims) {
-            user = claims.subject
-            tokenID = claims.tokenID
-        }
-
-        /// The owner of a caller's sessions: nil for the backend.
-        public init?(_ caller: Caller) {
-            guard case .client(let claims) = caller else { return nil }
-            self.init(claims)
-        }
-    }
+    /// Whom a session counts against (`nil` for the backend, which holds the server secret).
+    public typealias Owner = SessionOwner
 
     /// Why a session was not admitted.
     public enum Refusal: Error, Sendable, Equatable {
@@ -166,4 +145,17 @@ public final class LiveSessions: @unchecked Sendable {
 
     /// Every running session.
     public var all: [Entry] { lock.withLock { Array(sessions.values) } }
+}
+
+extension SessionOwner {
+    /// The owner a client token's claims name.
+    public init(_ claims: ClientTokenClaims) {
+        self.init(user: claims.subject, tokenID: claims.tokenID)
+    }
+
+    /// The owner of a caller's sessions: nil for the backend.
+    public init?(_ caller: Caller) {
+        guard case .client(let claims) = caller else { return nil }
+        self.init(claims)
+    }
 }

@@ -108,7 +108,7 @@ struct SessionAdmission: Sendable {
         do {
             let admission = try await cluster.admitSession(
                 id: admissionID, instanceID: request.instanceID,
-                owner: request.owner.map { ClusterSessionOwner(user: $0.user, tokenID: $0.tokenID) }, limits: limits
+                owner: request.owner, limits: limits
             )
             if let refusal = LiveSessions.Refusal(admission) { throw Refusal.limit(refusal) }
             claim = try await claimIfAllowed(request.instanceID, caller: request.caller, context: context, cluster: cluster)

@@ -96,11 +96,13 @@ public struct ClusterError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Whom a session counts against across the cluster: a client token's user and token id.
-public struct ClusterSessionOwner: Sendable, Hashable {
+/// Whom a session counts against, on a node and across the cluster: a client token's user and
+/// token id, or a phone call's calling number and call.
+public struct SessionOwner: Sendable, Hashable {
     public var user: String
     public var tokenID: String
 
+    /// An owner named by `user` and `tokenID`.
     public init(user: String, tokenID: String) {
         self.user = user
         self.tokenID = tokenID

@@ -314,7 +314,7 @@ public final class PostgresCluster: @unchecked Sendable {
     /// live nodes: the cluster's maximum, or `owner`'s per-token or per-user limit. Admissions
     /// are serialized by an advisory lock, so racing ones never exceed a limit together.
     public func admitSession(
-        id: String, instanceID: String?, owner: ClusterSessionOwner? = nil, limits: ClusterSessionLimits
+        id: String, instanceID: String?, owner: SessionOwner? = nil, limits: ClusterSessionLimits
     ) async throws -> ClusterAdmission {
         let nodeID = self.nodeID
         return try await pool.run { connection in
