@@ -95,7 +95,7 @@ public final class ParleyApp: Sendable {
         let nodeURL = context.settings.nodeURL ?? "http://\(context.settings.host):\(port)"
         let context = self.context
         try await context.cluster?.start(
-            nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions).carryOut,
+            nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions, recordings: context.recordings).carryOut,
             onDeclaredDead: {
                 // Every instance this node held was taken over while it was silent.
                 context.log.log("node.declared_dead", ["sessions": .number(Double(context.sessions.count))])

@@ -260,6 +260,48 @@ struct ClusterServeTests {
         }
     }
 
+    @Test("interrupt and DELETE sent to A reach a WebRTC call held by B and a phone call held by C")
+    func commandsReachCallsOnOtherNodes() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let databaseURL = try await postgres.createDatabase()
+            let cluster = try await LocalCluster.start(
+                databaseURL: databaseURL, settings: ["PARLEY_TWILIO_AUTH_TOKEN": TestServer.twilioAuthToken]
+            )
+            func activeSessions(_ node: ServerProcess) async throws -> Int {
+                let metrics = try await HTTPClient.shared.send(HTTPClient.Request(url: node.baseURL.appendingPathComponent("/metrics")))
+                let line = String(decoding: metrics.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("parley_active_sessions ") }
+                return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+            }
+            do {
+                let (instance, conversation) = try await cluster.instance(via: cluster.a)
+                let offer = try await WebRTCCallTests.post(
+                    baseURL: cluster.b.baseURL, query: "?instance=\(instance)", body: WebRTCCallTests.offer, contentType: "application/sdp", token: ServerProcess.secret
+                )
+                #expect(offer.status == 201, "\(offer.text)")
+                let callSID = "CAcommands0001"
+                let answer = try await TwilioTestCall.answer(baseURL: cluster.c.baseURL, form: TwilioTestCall.callForm(callSID: callSID))
+                let phone = try await TwilioTestCall.connect(answer, callSID: callSID)
+                #expect(await ResourceProbe.eventually(within: 20) { (try? await activeSessions(cluster.c)) == 1 })
+                let phoneConversation = try await ChildProcess.run(
+                    "/usr/lib/postgresql/15/bin/psql",
+                    ["-tAqX", "-c", "SELECT id FROM conversations WHERE id <> '\(conversation)' ORDER BY created_at DESC LIMIT 1", databaseURL]
+                ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+
+                let interrupted = try await Self.call(cluster.a, "POST", "/v1/instances/\(instance)/interrupt")
+                #expect(interrupted.status == 200, "the interrupt did not reach B's WebRTC call: \(interrupted.body)")
+                #expect(try await Self.call(cluster.a, "DELETE", "/v1/conversations/\(conversation)").status == 200)
+                #expect(await ResourceProbe.eventually(within: 10) { (try? await activeSessions(cluster.b)) == 0 }, "B's WebRTC call outlived its conversation")
+                #expect(try await Self.call(cluster.a, "DELETE", "/v1/conversations/\(phoneConversation)").status == 200)
+                #expect(await phone.closes(within: 10), "C's phone call outlived its conversation")
+                #expect(await ResourceProbe.eventually(within: 10) { (try? await activeSessions(cluster.c)) == 0 })
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
     @Test("WebSocket, WebRTC and phone sessions count toward one cluster limit, and all three doors racing never exceed it")
     func everyDoorCountsTowardTheClusterLimit() async throws {
         try await ThrowawayPostgres.with { postgres in

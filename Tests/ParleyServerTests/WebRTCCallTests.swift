@@ -230,12 +230,11 @@ import Testing
     }
 
     /// Posts an offer to the server at `baseURL` (a test server, or a `parley serve` process).
-    static func post(baseURL: URL, body: String, contentType: String, token: String?) async throws -> Reply {
+    static func post(baseURL: URL, query: String = "", body: String, contentType: String, token: String?) async throws -> Reply {
         var headers = ["Content-Type": contentType]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        let response = try await HTTPClient.shared.send(HTTPClient.Request(
-            url: baseURL.appendingPathComponent("/v1/realtime/calls"), method: "POST", headers: headers, body: Data(body.utf8)
-        ))
+        let url = try #require(URL(string: baseURL.appendingPathComponent("/v1/realtime/calls").absoluteString + query))
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(url: url, method: "POST", headers: headers, body: Data(body.utf8)))
         return Reply(status: response.status, headers: response.headers, text: String(decoding: response.body, as: UTF8.self))
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyNet
+import ParleyStore
 
 /// Conversations as a whole: their recordings, and their deletion.
 enum ConversationRoutes {
@@ -43,11 +44,12 @@ enum ConversationRoutes {
             let id = request.pathParameters["id"] ?? ""
             do {
                 guard try await context.store.conversationExists(id: id) else { return AgentRoutes.notFound(request) }
-                // Its live sessions end first, so nothing is written to it afterwards.
+                // Its live sessions end first, on every node, so nothing is written to it afterwards.
                 for entry in context.sessions.all where entry.conversationID == id {
                     await entry.session.close()
                     entry.disconnect()
                 }
+                if let cluster = context.cluster { await endOnOtherNodes(conversationID: id, cluster: cluster, log: context.log) }
                 try await context.store.deleteConversation(id: id)
             } catch {
                 return AgentRoutes.storageFailure(error)
@@ -59,6 +61,24 @@ enum ConversationRoutes {
             }
             context.log.log("conversation.deleted", ["conversation": .string(id)])
             return JSONResponse.ok(["id": id, "object": "conversation.deleted", "deleted": "true"])
+        }
+    }
+
+    /// Has every other live node end its sessions of the conversation and remove its
+    /// recording; a node that does not answer in time is logged (its sessions' writes then
+    /// fail against the deleted conversation, and its copy of the recording stays).
+    private static func endOnOtherNodes(conversationID: String, cluster: PostgresCluster, log: EventLog) async {
+        let nodes = (try? await cluster.otherLiveNodes()) ?? []
+        await withTaskGroup(of: Void.self) { group in
+            for node in nodes {
+                group.addTask {
+                    do {
+                        _ = try await cluster.send(.endConversation, instanceID: conversationID, epoch: 0, to: node)
+                    } catch {
+                        log.log("conversation.delete_unacknowledged", ["conversation": .string(conversationID), "node": .string(node)])
+                    }
+                }
+            }
         }
     }
 

@@ -40,10 +40,15 @@ public struct ClusterCommand: Sendable, Hashable {
         case release
         /// Report the live session's status (`listening`, `thinking`, `speaking`): `GET /v1/instances/{id}` on another node.
         case status
+        /// End the sessions of a conversation and remove its recording, on whichever node they
+        /// are (`DELETE /v1/conversations/{id}`); sent to every live node, with `instanceID`
+        /// carrying the conversation's id.
+        case endConversation = "end_conversation"
     }
 
     public var id: String
     public var kind: Kind
+    /// The instance the command is about (for `endConversation`, the conversation).
     public var instanceID: String
     /// The claim the command is about (for `release`, the new one).
     public var epoch: Int64

@@ -234,6 +234,14 @@ public final class PostgresCluster: @unchecked Sendable {
         return ClusterCommandOutcome(wireValue: result) ?? .done
     }
 
+    /// The other nodes of the cluster that are alive now.
+    public func otherLiveNodes() async throws -> [String] {
+        let node = nodeID
+        return try await pool.run { connection in
+            try connection.query("SELECT id FROM nodes WHERE NOT dead AND id <> $1", [node]).rows.compactMap { $0[0] }
+        }
+    }
+
     /// Resumes the sender waiting for command `id`, if it still waits.
     private func resolve(_ id: String, with result: Result<String, any Error>) {
         lock.withLock { waiters.removeValue(forKey: id) }?.resume(with: result)
