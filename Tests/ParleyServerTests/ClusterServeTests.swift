@@ -302,6 +302,44 @@ struct ClusterServeTests {
         }
     }
 
+    @Test("a call recorded on B is downloaded through A, by range too, and DELETE through C removes it from B")
+    func recordingsAreServedAndDeletedThroughAnyNode() async throws {
+        try await ThrowawayPostgres.with { postgres in
+            let cluster = try await LocalCluster.start(databaseURL: try await postgres.createDatabase(), settings: ["PARLEY_RECORDINGS": "on"])
+            func download(_ node: ServerProcess, _ conversation: String, range: String? = nil) async throws -> (status: Int, bytes: Data) {
+                var headers = ["Authorization": "Bearer \(ServerProcess.secret)"]
+                if let range { headers["Range"] = range }
+                let response = try await HTTPClient.shared.send(HTTPClient.Request(
+                    url: node.baseURL.appendingPathComponent("/v1/conversations/\(conversation)/recording"), headers: headers
+                ))
+                return (response.status, response.body)
+            }
+            do {
+                let (instance, conversation) = try await cluster.instance(via: cluster.a)
+                let onB = try await Self.connect(cluster.b, instance: instance)
+                #expect(try await onB.turn("record this").status == "completed")
+                onB.close()
+                // The recording is finished moments after the session closes: both copies then agree.
+                let relayedWhole = await ResourceProbe.eventually(within: 20) {
+                    guard let onB = try? await download(cluster.b, conversation), onB.status == 200, onB.bytes.count > 44,
+                          let throughA = try? await download(cluster.a, conversation) else { return false }
+                    return throughA.status == 200 && throughA.bytes == onB.bytes
+                }
+                #expect(relayedWhole, "A did not relay B's recording whole")
+                let header = try await download(cluster.a, conversation, range: "bytes=0-3")
+                #expect(header.status == 206 && header.bytes == Data("RIFF".utf8))
+
+                #expect(try await Self.call(cluster.c, "DELETE", "/v1/conversations/\(conversation)").status == 200)
+                #expect(try await download(cluster.b, conversation).status == 404, "B kept the recording of a deleted conversation")
+                #expect(try await download(cluster.a, conversation).status == 404)
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+    }
+
     @Test("WebSocket, WebRTC and phone sessions count toward one cluster limit, and all three doors racing never exceed it")
     func everyDoorCountsTowardTheClusterLimit() async throws {
         try await ThrowawayPostgres.with { postgres in

@@ -34,6 +34,13 @@ enum ConversationRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             let id = request.pathParameters["id"] ?? ""
             guard let file = context.recordings.file(conversationID: id) else {
+                if let cluster = context.cluster, request.query[RecordingRelay.ownCopyOnly] == nil,
+                   let relayed = await RecordingRelay.fetch(
+                       conversationID: id, range: request.headers["Range"], cluster: cluster,
+                       secret: String(decoding: context.authentication.secret, as: UTF8.self)
+                   ) {
+                    return relayed
+                }
                 return .error(status: 404, code: "recording_not_found", message: "Conversation \(id) has no recording (recordings are off for its agent, or nothing was said yet).")
             }
             return serve(file, range: request.headers["Range"])
@@ -73,9 +80,9 @@ enum ConversationRoutes {
             for node in nodes {
                 group.addTask {
                     do {
-                        _ = try await cluster.send(.endConversation, instanceID: conversationID, epoch: 0, to: node)
+                        _ = try await cluster.send(.endConversation, instanceID: conversationID, epoch: 0, to: node.id)
                     } catch {
-                        log.log("conversation.delete_unacknowledged", ["conversation": .string(conversationID), "node": .string(node)])
+                        log.log("conversation.delete_unacknowledged", ["conversation": .string(conversationID), "node": .string(node.id)])
                     }
                 }
             }

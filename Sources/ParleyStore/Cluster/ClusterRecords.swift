@@ -137,3 +137,14 @@ public enum ClusterAdmission: Sendable, Hashable {
     case userLimit(maximum: Int)
     case tokenLimit(maximum: Int)
 }
+
+/// A node of the cluster: its id and the URL it is reached at inside the cluster.
+public struct ClusterNode: Sendable, Hashable {
+    public var id: String
+    public var url: String
+
+    public init(id: String, url: String) {
+        self.id = id
+        self.url = url
+    }
+}

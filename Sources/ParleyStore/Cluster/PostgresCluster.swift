@@ -235,10 +235,13 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// The other nodes of the cluster that are alive now.
-    public func otherLiveNodes() async throws -> [String] {
+    public func otherLiveNodes() async throws -> [ClusterNode] {
         let node = nodeID
         return try await pool.run { connection in
-            try connection.query("SELECT id FROM nodes WHERE NOT dead AND id <> $1", [node]).rows.compactMap { $0[0] }
+            try connection.query("SELECT id, url FROM nodes WHERE NOT dead AND id <> $1 ORDER BY started_at", [node]).rows.compactMap { row in
+                guard let id = row[0], let url = row[1] else { return nil }
+                return ClusterNode(id: id, url: url)
+            }
         }
     }
 
