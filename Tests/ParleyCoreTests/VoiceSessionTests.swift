@@ -136,7 +136,7 @@ import Testing
         }
         #expect(interrupted)
         #expect("Sure, here goes.".hasPrefix(text) || text.isEmpty)
-        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+        #expect(await eventually { model.cancelledStreams == 1 })
     }
 
     @Test func bargeInWhileSpeechIsBeingSynthesisedCancels() async throws {
@@ -161,7 +161,7 @@ import Testing
         await gate.waitForArrivals(1)
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
-        #expect(await recorder.wait { _ in tool.cancellations == 1 })
+        #expect(await eventually { tool.cancellations == 1 })
     }
 
     @Test func recognizerFailureIsAnErrorAndTheNextTurnWorks() async throws {
@@ -272,7 +272,7 @@ import Testing
         #expect(await recorder.waitFor(Match.textDelta))
         await session.close()
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
-        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+        #expect(await eventually { model.cancelledStreams == 1 })
         #expect(await session.hasRunningTasks == false)
     }
 }
