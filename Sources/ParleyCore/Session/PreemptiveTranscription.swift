@@ -26,17 +26,19 @@ struct PreemptiveTranscription {
     ///   - nowMs: the input time reached.
     ///   - delayMs: silence before transcribing; nil turns early transcription off.
     ///   - turn: the audio of the turn so far.
+    ///   - tasks: where the transcription runs.
     /// - Returns: the transcription when this call started one.
     @discardableResult
     mutating func follow(
-        silenceStartedAtMs current: Int?, nowMs: Int, delayMs: Int?, turn: () -> [Float], recognizer: any SpeechRecognizer
+        silenceStartedAtMs current: Int?, nowMs: Int, delayMs: Int?, turn: () -> [Float], recognizer: any SpeechRecognizer,
+        tasks: SessionTasks
     ) -> Task<Transcription, any Error>? {
         if silenceStartedAtMs != nil, silenceStartedAtMs != current { cancel() }
         guard let delayMs, let current, task == nil, nowMs - current >= delayMs else { return nil }
         let samples = turn()
         silenceStartedAtMs = current
         generation += 1
-        let started = Task { try await recognizer.transcribe(samples, isFinal: true) }
+        let started = tasks.start { try await recognizer.transcribe(samples, isFinal: true) }
         task = started
         return started
     }

@@ -72,6 +72,8 @@ public actor VoiceSession {
     /// Converts the output to the input's rate for the echo canceller's reference.
     private var echoReferenceResampler: (any Resampler)?
     private var responseTask: Task<Void, Never>?
+    /// Every task the session started, until it ends; `close()` cancels and awaits them.
+    private let tasks = SessionTasks()
     private var isClosed = false
     /// Server tools of this session only (its MCP servers'), beside the providers' tools.
     var sessionTools = SessionTools()
@@ -163,7 +165,7 @@ public actor VoiceSession {
         guard !interruption.isHoldingTurn else { return }
         let started = preemptiveTranscription.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
-            turn: { input.turnInProgress }, recognizer: providers.recognizer
+            turn: { input.turnInProgress }, recognizer: providers.recognizer, tasks: tasks
         )
         if let speculative = speculativeResponse, !speculative.turnEnded,
            !preemptiveTranscription.isRunning || speculative.generation != preemptiveTranscription.generation {
@@ -174,7 +176,7 @@ public actor VoiceSession {
         partialTask?.cancel()
         guard mayGeneratePreemptively else { return }
         let generation = preemptiveTranscription.generation
-        Task { [weak self] in
+        tasks.start { [weak self] in
             guard let transcription = try? await started.value else { return }
             await self?.startSpeculativeResponse(answering: transcription, generation: generation)
         }
@@ -300,6 +302,8 @@ public actor VoiceSession {
     @discardableResult
     public func createResponse(_ request: ResponseRequest = ResponseRequest()) -> String {
         let responseID = IdentifierGenerator.make("resp")
+        // A closed session starts nothing.
+        guard !isClosed else { return responseID }
         if request.isOutOfBand {
             startOutOfBandResponse(id: responseID, request: request)
             return responseID
@@ -363,9 +367,14 @@ public actor VoiceSession {
         eventHandler = handler
     }
 
-    /// Ends the session: cancels everything it started and finishes `events`.
-    public func close() {
-        guard !isClosed else { return }
+    /// Ends the session: cancels everything it started, finishes `events`, and returns once
+    /// every task it started has ended (a tool that cannot be cancelled runs to its end or
+    /// its timeout first).
+    public func close() async {
+        guard !isClosed else {
+            await tasks.cancelAllAndWait()
+            return
+        }
         if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
         for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
@@ -380,6 +389,7 @@ public actor VoiceSession {
         continuation.finish()
         // The handler's owner usually holds the session: letting go ends that cycle.
         eventHandler = nil
+        await tasks.cancelAllAndWait()
     }
 
     /// p50/p95 of end of speech → first audio over the session's turns.
@@ -395,12 +405,9 @@ public actor VoiceSession {
         } ?? false
     }
 
-    /// Whether any task of the session is still running (for leak checks).
-    public var hasRunningTasks: Bool {
-        responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
-            || interruption.judgement != nil
-            || speculativeResponse != nil || !outOfBandResponses.isEmpty
-    }
+    /// Whether any task of the session is still running (for leak checks): a task counts from
+    /// its start until it has returned.
+    public var hasRunningTasks: Bool { !tasks.isEmpty }
 
     // MARK: - Turn detection
 
@@ -459,11 +466,6 @@ public actor VoiceSession {
         }
     }
 
-    /// Where turn-completion models run: one thread of their own, not the Swift concurrency
-    /// pool, whose few threads (two on a 2-core machine) every session's audio and network
-    /// work shares; a judgement takes about 100 ms of CPU.
-    private static let judgementQueue = DispatchQueue(label: "parley.turn-completion", qos: .userInitiated)
-
     /// Asks the turn-completion model about the pause at `atMs`, off the session's executor
     /// and the concurrency pool; audio goes on being handled meanwhile. Without a model the
     /// pause waits for the check's maximum silence (a session is refused `semantic_vad`
@@ -472,11 +474,14 @@ public actor VoiceSession {
         guard let model = providers.turnCompletionModel else { return }
         let rate = input.rate
         let makeResampler = providers.makeInputResampler
-        Self.judgementQueue.async { [weak self] in
-            var resampler = makeResampler(rate, model.sampleRate)
-            let audio = model.sampleRate == rate ? samples : resampler.process(samples)
-            let probability = model.completionProbability(of: audio)
-            Task { await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID) }
+        tasks.start { [weak self] in
+            let judged = await TurnCompletionQueue.run {
+                var resampler = makeResampler(rate, model.sampleRate)
+                let audio = model.sampleRate == rate ? samples : resampler.process(samples)
+                return model.completionProbability(of: audio)
+            }
+            guard let probability = judged else { return }
+            await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID)
         }
     }
 
@@ -494,7 +499,7 @@ public actor VoiceSession {
         }
         let audioSaysComplete = input.completionWouldEndTurn(probability: probability)
         let judge = providers.turnCompletionJudge
-        Task { [weak self] in
+        tasks.start { [weak self] in
             let transcription = try? await early.value
             let text = transcription?.text ?? ""
             let lastWordIsSure = PauseTranscriptReading.isSureOfLastWord(transcription)
@@ -574,7 +579,7 @@ public actor VoiceSession {
         let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
         let recognizer = providers.recognizer
         interruption.judgement?.cancel()
-        interruption.judgement = Task { [weak self] in
+        interruption.judgement = tasks.start { [weak self] in
             // A failed transcription heard no words: the agent goes on. A cancelled one (the
             // speech went on and is judged again) says nothing.
             let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))
@@ -639,7 +644,7 @@ public actor VoiceSession {
             return
         }
         let recognizer = providers.recognizer
-        transcriptionTask = Task { [weak self] in
+        transcriptionTask = tasks.start { [weak self] in
             let result: Result<Transcription, any Error>
             do {
                 if let preemptive = pending.preemptive {
@@ -714,7 +719,7 @@ public actor VoiceSession {
         let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
         speechItemID = partialItemID
         let recognizer = providers.recognizer
-        partialTask = Task { [weak self] in
+        partialTask = tasks.start { [weak self] in
             let transcription = try? await recognizer.transcribe(samples, isFinal: false)
             await self?.partialFinished(itemID: partialItemID, text: transcription?.text)
         }
@@ -743,7 +748,7 @@ public actor VoiceSession {
         }
         begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
         let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
-        responseTask = Task { [weak self] in
+        responseTask = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
         return responseID
@@ -753,7 +758,7 @@ public actor VoiceSession {
     private func startOutOfBandResponse(id responseID: String, request: ResponseRequest) {
         var active = makeActiveResponse(id: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
         let runner = makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request)
-        active.task = Task { [weak self] in
+        active.task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
         outOfBandResponses[responseID] = active
@@ -830,7 +835,7 @@ public actor VoiceSession {
               response == nil, deferredResponse == nil, transcriptionTask == nil, transcriptionQueue.isEmpty else { return }
         let responseID = IdentifierGenerator.make("resp")
         let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
-        let task = Task { [weak self] in
+        let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
         speculativeResponse = SpeculativeResponse(
