@@ -66,9 +66,11 @@ public actor VoiceSession {
     private var deferredResponse: DeferredResponse?
     /// The last reply that finished while its audio may still be playing at the client.
     private var playingReply: (itemID: String, playback: PlaybackEstimate)?
-    /// Speech over the agent: the turn actions held until the interruption is decided, where
-    /// the agent's audio was paused, and the transcription judging it.
-    private var interruption = InterruptionState()
+    /// Speech over the agent: the turn it begins, held until the interruption is decided, and
+    /// where the agent's audio was paused.
+    private var interruption = InterruptionJudge()
+    /// The transcription of the speech over the agent being judged.
+    private var interruptionTranscription: Task<Void, Never>?
     /// Converts the output to the input's rate for the echo canceller's reference.
     private var echoReferenceResampler: (any Resampler)?
     private var responseTask: Task<Void, Never>?
@@ -379,7 +381,7 @@ public actor VoiceSession {
         for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
         partialTask?.cancel()
         dropPreemptiveWork()
-        interruption.judgement?.cancel()
+        interruptionTranscription?.cancel()
         transcriptionTask?.cancel()
         transcriptionQueue.forEach { $0.preemptive?.cancel() }
         transcriptionQueue.removeAll()
@@ -413,8 +415,8 @@ public actor VoiceSession {
 
     private func handle(frame: InputPipeline.Frame) {
         if configuration.turnDetection?.interruptResponse == true {
-            let activity = agentActivity(atInputMs: frame.endMs)
-            carryOut(input.interruption(frame, activity: activity), atMs: frame.endMs)
+            let decision = input.interruption(frame, activity: agentActivity(atInputMs: frame.endMs))
+            carryOut(interruption.respond(to: decision, atMs: frame.endMs), atMs: frame.endMs)
         }
         handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
     }
@@ -548,38 +550,38 @@ public actor VoiceSession {
 
     // MARK: - Interruptions
 
-    /// Carries out what the interruption policy decided at input time `nowMs`.
-    private func carryOut(_ action: InterruptionPolicy.Action, atMs nowMs: Int, words: String? = nil) {
-        switch action {
-        case .none:
-            break
-        case .pause:
-            interruption.pausedAtMs = nowMs
-            emit(.outputAudioPaused(audioMs: nowMs))
-        case .judge(let startMs, let endMs):
-            judgeInterruption(speechStartMs: startMs, speechEndMs: endMs)
-        case .interrupt(let startMs, let reason):
-            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: true, reason: reason, words: words))
-            interruptAgent(atMs: nowMs)
-        case .resume(let startMs, let reason):
-            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: false, reason: reason, words: words))
-            if interruption.pausedAtMs != nil { emit(.outputAudioResumed(audioMs: nowMs)) }
-            interruption.pausedAtMs = nil
-            interruption.discardHeldTurn()
-            input.dropTurnInProgress()
-            speechItemID = nil
-            partialTask?.cancel()
-            dropPreemptiveWork()
+    /// Carries out what the interruption judge decided at input time `nowMs`.
+    private func carryOut(_ actions: [InterruptionJudge.Action], atMs nowMs: Int) {
+        for action in actions {
+            switch action {
+            case .pauseOutput(let atMs):
+                emit(.outputAudioPaused(audioMs: atMs))
+            case .transcribe(let startMs, let endMs):
+                transcribeSpeechOverAgent(speechStartMs: startMs, speechEndMs: endMs)
+            case .announce(let startMs, let atMs, let interrupts, let reason, let words):
+                emit(.interruptionDecided(speechStartMs: startMs, audioMs: atMs, interrupts: interrupts, reason: reason, words: words))
+            case .resumeOutput(let atMs):
+                emit(.outputAudioResumed(audioMs: atMs))
+            case .startTurn(let turnActions):
+                process(turnActions: turnActions, atMs: nowMs)
+            case .stopAgent(let stoppedAtMs):
+                stopAgent(atMs: stoppedAtMs)
+            case .forgetTurn:
+                input.dropTurnInProgress()
+                speechItemID = nil
+                partialTask?.cancel()
+                dropPreemptiveWork()
+            }
         }
     }
 
     /// Transcribes the speech heard over the agent, off the session's executor, and hands the
     /// words to the policy.
-    private func judgeInterruption(speechStartMs: Int, speechEndMs: Int) {
+    private func transcribeSpeechOverAgent(speechStartMs: Int, speechEndMs: Int) {
         let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
         let recognizer = providers.recognizer
-        interruption.judgement?.cancel()
-        interruption.judgement = tasks.start { [weak self] in
+        interruptionTranscription?.cancel()
+        interruptionTranscription = tasks.start { [weak self] in
             // A failed transcription heard no words: the agent goes on. A cancelled one (the
             // speech went on and is judged again) says nothing.
             let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))
@@ -590,19 +592,15 @@ public actor VoiceSession {
     }
 
     private func interruptionJudged(words: Transcription, speechStartMs: Int, speechEndMs: Int) {
-        interruption.judgement = nil
+        interruptionTranscription = nil
         guard !isClosed else { return }
-        let action = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
-        carryOut(action, atMs: input.receivedMs, words: words.text)
+        let decision = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
+        carryOut(interruption.respond(to: decision, atMs: input.receivedMs, words: words.text), atMs: input.receivedMs)
     }
 
-    /// The user meant to interrupt: their turn goes on from where it began, and the agent stops
-    /// where its audio stopped; the stored reply keeps what was heard by then.
-    private func interruptAgent(atMs nowMs: Int) {
-        let stoppedAtMs = interruption.pausedAtMs ?? nowMs
-        interruption.pausedAtMs = nil
-        // The turn is announced before the response ends, so the response ends as cut off by it.
-        process(turnActions: interruption.releaseHeldTurn(), atMs: nowMs)
+    /// The user meant to interrupt: the agent stops where its audio stopped (input time
+    /// `stoppedAtMs`); the stored reply keeps what was heard by then.
+    private func stopAgent(atMs stoppedAtMs: Int) {
         if let active = response {
             finishResponse(active.id, status: .cancelled, error: nil, heardMs: active.playback.heardMilliseconds(atInputMs: stoppedAtMs))
         } else if let reply = playingReply, reply.playback.isPlaying(atInputMs: stoppedAtMs),
