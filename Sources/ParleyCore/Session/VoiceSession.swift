@@ -54,8 +54,8 @@ public actor VoiceSession {
     private var speechItemID: String?
     private var lastPartialAtMs = 0
     private var partialTask: Task<Void, Never>?
-    private var transcriptionQueue: [PendingTranscription] = []
-    private var transcriptionTask: Task<Void, Never>?
+    /// Committed utterances waiting for their transcripts, and the response waiting for them.
+    private var transcriptions = TranscriptionQueue()
     private var preemptiveTranscription = PreemptiveTranscription()
     private var speculativeResponse: SpeculativeResponse?
 
@@ -63,7 +63,6 @@ public actor VoiceSession {
     private var response: ActiveResponse?
     /// Out-of-band responses in progress, by id: they run beside `response`.
     private var outOfBandResponses: [String: ActiveResponse] = [:]
-    private var deferredResponse: DeferredResponse?
     /// The last reply that finished while its audio may still be playing at the client.
     private var playingReply: (itemID: String, playback: PlaybackEstimate)?
     /// Speech over the agent: the turn it begins, held until the interruption is decided, and
@@ -79,24 +78,6 @@ public actor VoiceSession {
     private var isClosed = false
     /// Server tools of this session only (its MCP servers'), beside the providers' tools.
     var sessionTools = SessionTools()
-
-    /// A response asked for while committed audio was still being transcribed.
-    private struct DeferredResponse: Sendable {
-        var id: String
-        var request: ResponseRequest
-    }
-
-    /// A committed utterance waiting for its final transcript.
-    private struct PendingTranscription: Sendable {
-        var itemID: String
-        var samples: [Float]
-        var committedAt: Duration
-        var createsResponse: Bool
-        /// The transcription started during the silence window, when there was one.
-        var preemptive: Task<Transcription, any Error>?
-        /// That transcription's result, when it had already arrived (a response was started on it).
-        var finished: Transcription?
-    }
 
     /// Creates a session.
     /// - Parameters:
@@ -213,7 +194,7 @@ public actor VoiceSession {
     }
 
     /// Whether a response is in progress.
-    public var hasActiveResponse: Bool { response != nil || deferredResponse != nil }
+    public var hasActiveResponse: Bool { response != nil || transcriptions.waitingResponse != nil }
 
     /// Drops the buffered input audio.
     public func clearAudio() {
@@ -312,10 +293,7 @@ public actor VoiceSession {
         }
         // A response asked for right after a commit must hear what was said: it waits for the
         // committed audio's transcript.
-        if transcriptionTask != nil || !transcriptionQueue.isEmpty {
-            deferredResponse = DeferredResponse(id: responseID, request: request)
-            return responseID
-        }
+        if transcriptions.holdResponse(id: responseID, request: request) { return responseID }
         startResponse(id: responseID, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
         return responseID
     }
@@ -329,10 +307,7 @@ public actor VoiceSession {
             finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil)
             return true
         }
-        if let deferred = deferredResponse, responseID == nil || responseID == deferred.id {
-            deferredResponse = nil
-            return true
-        }
+        if transcriptions.dropWaitingResponse(id: responseID) { return true }
         guard let active = response, responseID == nil || responseID == active.id else { return false }
         finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
         return true
@@ -382,10 +357,7 @@ public actor VoiceSession {
         partialTask?.cancel()
         dropPreemptiveWork()
         interruptionTranscription?.cancel()
-        transcriptionTask?.cancel()
-        transcriptionQueue.forEach { $0.preemptive?.cancel() }
-        transcriptionQueue.removeAll()
-        deferredResponse = nil
+        transcriptions.removeAll()
         isClosed = true
         providers.recorder?.finish()
         continuation.finish()
@@ -623,48 +595,59 @@ public actor VoiceSession {
         let previous = ledger.lastItemID
         ledger.reserve(id: itemID)
         emit(.inputCommitted(itemID: itemID, previousItemID: previous))
-        transcriptionQueue.append(PendingTranscription(
+        transcriptions.add(TranscriptionQueue.Utterance(
             itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive,
             finished: finished
         ))
-        startTranscriptionWorkerIfIdle()
+        transcribeNext()
     }
 
     // MARK: - Transcription
 
-    private func startTranscriptionWorkerIfIdle() {
-        guard transcriptionTask == nil, !transcriptionQueue.isEmpty else { return }
-        let pending = transcriptionQueue.removeFirst()
-        if let finished = pending.finished {
-            // The turn was transcribed (and answered) during its silence window: it goes on in
-            // this call, not after a task and a hop back here, each a wait in the pool's queue.
-            transcriptionFinished(pending, result: .success(finished))
-            return
+    /// Carries out what the transcription queue asks for until it waits for a transcript.
+    private func transcribeNext() {
+        while let action = transcriptions.next() {
+            switch action {
+            case .transcribe(let utterance):
+                startTranscribing(utterance)
+            case .takeTranscript(let utterance, let transcription):
+                // The turn was transcribed (and answered) during its silence window.
+                transcriptionFinished(utterance, result: .success(transcription))
+            case .startResponse(let waiting, let committedAt):
+                startResponse(
+                    id: waiting.id, trigger: committedAt, transcriptionMs: clock.millisecondsSince(committedAt),
+                    recognizedSeconds: nil, request: waiting.request
+                )
+            }
         }
+    }
+
+    private func startTranscribing(_ utterance: TranscriptionQueue.Utterance) {
         let recognizer = providers.recognizer
-        transcriptionTask = tasks.start { [weak self] in
+        tasks.start { [weak self] in
             let result: Result<Transcription, any Error>
             do {
-                if let preemptive = pending.preemptive {
+                if let preemptive = utterance.preemptive {
                     result = .success(try await withTaskCancellationHandler { try await preemptive.value } onCancel: { preemptive.cancel() })
                 } else {
-                    result = .success(try await recognizer.transcribe(pending.samples, isFinal: true))
+                    result = .success(try await recognizer.transcribe(utterance.samples, isFinal: true))
                 }
             } catch {
                 result = .failure(error)
             }
-            await self?.transcriptionFinished(pending, result: result)
+            await self?.transcriptionArrived(utterance, result: result)
         }
     }
 
-    private func transcriptionFinished(_ pending: PendingTranscription, result: Result<Transcription, any Error>) {
-        transcriptionTask = nil
-        defer {
-            startTranscriptionWorkerIfIdle()
-            startDeferredResponseIfTranscribed(after: pending)
-        }
+    private func transcriptionArrived(_ utterance: TranscriptionQueue.Utterance, result: Result<Transcription, any Error>) {
+        transcriptionFinished(utterance, result: result)
+        transcribeNext()
+    }
+
+    private func transcriptionFinished(_ utterance: TranscriptionQueue.Utterance, result: Result<Transcription, any Error>) {
+        transcriptions.finished(utterance)
         guard !isClosed else { return }
-        let previousItemID = ledger.previousItemID(before: pending.itemID)
+        let previousItemID = ledger.previousItemID(before: utterance.itemID)
         // A response started before the turn ended either becomes this turn's response or goes.
         var speculative = speculativeResponse?.turnEnded == true ? speculativeResponse : nil
         defer { if let speculative { dropSpeculativeResponse(speculative.id) } }
@@ -672,38 +655,28 @@ public actor VoiceSession {
         case .failure(let error):
             if error is CancellationError { return }
             let sessionError = SessionError.provider(error, stage: "transcription")
-            emit(.userTranscriptFailed(itemID: pending.itemID, error: sessionError))
+            emit(.userTranscriptFailed(itemID: utterance.itemID, error: sessionError))
             emit(.error(sessionError))
         case .success(let transcription):
             let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            emit(.userTranscriptFinal(itemID: pending.itemID, text: text))
+            emit(.userTranscriptFinal(itemID: utterance.itemID, text: text))
             // A turn that transcribes to nothing (a cough, a false interruption) is no turn.
             guard !text.isEmpty else { return }
             let message = ChatMessage.user(text)
-            ledger.upsert(id: pending.itemID, message: message)
-            emit(.itemCompleted(itemID: pending.itemID, message: message))
-            guard pending.createsResponse else { return }
-            let transcriptionMs = clock.millisecondsSince(pending.committedAt)
+            ledger.upsert(id: utterance.itemID, message: message)
+            emit(.itemCompleted(itemID: utterance.itemID, message: message))
+            guard utterance.createsResponse else { return }
+            let transcriptionMs = clock.millisecondsSince(utterance.committedAt)
             if let answer = speculative, answer.transcript == text, answer.lastItemID == previousItemID, response == nil {
                 speculative = nil
-                adopt(answer, trigger: pending.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
+                adopt(answer, trigger: utterance.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
             } else {
                 startResponse(
-                    trigger: pending.committedAt, transcriptionMs: transcriptionMs,
+                    trigger: utterance.committedAt, transcriptionMs: transcriptionMs,
                     recognizedSeconds: transcription.audioDuration, request: ResponseRequest()
                 )
             }
         }
-    }
-
-    /// Starts the response that waited for transcripts once none is pending.
-    private func startDeferredResponseIfTranscribed(after pending: PendingTranscription) {
-        guard !isClosed, transcriptionTask == nil, transcriptionQueue.isEmpty, let deferred = deferredResponse else { return }
-        deferredResponse = nil
-        startResponse(
-            id: deferred.id, trigger: pending.committedAt, transcriptionMs: clock.millisecondsSince(pending.committedAt),
-            recognizedSeconds: nil, request: deferred.request
-        )
     }
 
     private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
@@ -830,7 +803,7 @@ public actor VoiceSession {
         let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !isClosed, !text.isEmpty, mayGeneratePreemptively, speculativeResponse == nil,
               preemptiveTranscription.isRunning, preemptiveTranscription.generation == generation,
-              response == nil, deferredResponse == nil, transcriptionTask == nil, transcriptionQueue.isEmpty else { return }
+              response == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
         let responseID = IdentifierGenerator.make("resp")
         let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
         let task = tasks.start { [weak self] in
@@ -1005,7 +978,7 @@ public actor VoiceSession {
     /// audio becomes an (empty) user turn, and the agent, when it answers turns by itself,
     /// prompts the user to go on.
     private func idleTimeoutTriggered(audioStartMs: Int, audioEndMs: Int) {
-        guard response == nil, deferredResponse == nil else { return }
+        guard response == nil, transcriptions.waitingResponse == nil else { return }
         let itemID = IdentifierGenerator.make("item")
         emit(.idleTimeout(itemID: itemID, audioStartMs: audioStartMs, audioEndMs: audioEndMs))
         let previous = ledger.lastItemID
