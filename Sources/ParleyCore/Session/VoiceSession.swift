@@ -56,8 +56,8 @@ public actor VoiceSession {
     private var partialTask: Task<Void, Never>?
     /// Committed utterances waiting for their transcripts, and the response waiting for them.
     private var transcriptions = TranscriptionQueue()
-    private var preemptiveTranscription = PreemptiveTranscription()
-    private var speculativeResponse: SpeculativeResponse?
+    /// The turn's transcription and answer started while its silence window still runs.
+    private var preemptive = PreemptiveGeneration()
 
     // Output
     private var response: ActiveResponse?
@@ -146,19 +146,17 @@ public actor VoiceSession {
     private func followSilence(atMs nowMs: Int) {
         // Speech over the agent is not a turn until it is judged to interrupt.
         guard !interruption.isHoldingTurn else { return }
-        let started = preemptiveTranscription.follow(
+        let recognizer = providers.recognizer
+        let started = preemptive.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
-            turn: { input.turnInProgress }, recognizer: providers.recognizer, tasks: tasks
+            turn: { input.turnInProgress },
+            transcribe: { samples in tasks.start { try await recognizer.transcribe(samples, isFinal: true) } }
         )
-        if let speculative = speculativeResponse, !speculative.turnEnded,
-           !preemptiveTranscription.isRunning || speculative.generation != preemptiveTranscription.generation {
-            dropSpeculativeResponse()
-        }
         guard let started else { return }
         // The whole turn is being transcribed: a partial pass still running only competes for the CPU.
         partialTask?.cancel()
         guard mayGeneratePreemptively else { return }
-        let generation = preemptiveTranscription.generation
+        let generation = preemptive.generation
         tasks.start { [weak self] in
             guard let transcription = try? await started.value else { return }
             await self?.startSpeculativeResponse(answering: transcription, generation: generation)
@@ -171,8 +169,7 @@ public actor VoiceSession {
 
     /// Drops the early transcription and the response started on it.
     private func dropPreemptiveWork() {
-        preemptiveTranscription.cancel()
-        dropSpeculativeResponse()
+        preemptive.cancel()
     }
 
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
@@ -370,11 +367,11 @@ public actor VoiceSession {
     public var firstAudioSummary: LatencySummary? { LatencySummary(metricsHistory.compactMap(\.firstAudioMs)) }
 
     /// Whether a response to a turn still in its silence window is being prepared.
-    var isAnsweringEarly: Bool { speculativeResponse != nil }
+    var isAnsweringEarly: Bool { preemptive.answer != nil }
 
     /// Whether the response prepared during the silence window has said all it will say.
     var earlyAnswerIsComplete: Bool {
-        speculativeResponse?.held.contains { held in
+        preemptive.answer?.held.contains { held in
             if case .finished = held.event { true } else { false }
         } ?? false
     }
@@ -414,18 +411,10 @@ public actor VoiceSession {
             case .commit(let utterance):
                 let itemID = speechItemID ?? IdentifierGenerator.make("item")
                 // The early transcription heard the whole turn unless speech forced this commit.
-                let generation = preemptiveTranscription.generation
-                let preemptive = preemptiveTranscription.take()
-                if utterance.reachedMaximumLength {
-                    preemptive?.cancel()
-                    dropSpeculativeResponse()
-                }
-                speculativeResponse?.turnEnded = true
-                let early = utterance.reachedMaximumLength ? nil : preemptive
+                let early = preemptive.turnEnded(reachedMaximumLength: utterance.reachedMaximumLength)
                 commit(
                     samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false,
-                    preemptive: early,
-                    finished: early == nil ? nil : speculativeResponse.flatMap { $0.generation == generation ? $0.transcription : nil }
+                    preemptive: early?.transcription, finished: early?.result
                 )
             case .idleTimeout(let startMs, let endMs):
                 idleTimeoutTriggered(audioStartMs: startMs, audioEndMs: endMs)
@@ -467,7 +456,7 @@ public actor VoiceSession {
     /// text judge, the word rule). Words whose last one the recognizer doubts decide neither.
     private func completionJudged(probability: Float, atMs: Int, itemID: String) {
         guard !isClosed else { return }
-        guard let early = preemptiveTranscription.running else {
+        guard let early = preemptive.runningTranscription else {
             pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: nil, wordsSayComplete: nil)
             return
         }
@@ -649,8 +638,7 @@ public actor VoiceSession {
         guard !isClosed else { return }
         let previousItemID = ledger.previousItemID(before: utterance.itemID)
         // A response started before the turn ended either becomes this turn's response or goes.
-        var speculative = speculativeResponse?.turnEnded == true ? speculativeResponse : nil
-        defer { if let speculative { dropSpeculativeResponse(speculative.id) } }
+        defer { preemptive.dropEndedTurnsAnswer() }
         switch result {
         case .failure(let error):
             if error is CancellationError { return }
@@ -667,8 +655,7 @@ public actor VoiceSession {
             emit(.itemCompleted(itemID: utterance.itemID, message: message))
             guard utterance.createsResponse else { return }
             let transcriptionMs = clock.millisecondsSince(utterance.committedAt)
-            if let answer = speculative, answer.transcript == text, answer.lastItemID == previousItemID, response == nil {
-                speculative = nil
+            if response == nil, let answer = preemptive.takeAnswer(to: text, after: previousItemID) {
                 adopt(answer, trigger: utterance.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
             } else {
                 startResponse(
@@ -681,7 +668,7 @@ public actor VoiceSession {
 
     private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
         let interval = configuration.partialTranscriptIntervalMs
-        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil, !preemptiveTranscription.isRunning else { return }
+        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil, !preemptive.isTranscribing else { return }
         let currentMs = nowMs ?? input.manualBufferMs
         guard currentMs - lastPartialAtMs >= interval else { return }
         lastPartialAtMs = currentMs
@@ -801,36 +788,27 @@ public actor VoiceSession {
     /// transcription is still the one wanted and nothing else is under way.
     private func startSpeculativeResponse(answering transcription: Transcription, generation: Int) {
         let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !isClosed, !text.isEmpty, mayGeneratePreemptively, speculativeResponse == nil,
-              preemptiveTranscription.isRunning, preemptiveTranscription.generation == generation,
+        guard !isClosed, !text.isEmpty, mayGeneratePreemptively, preemptive.mayAnswer(generation: generation),
               response == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
         let responseID = IdentifierGenerator.make("resp")
         let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
         let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
-        speculativeResponse = SpeculativeResponse(
+        preemptive.answering(SpeculativeResponse(
             id: responseID, generation: generation, transcription: transcription, transcript: text, lastItemID: ledger.lastItemID, task: task
-        )
+        ))
     }
 
     /// Holds an event of a response whose turn has not ended, or passes it on once adopted.
     private func receiveSpeculative(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
         if response?.id == responseID { return receive(event, from: responseID) }
-        guard speculativeResponse?.id == responseID else { return false }
-        if case .failed = event {
-            // A provider failure before the turn ended is not the turn's: it gets a fresh response.
-            dropSpeculativeResponse(responseID)
-            return false
-        }
-        speculativeResponse?.held.append(SpeculativeResponse.HeldEvent(event: event, at: clock.now))
-        return true
+        return preemptive.hold(event, from: responseID, at: clock.now)
     }
 
     /// Makes a response started before the turn ended the turn's response: what it already
     /// said goes out now, the rest as it comes.
     private func adopt(_ speculative: SpeculativeResponse, trigger: Duration, transcriptionMs: Double, recognizedSeconds: Double?) {
-        speculativeResponse = nil
         begin(
             responseID: speculative.id, request: ResponseRequest(), trigger: trigger, transcriptionMs: transcriptionMs,
             recognizedSeconds: recognizedSeconds
@@ -839,13 +817,6 @@ public actor VoiceSession {
         for held in speculative.held {
             guard receive(held.event, from: speculative.id, at: held.at) else { return }
         }
-    }
-
-    /// Cancels the response started before its turn ended (only `id`'s, when given).
-    private func dropSpeculativeResponse(_ id: String? = nil) {
-        guard let speculative = speculativeResponse, id == nil || speculative.id == id else { return }
-        speculative.task.cancel()
-        speculativeResponse = nil
     }
 
     /// Takes one event from the response runner; returns `false` when the response is over
