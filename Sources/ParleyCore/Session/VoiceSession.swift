@@ -27,7 +27,7 @@ public actor VoiceSession {
     /// The conversation so far (completed items only).
     public private(set) var ledger: ConversationLedger
     /// Latency summaries over the session's turns.
-    public private(set) var metricsHistory: [TurnMetrics] = []
+    public var metricsHistory: [TurnMetrics] { responses.metricsHistory }
 
     private let providers: VoiceSessionProviders
     private let clock: MonotonicClock
@@ -60,11 +60,8 @@ public actor VoiceSession {
     private var preemptive = PreemptiveGeneration()
 
     // Output
-    private var response: ActiveResponse?
-    /// Out-of-band responses in progress, by id: they run beside `response`.
-    private var outOfBandResponses: [String: ActiveResponse] = [:]
-    /// The last reply that finished while its audio may still be playing at the client.
-    private var playingReply: (itemID: String, playback: PlaybackEstimate)?
+    /// The responses in progress, the reply still playing, and what each reply said.
+    private var responses: ResponseLifecycle
     /// Speech over the agent: the turn it begins, held until the interruption is decided, and
     /// where the agent's audio was paused.
     private var interruption = InterruptionJudge()
@@ -72,7 +69,6 @@ public actor VoiceSession {
     private var interruptionTranscription: Task<Void, Never>?
     /// Converts the output to the input's rate for the echo canceller's reference.
     private var echoReferenceResampler: (any Resampler)?
-    private var responseTask: Task<Void, Never>?
     /// Every task the session started, until it ends; `close()` cancels and awaits them.
     private let tasks = SessionTasks()
     private var isClosed = false
@@ -98,6 +94,7 @@ public actor VoiceSession {
         self.configuration = configuration
         self.ledger = ConversationLedger(items: history)
         self.outputSampleRate = outputSampleRate
+        self.responses = ResponseLifecycle(outputSampleRate: outputSampleRate)
         self.clock = clock
         self.input = InputPipeline(
             detector: providers.makeVoiceActivityDetector(),
@@ -191,7 +188,7 @@ public actor VoiceSession {
     }
 
     /// Whether a response is in progress.
-    public var hasActiveResponse: Bool { response != nil || transcriptions.waitingResponse != nil }
+    public var hasActiveResponse: Bool { responses.current != nil || transcriptions.waitingResponse != nil }
 
     /// Drops the buffered input audio.
     public func clearAudio() {
@@ -244,7 +241,7 @@ public actor VoiceSession {
     public func content(ofItem id: String) -> ItemContent? {
         if let message = ledger.message(id: id) { return .final(message) }
         guard ledger.contains(id: id) else { return nil }
-        if let active = response, active.itemID == id { return .replyInProgress(text: active.text) }
+        if let text = responses.textInProgress(ofItem: id) { return .replyInProgress(text: text) }
         return .inputWithoutTranscript
     }
 
@@ -274,7 +271,7 @@ public actor VoiceSession {
     // MARK: - Responses
 
     /// Out-of-band responses running now (they run beside the conversation's).
-    public var outOfBandResponsesInFlight: Int { outOfBandResponses.count }
+    public var outOfBandResponsesInFlight: Int { responses.outOfBandIDs.count }
 
     /// Starts a response to the conversation so far, cancelling one in progress (an
     /// out-of-band request runs beside it instead).
@@ -300,13 +297,13 @@ public actor VoiceSession {
     /// - Returns: whether a response was in progress to cancel.
     @discardableResult
     public func cancelResponse(id responseID: String? = nil) -> Bool {
-        if let responseID, outOfBandResponses[responseID] != nil {
-            finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil)
+        if let responseID, responses.isOutOfBand(responseID) {
+            finishResponse(responseID, status: .cancelled)
             return true
         }
         if transcriptions.dropWaitingResponse(id: responseID) { return true }
-        guard let active = response, responseID == nil || responseID == active.id else { return false }
-        finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
+        guard let active = responses.current, responseID == nil || responseID == active.id else { return false }
+        finishResponse(active.id, status: .cancelled)
         return true
     }
 
@@ -315,21 +312,8 @@ public actor VoiceSession {
     @discardableResult
     public func truncate(itemID: String, audioEndMs: Int) -> Bool {
         providers.recorder?.cutAgent(itemID: itemID, afterMilliseconds: audioEndMs)
-        // The reply being spoken goes on (the client cancels it if it wants to); what is
-        // stored when it ends is what was heard up to here.
-        if var active = response, active.itemID == itemID, active.messageItemOpened {
-            active.heardLimitMs = min(active.heardLimitMs ?? audioEndMs, audioEndMs)
-            response = active
-            emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: active.tracker.heardText(upToMilliseconds: audioEndMs)))
-            return true
-        }
-        guard case .assistant(_, let toolCalls, _)? = ledger.message(id: itemID),
-              let tracker = spokenTexts[itemID] else { return false }
-        let heard = tracker.heardText(upToMilliseconds: audioEndMs)
-        let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
-        ledger.upsert(id: itemID, message: message)
-        emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: heard))
-        emit(.itemCompleted(itemID: itemID, message: message))
+        guard let actions = responses.truncate(itemID: itemID, audioEndMs: audioEndMs, ledger: &ledger) else { return false }
+        carryOut(actions)
         return true
     }
 
@@ -349,8 +333,8 @@ public actor VoiceSession {
             await tasks.cancelAllAndWait()
             return
         }
-        if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
-        for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
+        if let active = responses.current { finishResponse(active.id, status: .cancelled) }
+        for responseID in responses.outOfBandIDs { finishResponse(responseID, status: .cancelled) }
         partialTask?.cancel()
         dropPreemptiveWork()
         interruptionTranscription?.cancel()
@@ -384,7 +368,7 @@ public actor VoiceSession {
 
     private func handle(frame: InputPipeline.Frame) {
         if configuration.turnDetection?.interruptResponse == true {
-            let decision = input.interruption(frame, activity: agentActivity(atInputMs: frame.endMs))
+            let decision = input.interruption(frame, activity: responses.agentActivity(atInputMs: frame.endMs))
             carryOut(interruption.respond(to: decision, atMs: frame.endMs), atMs: frame.endMs)
         }
         handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
@@ -394,7 +378,7 @@ public actor VoiceSession {
     /// over the agent is being judged, holds them until the verdict.
     private func handle(turnActions newActions: [TurnDetector.Action], atMs nowMs: Int) {
         let holding = configuration.turnDetection?.interruptResponse == true
-            && (input.isDecidingInterruption || agentActivity(atInputMs: nowMs) != .idle)
+            && (input.isDecidingInterruption || responses.agentActivity(atInputMs: nowMs) != .idle)
         process(turnActions: interruption.admit(newActions, holding: holding, deciding: input.isDecidingInterruption), atMs: nowMs)
     }
 
@@ -495,13 +479,6 @@ public actor VoiceSession {
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 
-    private func agentActivity(atInputMs inputMs: Int) -> InterruptionPolicy.AgentActivity {
-        guard let active = response else {
-            return playingReply?.playback.isPlaying(atInputMs: inputMs) == true ? .speaking : .idle
-        }
-        return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
-    }
-
     /// Hands the echo canceller the output audio the client starts playing now.
     private func recordPlayed(_ samples: [Int16]) {
         if echoReferenceResampler == nil { echoReferenceResampler = providers.makeResampler(outputSampleRate, input.rate) }
@@ -526,7 +503,7 @@ public actor VoiceSession {
             case .startTurn(let turnActions):
                 process(turnActions: turnActions, atMs: nowMs)
             case .stopAgent(let stoppedAtMs):
-                stopAgent(atMs: stoppedAtMs)
+                carryOut(responses.stopAgent(atInputMs: stoppedAtMs, ledger: &ledger))
             case .forgetTurn:
                 input.dropTurnInProgress()
                 speechItemID = nil
@@ -557,22 +534,6 @@ public actor VoiceSession {
         guard !isClosed else { return }
         let decision = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
         carryOut(interruption.respond(to: decision, atMs: input.receivedMs, words: words.text), atMs: input.receivedMs)
-    }
-
-    /// The user meant to interrupt: the agent stops where its audio stopped (input time
-    /// `stoppedAtMs`); the stored reply keeps what was heard by then.
-    private func stopAgent(atMs stoppedAtMs: Int) {
-        if let active = response {
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: active.playback.heardMilliseconds(atInputMs: stoppedAtMs))
-        } else if let reply = playingReply, reply.playback.isPlaying(atInputMs: stoppedAtMs),
-                  case .assistant(_, let toolCalls, _)? = ledger.message(id: reply.itemID), let tracker = spokenTexts[reply.itemID] {
-            // The reply had finished being sent but was still playing: it is stored as heard.
-            let heard = tracker.heardText(upToMilliseconds: reply.playback.heardMilliseconds(atInputMs: stoppedAtMs))
-            let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
-            ledger.upsert(id: reply.itemID, message: message)
-            emit(.itemCompleted(itemID: reply.itemID, message: message))
-        }
-        playingReply = nil
     }
 
     private func commit(
@@ -655,7 +616,7 @@ public actor VoiceSession {
             emit(.itemCompleted(itemID: utterance.itemID, message: message))
             guard utterance.createsResponse else { return }
             let transcriptionMs = clock.millisecondsSince(utterance.committedAt)
-            if response == nil, let answer = preemptive.takeAnswer(to: text, after: previousItemID) {
+            if responses.current == nil, let answer = preemptive.takeAnswer(to: text, after: previousItemID) {
                 adopt(answer, trigger: utterance.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
             } else {
                 startResponse(
@@ -691,57 +652,42 @@ public actor VoiceSession {
 
     // MARK: - Response lifecycle
 
-    /// Spoken-text trackers of assistant items, kept so a later `truncate` can cut them.
-    private var spokenTexts: [String: SpokenTextTracker] = [:]
-    private var spokenTextOrder: [String] = []
-
     @discardableResult
     private func startResponse(
         id responseID: String = IdentifierGenerator.make("resp"), trigger: Duration, transcriptionMs: Double?,
         recognizedSeconds: Double?, request: ResponseRequest
     ) -> String {
-        if let active = response {
-            let heard = active.playback.sentMilliseconds
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
+        if let active = responses.current {
+            finishResponse(active.id, status: .cancelled, heardMs: active.playback.sentMilliseconds)
         }
         begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
         let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
-        responseTask = tasks.start { [weak self] in
-            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
-        }
+        run(runner, as: responseID)
         return responseID
     }
 
     /// Starts a response that adds nothing to the conversation and runs beside its response.
     private func startOutOfBandResponse(id responseID: String, request: ResponseRequest) {
-        var active = makeActiveResponse(id: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
-        let runner = makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request)
-        active.task = tasks.start { [weak self] in
+        begin(responseID: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
+        run(makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request), as: responseID)
+    }
+
+    /// Makes `responseID` a response in progress (the conversation's, unless the request is
+    /// out of band) and announces it.
+    private func begin(responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
+        let response = responses.makeResponse(
+            id: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds,
+            speaks: request.speaks ?? configuration.speaksResponses
+        )
+        carryOut(responses.begin(response, request: request))
+    }
+
+    /// Runs response `responseID` in a task of the session, which hands its events to `receive`.
+    private func run(_ runner: ResponseRunner, as responseID: String) {
+        let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
         }
-        outOfBandResponses[responseID] = active
-        emit(.responseStarted(responseID: responseID, request: request))
-    }
-
-    /// Makes `responseID` the response in progress and announces it.
-    private func begin(responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
-        response = makeActiveResponse(
-            id: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds
-        )
-        emit(.responseStarted(responseID: responseID, request: request))
-    }
-
-    private func makeActiveResponse(
-        id responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?
-    ) -> ActiveResponse {
-        var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
-        metrics.recognizedAudioSeconds = recognizedSeconds
-        return ActiveResponse(
-            id: responseID, itemID: IdentifierGenerator.make("item"), trigger: trigger, metrics: metrics,
-            tracker: SpokenTextTracker(sampleRate: outputSampleRate),
-            playback: PlaybackEstimate(sampleRate: outputSampleRate),
-            speaks: request.speaks ?? configuration.speaksResponses, isOutOfBand: request.isOutOfBand
-        )
+        responses.attach(task, to: responseID)
     }
 
     /// The runner of a response to `history`, with the session's agent settings and the
@@ -789,7 +735,7 @@ public actor VoiceSession {
     private func startSpeculativeResponse(answering transcription: Transcription, generation: Int) {
         let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !isClosed, !text.isEmpty, mayGeneratePreemptively, preemptive.mayAnswer(generation: generation),
-              response == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
+              responses.current == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
         let responseID = IdentifierGenerator.make("resp")
         let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
         let task = tasks.start { [weak self] in
@@ -802,7 +748,7 @@ public actor VoiceSession {
 
     /// Holds an event of a response whose turn has not ended, or passes it on once adopted.
     private func receiveSpeculative(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
-        if response?.id == responseID { return receive(event, from: responseID) }
+        if responses.current?.id == responseID { return receive(event, from: responseID) }
         return preemptive.hold(event, from: responseID, at: clock.now)
     }
 
@@ -813,7 +759,7 @@ public actor VoiceSession {
             responseID: speculative.id, request: ResponseRequest(), trigger: trigger, transcriptionMs: transcriptionMs,
             recognizedSeconds: recognizedSeconds
         )
-        responseTask = speculative.task
+        responses.attach(speculative.task, to: speculative.id)
         for held in speculative.held {
             guard receive(held.event, from: speculative.id, at: held.at) else { return }
         }
@@ -821,135 +767,40 @@ public actor VoiceSession {
 
     /// Takes one event from the response runner; returns `false` when the response is over
     /// and the runner should stop.
-    /// `at` is when the runner produced the event (earlier than now for held events); stage
-    /// times are measured to it, and count as 0 for what was ready before the turn ended.
+    /// `at` is when the runner produced the event (earlier than now for held events).
     private func receive(_ event: ResponseRunner.Event, from responseID: String, at time: Duration? = nil) -> Bool {
-        guard var active = activeResponse(responseID) else { return false }
-        defer { keep(active) }
-        let sinceTrigger = max(0, ((time ?? clock.now) - active.trigger).timeInterval * 1000)
-        switch event {
-        case .textDelta(let delta):
-            if active.metrics.firstTokenMs == nil { active.metrics.firstTokenMs = sinceTrigger }
-            openMessageItem(&active)
-            active.text += delta
-            emit(.agentTextDelta(responseID: responseID, itemID: active.itemID, delta: delta))
-        case .synthesisStarted:
-            if active.metrics.firstSynthesisMs == nil { active.metrics.firstSynthesisMs = sinceTrigger }
-        case .audio(let samples, let segment):
-            if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = sinceTrigger }
-            openMessageItem(&active)
-            active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
-            active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
-            if input.cancelsEcho { recordPlayed(samples) }
-            active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
-            providers.recorder?.recordAgent(samples, sampleRate: outputSampleRate, itemID: active.itemID)
-            emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
-        case .toolCallStarted(let call):
-            emit(.toolCallStarted(responseID: responseID, call: call))
-        case .toolCallFinished(let call, let output, let isError):
-            emit(.toolCallFinished(responseID: responseID, call: call, output: output, isError: isError))
-        case .intermediateMessage(let message):
-            guard !active.isOutOfBand else { break }
-            let itemID = IdentifierGenerator.make("item")
-            ledger.upsert(id: itemID, message: message, isInternal: true)
-            emit(.itemCompleted(itemID: itemID, message: message))
-        case .clientToolCalls(_, let calls):
-            // The text before the calls is the message item's; each call is an item of its own.
-            for call in calls {
-                let itemID = IdentifierGenerator.make("item")
-                let previous = active.isOutOfBand ? nil : ledger.lastItemID
-                let message = ChatMessage.assistant(text: "", toolCalls: [call])
-                emit(.functionCallRequested(responseID: responseID, itemID: itemID, call: call, previousItemID: previous))
-                guard !active.isOutOfBand else { continue }
-                ledger.upsert(id: itemID, message: message)
-                emit(.itemCompleted(itemID: itemID, message: message))
+        let delivery = responses.receive(event, from: responseID, at: time ?? clock.now, inputMs: input.receivedMs, ledger: &ledger)
+        carryOut(delivery.actions)
+        return delivery.goesOn
+    }
+
+    /// Ends the response exactly once: stores what was heard, reports, and cancels its task.
+    private func finishResponse(_ responseID: String, status: ResponseStatus, heardMs: Int? = nil) {
+        carryOut(responses.finish(responseID, status: status, heardMs: heardMs, ledger: &ledger))
+    }
+
+    /// Carries out what the response lifecycle decided.
+    private func carryOut(_ actions: [ResponseLifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .emit(let event):
+                emit(event)
+            case .play(let samples, let itemID):
+                if input.cancelsEcho { recordPlayed(samples) }
+                providers.recorder?.recordAgent(samples, sampleRate: outputSampleRate, itemID: itemID)
+            case .cutRecording(let itemID, let milliseconds):
+                providers.recorder?.cutAgent(itemID: itemID, afterMilliseconds: milliseconds)
+            case .armIdleTimeout(let audioEndMs):
+                input.armIdleTimeout(atMs: max(input.receivedMs, audioEndMs))
             }
-            active.clientToolsRequested = true
-        case .finished(let reason, let usage):
-            active.metrics.completionTokens = usage?.completionTokens
-            keep(active)
-            let status: ResponseStatus = switch reason {
-            case .stop, .toolCalls: .completed
-            default: .incomplete
-            }
-            finishResponse(responseID, status: status, error: nil, heardMs: nil, usage: usage)
-            return false
-        case .failed(let error):
-            keep(active)
-            finishResponse(responseID, status: .failed, error: error, heardMs: nil)
-            return false
         }
-        return true
-    }
-
-    private func openMessageItem(_ active: inout ActiveResponse) {
-        guard !active.messageItemOpened else { return }
-        active.messageItemOpened = true
-        // The item takes its place in the conversation now, so later items come after it.
-        let previous = active.isOutOfBand ? nil : ledger.lastItemID
-        if !active.isOutOfBand { ledger.reserve(id: active.itemID) }
-        emit(.outputItemStarted(responseID: active.id, itemID: active.itemID, kind: .message, previousItemID: previous))
-    }
-
-    /// The response in progress with this id, in band or out of band.
-    private func activeResponse(_ responseID: String) -> ActiveResponse? {
-        if let active = response, active.id == responseID { return active }
-        return outOfBandResponses[responseID]
-    }
-
-    /// Stores the state of a response that is still in progress.
-    private func keep(_ active: ActiveResponse) {
-        if response?.id == active.id {
-            response = active
-        } else if outOfBandResponses[active.id] != nil {
-            outOfBandResponses[active.id] = active
-        }
-    }
-
-    /// Ends the response exactly once: stores what was heard, reports, and cancels its tasks.
-    private func finishResponse(_ responseID: String, status: ResponseStatus, error: SessionError?, heardMs: Int?, usage: TokenUsage? = nil) {
-        let active: ActiveResponse
-        if let inBand = response, inBand.id == responseID {
-            active = inBand
-            response = nil
-            responseTask?.cancel()
-            responseTask = nil
-            // Silence from here on counts towards the idle timeout.
-            input.armIdleTimeout(atMs: max(input.receivedMs, active.playback.endInputMs))
-        } else if let outOfBand = outOfBandResponses.removeValue(forKey: responseID) {
-            active = outOfBand
-            active.task?.cancel()
-        } else {
-            return
-        }
-        if active.messageItemOpened {
-            let interrupted = status == .cancelled || active.heardLimitMs != nil
-            // Text-only responses were "heard" as far as their text was sent.
-            let heard = [heardMs, active.heardLimitMs].compactMap { $0 }.min() ?? active.tracker.sentMilliseconds
-            let text = interrupted && active.speaks ? active.tracker.heardText(upToMilliseconds: heard) : active.text
-            if interrupted { providers.recorder?.cutAgent(itemID: active.itemID, afterMilliseconds: heard) }
-            let message = ChatMessage.assistant(text: text, toolCalls: [], interrupted: interrupted)
-            if !active.isOutOfBand {
-                remember(active.tracker, for: active.itemID)
-                ledger.upsert(id: active.itemID, message: message)
-                playingReply = interrupted || !active.speaks ? nil : (active.itemID, active.playback)
-            }
-            emit(.outputItemDone(responseID: responseID, itemID: active.itemID, message: message))
-            if !active.isOutOfBand { emit(.itemCompleted(itemID: active.itemID, message: message)) }
-        }
-        if let error { emit(.error(error)) }
-        emit(.responseDone(responseID: responseID, status: status, error: error, usage: usage))
-        guard !active.isOutOfBand else { return }
-        metricsHistory.append(active.metrics)
-        if metricsHistory.count > 1000 { metricsHistory.removeFirst(metricsHistory.count - 1000) }
-        emit(.turnMetrics(active.metrics))
     }
 
     /// The user said nothing for the idle timeout after the agent's last reply: the silent
     /// audio becomes an (empty) user turn, and the agent, when it answers turns by itself,
     /// prompts the user to go on.
     private func idleTimeoutTriggered(audioStartMs: Int, audioEndMs: Int) {
-        guard response == nil, transcriptions.waitingResponse == nil else { return }
+        guard responses.current == nil, transcriptions.waitingResponse == nil else { return }
         let itemID = IdentifierGenerator.make("item")
         emit(.idleTimeout(itemID: itemID, audioStartMs: audioStartMs, audioEndMs: audioEndMs))
         let previous = ledger.lastItemID
@@ -961,14 +812,6 @@ public actor VoiceSession {
         request.instructions = configuration.instructions
             + "\n\nThe user has said nothing for \(seconds) seconds. Briefly check whether they are still there or want to go on."
         startResponse(trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
-    }
-
-    /// Keeps the spoken-text tracker of a finished reply for a later `truncate`; only the most
-    /// recent replies are kept, so a long session does not grow.
-    private func remember(_ tracker: SpokenTextTracker, for itemID: String) {
-        spokenTexts[itemID] = tracker
-        spokenTextOrder.append(itemID)
-        if spokenTextOrder.count > 8 { spokenTexts.removeValue(forKey: spokenTextOrder.removeFirst()) }
     }
 
     /// Stores a tool result the session produced outside a response (a declined approval).
