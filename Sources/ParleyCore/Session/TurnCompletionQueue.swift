@@ -6,6 +6,18 @@ import Foundation
 enum TurnCompletionQueue {
     private static let queue = DispatchQueue(label: "parley.turn-completion", qos: .userInitiated)
 
+    /// The probability that the turn in `samples` (at `rate`) is complete, by `model`, run on
+    /// the queue; `nil` when the calling task is cancelled first.
+    static func completionProbability(
+        of samples: [Float], at rate: Int, by model: any TurnCompletionModel, makeResampler: @escaping @Sendable (Int, Int) -> any Resampler
+    ) async -> Float? {
+        await run {
+            var resampler = makeResampler(rate, model.sampleRate)
+            let audio = model.sampleRate == rate ? samples : resampler.process(samples)
+            return model.completionProbability(of: audio)
+        }
+    }
+
     /// Runs `work` on the queue and returns its result.
     /// - Returns: `nil` when the calling task is cancelled first; the work is then skipped
     ///   unless it has already begun.

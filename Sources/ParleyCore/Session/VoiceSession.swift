@@ -422,60 +422,41 @@ public actor VoiceSession {
         let rate = input.rate
         let makeResampler = providers.makeInputResampler
         tasks.start { [weak self] in
-            let judged = await TurnCompletionQueue.run {
-                var resampler = makeResampler(rate, model.sampleRate)
-                let audio = model.sampleRate == rate ? samples : resampler.process(samples)
-                return model.completionProbability(of: audio)
-            }
-            guard let probability = judged else { return }
+            guard let probability = await TurnCompletionQueue.completionProbability(
+                of: samples, at: rate, by: model, makeResampler: makeResampler
+            ) else { return }
             await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID)
         }
     }
 
     /// Takes the audio model's verdict and, when the pause's early transcript is under way,
     /// reads the pause's words too (the reply waits for that transcript anyway) before acting
-    /// on it: words that leave the thought unfinished ("…a flight to") keep a pause the model
-    /// calls complete open, and words that say it is complete ("…of Australia?") shorten the
-    /// wait on a pause the model calls incomplete (`PauseTranscriptReading`: the marks, the
-    /// text judge, the word rule). Words whose last one the recognizer doubts decide neither.
+    /// on it (`PauseVerdict`).
     private func completionJudged(probability: Float, atMs: Int, itemID: String) {
         guard !isClosed else { return }
         guard let early = preemptive.runningTranscription else {
-            pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: nil, wordsSayComplete: nil)
+            pauseJudged(probability: probability, atMs: atMs, itemID: itemID, words: nil)
             return
         }
         let audioSaysComplete = input.completionWouldEndTurn(probability: probability)
         let judge = providers.turnCompletionJudge
         tasks.start { [weak self] in
-            let transcription = try? await early.value
-            let text = transcription?.text ?? ""
-            let lastWordIsSure = PauseTranscriptReading.isSureOfLastWord(transcription)
-            let wordsSayComplete = audioSaysComplete
-                ? await !PauseTranscriptReading.isUnfinished(text, judge: judge)
-                : await PauseTranscriptReading.saysComplete(text, judge: judge)
-            await self?.pauseJudged(
-                probability: probability, atMs: atMs, itemID: itemID, transcript: text, wordsSayComplete: wordsSayComplete, lastWordIsSure: lastWordIsSure
-            )
+            let words = await PauseWords.read(early, audioSaysComplete: audioSaysComplete, judge: judge)
+            await self?.pauseJudged(probability: probability, atMs: atMs, itemID: itemID, words: words)
         }
     }
 
-    /// Acts on a pause's verdicts: the audio model's `probability` and, when its words were
-    /// read, whether they say the thought is complete and whether the recognizer was sure of
-    /// the last word. Both complete ends the turn there; the words alone, or complete words
-    /// ending on a doubtful one, shorten the wait (`TurnDetector.wordsJudgedComplete(atMs:)`).
-    private func pauseJudged(
-        probability: Float, atMs: Int, itemID: String, transcript: String?, wordsSayComplete: Bool?, lastWordIsSure: Bool = true
-    ) {
+    /// Acts on a pause's verdicts: the audio model's `probability` and, when they were read,
+    /// the pause's `words`.
+    private func pauseJudged(probability: Float, atMs: Int, itemID: String, words: PauseWords?) {
         guard !isClosed else { return }
         var actions: [TurnDetector.Action] = []
-        if input.completionWouldEndTurn(probability: probability) {
-            if wordsSayComplete != false {
-                if lastWordIsSure { actions = input.completionJudged(probability: probability, atMs: atMs) } else { input.wordsJudgedComplete(atMs: atMs) }
-            }
-        } else if wordsSayComplete == true, lastWordIsSure {
-            input.wordsJudgedComplete(atMs: atMs)
+        switch PauseVerdict(audioSaysComplete: input.completionWouldEndTurn(probability: probability), words: words) {
+        case .endTurn: actions = input.completionJudged(probability: probability, atMs: atMs)
+        case .shortenWait: input.wordsJudgedComplete(atMs: atMs)
+        case .keepWaiting: break
         }
-        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))
+        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: words?.transcript))
         if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
     }
 
@@ -695,36 +676,11 @@ public actor VoiceSession {
     /// `runsApprovedCalls`: the response is the conversation's next one, which runs the calls
     /// the client approved since the last.
     private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false) -> ResponseRunner {
-        var agentOptions = providers.agentOptions
-        agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
-        switch request.maxOutputTokens {
-        case .limited(let tokens)?: agentOptions.maxTokens = tokens
-        case .unlimited?: agentOptions.maxTokens = nil
-        case nil: agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
-        }
-        // No request, not even "inf", goes past the server's ceiling.
-        if let ceiling = configuration.outputTokenCeiling { agentOptions.maxTokens = min(agentOptions.maxTokens ?? ceiling, ceiling) }
-        agentOptions.externalTools = request.clientTools ?? configuration.clientTools
-        agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
-        agentOptions.approvalRequiredTools = sessionTools.approvalRequired
-        if runsApprovedCalls { agentOptions.approvedCalls = sessionTools.takeApprovedCalls() }
-        agentOptions.keepInterruptedResult = { [weak self] call, result in await self?.keepToolResult(result, of: call) }
-        let agent = Agent(
-            model: providers.model,
-            instructions: request.instructions ?? configuration.instructions,
-            tools: sessionTools.registry(adding: providers.tools),
-            options: agentOptions
-        )
-        var speech = configuration.speech
-        if let voice = request.voice { speech.voice = voice }
-        return ResponseRunner(
-            responseID: responseID,
-            agent: agent,
-            history: history,
-            synthesizer: request.speaks ?? configuration.speaksResponses ? providers.synthesizer : nil,
-            speech: speech,
+        ResponseRunner(
+            responseID: responseID, history: history, request: request, configuration: configuration, providers: providers,
+            sessionTools: sessionTools, approvedCalls: runsApprovedCalls ? sessionTools.takeApprovedCalls() : nil,
             outputSampleRate: outputSampleRate,
-            makeResampler: providers.makeResampler
+            keepInterruptedResult: { [weak self] call, result in await self?.keepToolResult(result, of: call) }
         )
     }
 
@@ -824,26 +780,7 @@ public actor VoiceSession {
     /// after the call (and its other results), so the next turn's model sees both.
     private func keepToolResult(_ result: ToolResult, of call: ToolCall) {
         guard !isClosed else { return }
-        let items = ledger.items
-        var previousID: String?
-        if var last = items.firstIndex(where: { item in
-            if case .assistant(_, let calls, _)? = item.message { calls.contains { $0.id == call.id } } else { false }
-        }) {
-            while last + 1 < items.count, case .tool? = items[last + 1].message { last += 1 }
-            previousID = items[last].id
-        }
-        if previousID == nil {
-            // The call itself was not stored before the interruption: keep it with its result.
-            let callItemID = IdentifierGenerator.make("item")
-            let callMessage = ChatMessage.assistant(text: "", toolCalls: [call])
-            ledger.upsert(id: callItemID, message: callMessage, isInternal: true)
-            emit(.itemCompleted(itemID: callItemID, message: callMessage))
-            previousID = callItemID
-        }
-        let itemID = IdentifierGenerator.make("item")
-        let message = ChatMessage.tool(callID: call.id, content: result.output)
-        ledger.insert(id: itemID, message: message, after: previousID, isInternal: true)
-        emit(.itemCompleted(itemID: itemID, message: message))
+        for item in ledger.keepLateToolResult(result, of: call) { emit(.itemCompleted(itemID: item.id, message: item.message)) }
     }
 
     private func emit(_ event: VoiceSessionEvent) {
