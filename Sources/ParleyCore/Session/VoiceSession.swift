@@ -52,8 +52,8 @@ public actor VoiceSession {
     // Input
     private var input: InputPipeline
     private var speechItemID: String?
-    private var lastPartialAtMs = 0
-    private var partialTask: Task<Void, Never>?
+    /// The passes over the turn in progress for partial transcripts.
+    private var partials = PartialTranscripts()
     /// Committed utterances waiting for their transcripts, and the response waiting for them.
     private var transcriptions = TranscriptionQueue()
     /// The turn's transcription and answer started while its silence window still runs.
@@ -151,7 +151,7 @@ public actor VoiceSession {
         )
         guard let started else { return }
         // The whole turn is being transcribed: a partial pass still running only competes for the CPU.
-        partialTask?.cancel()
+        partials.cancel()
         guard mayGeneratePreemptively else { return }
         let generation = preemptive.generation
         tasks.start { [weak self] in
@@ -195,7 +195,7 @@ public actor VoiceSession {
         guard !isClosed else { return }
         input.clear()
         interruption.discardHeldTurn()
-        partialTask?.cancel()
+        partials.cancel()
         dropPreemptiveWork()
         speechItemID = nil
         emit(.inputCleared)
@@ -335,7 +335,7 @@ public actor VoiceSession {
         }
         if let active = responses.current { finishResponse(active.id, status: .cancelled) }
         for responseID in responses.outOfBandIDs { finishResponse(responseID, status: .cancelled) }
-        partialTask?.cancel()
+        partials.cancel()
         dropPreemptiveWork()
         interruptionTranscription?.cancel()
         transcriptions.removeAll()
@@ -388,7 +388,7 @@ public actor VoiceSession {
             case .speechStarted(let startMs):
                 let itemID = IdentifierGenerator.make("item")
                 speechItemID = itemID
-                lastPartialAtMs = nowMs
+                partials.turnStarted(atMs: nowMs)
                 emit(.speechStarted(itemID: itemID, audioStartMs: startMs))
             case .speechStopped(let endMs):
                 emit(.speechStopped(itemID: speechItemID ?? IdentifierGenerator.make("item"), audioEndMs: endMs))
@@ -488,7 +488,7 @@ public actor VoiceSession {
             case .forgetTurn:
                 input.dropTurnInProgress()
                 speechItemID = nil
-                partialTask?.cancel()
+                partials.cancel()
                 dropPreemptiveWork()
             }
         }
@@ -521,8 +521,7 @@ public actor VoiceSession {
         samples: [Float], itemID: String, createsResponse: Bool, preemptive: Task<Transcription, any Error>? = nil, finished: Transcription? = nil
     ) {
         speechItemID = nil
-        partialTask?.cancel()
-        partialTask = nil
+        partials.drop()
         let previous = ledger.lastItemID
         ledger.reserve(id: itemID)
         emit(.inputCommitted(itemID: itemID, previousItemID: previous))
@@ -609,24 +608,21 @@ public actor VoiceSession {
     }
 
     private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
-        let interval = configuration.partialTranscriptIntervalMs
-        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil, !preemptive.isTranscribing else { return }
-        let currentMs = nowMs ?? input.manualBufferMs
-        guard currentMs - lastPartialAtMs >= interval else { return }
-        lastPartialAtMs = currentMs
+        guard providers.recognizer.supportsPartials, !preemptive.isTranscribing,
+              partials.isDue(atMs: nowMs ?? input.manualBufferMs, intervalMs: configuration.partialTranscriptIntervalMs) else { return }
         let samples = utterance(input)
         guard samples.count >= providers.recognizer.sampleRate / 4 else { return }
         let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
         speechItemID = partialItemID
         let recognizer = providers.recognizer
-        partialTask = tasks.start { [weak self] in
+        partials.started(tasks.start { [weak self] in
             let transcription = try? await recognizer.transcribe(samples, isFinal: false)
             await self?.partialFinished(itemID: partialItemID, text: transcription?.text)
-        }
+        })
     }
 
     private func partialFinished(itemID: String, text: String?) {
-        partialTask = nil
+        partials.passEnded()
         guard !isClosed, speechItemID == itemID, let text, !text.isEmpty else { return }
         emit(.userTranscriptPartial(itemID: itemID, text: text.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
