@@ -265,6 +265,18 @@ import Testing
         #expect(await recorder.wait { _ in true })
     }
 
+    @Test func closingReturnsOnceEveryTaskTheSessionStartedHasEnded() async throws {
+        let gate = AsyncGate()  // never opened: only cancellation lets a transcription through
+        let recognizer = ScriptedSpeechRecognizer(results: [.success("What time is it?")], gate: gate)
+        let (session, _) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Noon.")]))
+        try await ScenarioAudio.ask(session)
+        await gate.waitForArrivals(1)  // the early transcription, and the wait to answer its transcript
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)  // the turn's, awaiting it
+        #expect(await session.hasRunningTasks)
+        await session.close()
+        #expect(await !session.hasRunningTasks, "no task outlives close()")
+    }
+
     @Test func closingCancelsTheResponseInProgress() async throws {
         let model = ScriptedLanguageModel(replies: [ScriptedLanguageModel.Reply([.text("Hanging on"), .hang])])
         let (session, recorder) = makeSession(model: model)

@@ -51,7 +51,8 @@ public actor VoiceSession {
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
-    // The parts, each owning one concern; the session carries out what they decide.
+    // The parts, each owning one concern and deciding as a value type; the session carries out
+    // what they decide (in the extension named for each) and owns every task it starts.
     /// Resampling, noise and echo removal, VAD, turn detection, the interruption policy and the
     /// push-to-talk buffer.
     var input: InputPipeline
@@ -195,9 +196,10 @@ public actor VoiceSession {
         eventHandler = handler
     }
 
-    /// Ends the session: cancels everything it started, finishes `events`, and returns once
-    /// every task it started has ended (a tool that cannot be cancelled runs to its end or
-    /// its timeout first).
+    /// Ends the session: ends its responses (stored as heard), finishes `events`, cancels every
+    /// task it started and returns once each has ended. A tool call already running whose tool
+    /// is not `isCancellable` belongs to the agent and may finish afterwards, as it does after
+    /// an interruption; a closed session no longer keeps its result.
     public func close() async {
         guard !isClosed else {
             await tasks.cancelAllAndWait()
