@@ -59,6 +59,16 @@ enum Match {
     static let truncated: @Sendable (VoiceSessionEvent) -> Bool = { if case .itemTruncated = $0 { true } else { false } }
 }
 
+/// Whether `condition` holds within `seconds`, checked whenever the test task gets to run.
+func eventually(seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + TestDeadline.seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return false
+}
+
 /// Builds sessions with scripted providers.
 func makeSession(
     recognizer: ScriptedSpeechRecognizer = ScriptedSpeechRecognizer(texts: ["What time is it?"]),

@@ -136,7 +136,7 @@ import Testing
         }
         #expect(interrupted)
         #expect("Sure, here goes.".hasPrefix(text) || text.isEmpty)
-        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+        #expect(await eventually { model.cancelledStreams == 1 })
     }
 
     @Test func bargeInWhileSpeechIsBeingSynthesisedCancels() async throws {
@@ -161,7 +161,7 @@ import Testing
         await gate.waitForArrivals(1)
         try await session.appendAudio(ScenarioAudio.speech(milliseconds: 1_000), sampleRate: 16_000)
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
-        #expect(await recorder.wait { _ in tool.cancellations == 1 })
+        #expect(await eventually { tool.cancellations == 1 })
     }
 
     @Test func recognizerFailureIsAnErrorAndTheNextTurnWorks() async throws {
@@ -258,10 +258,23 @@ import Testing
             // Stops at the first turn that does not complete: every later count would miss too.
             try #require(await recorder.waitFor(Match.responseDone(.completed), count: turn), "turn \(turn)")
         }
-        #expect(await session.hasRunningTasks == false)
+        // The last response's task returns just after its `response.done`.
+        #expect(await eventually { await !session.hasRunningTasks })
         #expect(await session.ledger.items.count == 200)
         await session.close()
         #expect(await recorder.wait { _ in true })
+    }
+
+    @Test func closingReturnsOnceEveryTaskTheSessionStartedHasEnded() async throws {
+        let gate = AsyncGate()  // never opened: only cancellation lets a transcription through
+        let recognizer = ScriptedSpeechRecognizer(results: [.success("What time is it?")], gate: gate)
+        let (session, _) = makeSession(recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Noon.")]))
+        try await ScenarioAudio.ask(session)
+        await gate.waitForArrivals(1)  // the early transcription, and the wait to answer its transcript
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 200), sampleRate: 16_000)  // the turn's, awaiting it
+        #expect(await session.hasRunningTasks)
+        await session.close()
+        #expect(await !session.hasRunningTasks, "no task outlives close()")
     }
 
     @Test func closingCancelsTheResponseInProgress() async throws {
@@ -272,7 +285,7 @@ import Testing
         #expect(await recorder.waitFor(Match.textDelta))
         await session.close()
         #expect(await recorder.waitFor(Match.responseDone(.cancelled)))
-        #expect(await recorder.wait { _ in model.cancelledStreams == 1 })
+        #expect(await eventually { model.cancelledStreams == 1 })
         #expect(await session.hasRunningTasks == false)
     }
 }

@@ -24,7 +24,7 @@ struct ActiveResponse: Sendable {
     var isOutOfBand: Bool
     /// How much of its audio the client said was heard (`conversation.item.truncate`), if it did.
     var heardLimitMs: Int?
-    /// The task running an out-of-band response (the conversation's own runs in the session's `responseTask`).
+    /// The task running the response; cancelled when the response ends.
     var task: Task<Void, Never>?
 }
 

@@ -100,4 +100,30 @@ public struct ConversationLedger: Sendable, Hashable {
         guard let index = items.firstIndex(where: { $0.id == id }) else { return nil }
         return items[..<index].last { !$0.isInternal }?.id
     }
+    /// Keeps the result of a tool call that finished after its response was interrupted, right
+    /// after the call (and its other results), so the next turn's model sees both; a call that
+    /// was not stored before the interruption is stored with it. Both are internal items.
+    /// - Returns: the items stored, in order.
+    mutating func keepLateToolResult(_ result: ToolResult, of call: ToolCall) -> [(id: String, message: ChatMessage)] {
+        var stored: [(id: String, message: ChatMessage)] = []
+        var previousID: String?
+        if var last = items.firstIndex(where: { item in
+            if case .assistant(_, let calls, _)? = item.message { calls.contains { $0.id == call.id } } else { false }
+        }) {
+            while last + 1 < items.count, case .tool? = items[last + 1].message { last += 1 }
+            previousID = items[last].id
+        }
+        if previousID == nil {
+            let callItemID = IdentifierGenerator.make("item")
+            let callMessage = ChatMessage.assistant(text: "", toolCalls: [call])
+            upsert(id: callItemID, message: callMessage, isInternal: true)
+            stored.append((callItemID, callMessage))
+            previousID = callItemID
+        }
+        let itemID = IdentifierGenerator.make("item")
+        let message = ChatMessage.tool(callID: call.id, content: result.output)
+        insert(id: itemID, message: message, after: previousID, isInternal: true)
+        stored.append((itemID, message))
+        return stored
+    }
 }

@@ -26,17 +26,18 @@ struct PreemptiveTranscription {
     ///   - nowMs: the input time reached.
     ///   - delayMs: silence before transcribing; nil turns early transcription off.
     ///   - turn: the audio of the turn so far.
+    ///   - transcribe: starts the final transcription of some audio.
     /// - Returns: the transcription when this call started one.
     @discardableResult
     mutating func follow(
-        silenceStartedAtMs current: Int?, nowMs: Int, delayMs: Int?, turn: () -> [Float], recognizer: any SpeechRecognizer
+        silenceStartedAtMs current: Int?, nowMs: Int, delayMs: Int?, turn: () -> [Float],
+        transcribe: ([Float]) -> Task<Transcription, any Error>
     ) -> Task<Transcription, any Error>? {
         if silenceStartedAtMs != nil, silenceStartedAtMs != current { cancel() }
         guard let delayMs, let current, task == nil, nowMs - current >= delayMs else { return nil }
-        let samples = turn()
+        let started = transcribe(turn())
         silenceStartedAtMs = current
         generation += 1
-        let started = Task { try await recognizer.transcribe(samples, isFinal: true) }
         task = started
         return started
     }

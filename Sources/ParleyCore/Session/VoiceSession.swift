@@ -25,12 +25,14 @@ public actor VoiceSession {
     /// The configuration in use.
     public private(set) var configuration: VoiceSessionConfiguration
     /// The conversation so far (completed items only).
-    public private(set) var ledger: ConversationLedger
+    public internal(set) var ledger: ConversationLedger
     /// Latency summaries over the session's turns.
-    public private(set) var metricsHistory: [TurnMetrics] = []
+    public var metricsHistory: [TurnMetrics] { responses.metricsHistory }
 
-    private let providers: VoiceSessionProviders
-    private let clock: MonotonicClock
+    /// The engines: recognizer, model, synthesizer, VAD and the rest.
+    let providers: VoiceSessionProviders
+    /// Where latency figures read the time.
+    let clock: MonotonicClock
     /// Makes the resamplers that convert the session's output to other rates (band-limited).
     public nonisolated var makeOutputResampler: @Sendable (Int, Int) -> any Resampler { providers.makeResampler }
 
@@ -49,50 +51,34 @@ public actor VoiceSession {
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 
-    // Input
-    private var input: InputPipeline
-    private var speechItemID: String?
-    private var lastPartialAtMs = 0
-    private var partialTask: Task<Void, Never>?
-    private var transcriptionQueue: [PendingTranscription] = []
-    private var transcriptionTask: Task<Void, Never>?
-    private var preemptiveTranscription = PreemptiveTranscription()
-    private var speculativeResponse: SpeculativeResponse?
-
-    // Output
-    private var response: ActiveResponse?
-    /// Out-of-band responses in progress, by id: they run beside `response`.
-    private var outOfBandResponses: [String: ActiveResponse] = [:]
-    private var deferredResponse: DeferredResponse?
-    /// The last reply that finished while its audio may still be playing at the client.
-    private var playingReply: (itemID: String, playback: PlaybackEstimate)?
-    /// Speech over the agent: the turn actions held until the interruption is decided, where
-    /// the agent's audio was paused, and the transcription judging it.
-    private var interruption = InterruptionState()
+    // The parts, each owning one concern and deciding as a value type; the session carries out
+    // what they decide (in the extension named for each) and owns every task it starts.
+    /// Resampling, noise and echo removal, VAD, turn detection, the interruption policy and the
+    /// push-to-talk buffer.
+    var input: InputPipeline
+    /// The item of the turn in progress, once it was announced.
+    var speechItemID: String?
+    /// The passes over the turn in progress for partial transcripts.
+    var partials = PartialTranscripts()
+    /// Committed utterances waiting for their transcripts, and the response waiting for them.
+    var transcriptions = TranscriptionQueue()
+    /// The turn's transcription and answer started while its silence window still runs.
+    var preemptive = PreemptiveGeneration()
+    /// The responses in progress, the reply still playing, and what each reply said.
+    var responses: ResponseLifecycle
+    /// Speech over the agent: the turn it begins, held until the interruption is decided, and
+    /// where the agent's audio was paused.
+    var interruption = InterruptionJudge()
+    /// The transcription of the speech over the agent being judged.
+    var interruptionTranscription: Task<Void, Never>?
     /// Converts the output to the input's rate for the echo canceller's reference.
-    private var echoReferenceResampler: (any Resampler)?
-    private var responseTask: Task<Void, Never>?
-    private var isClosed = false
+    var echoReferenceResampler: (any Resampler)?
     /// Server tools of this session only (its MCP servers'), beside the providers' tools.
     var sessionTools = SessionTools()
-
-    /// A response asked for while committed audio was still being transcribed.
-    private struct DeferredResponse: Sendable {
-        var id: String
-        var request: ResponseRequest
-    }
-
-    /// A committed utterance waiting for its final transcript.
-    private struct PendingTranscription: Sendable {
-        var itemID: String
-        var samples: [Float]
-        var committedAt: Duration
-        var createsResponse: Bool
-        /// The transcription started during the silence window, when there was one.
-        var preemptive: Task<Transcription, any Error>?
-        /// That transcription's result, when it had already arrived (a response was started on it).
-        var finished: Transcription?
-    }
+    /// Every task the session started, until it ends; `close()` cancels and awaits them.
+    let tasks = SessionTasks()
+    /// Whether `close()` has run: a closed session takes no input and starts nothing.
+    var isClosed = false
 
     /// Creates a session.
     /// - Parameters:
@@ -113,6 +99,7 @@ public actor VoiceSession {
         self.configuration = configuration
         self.ledger = ConversationLedger(items: history)
         self.outputSampleRate = outputSampleRate
+        self.responses = ResponseLifecycle(outputSampleRate: outputSampleRate)
         self.clock = clock
         self.input = InputPipeline(
             detector: providers.makeVoiceActivityDetector(),
@@ -156,47 +143,13 @@ public actor VoiceSession {
         followSilence(atMs: input.receivedMs)
     }
 
-    /// Starts the turn's transcription once its silence is long enough, or drops one the
-    /// user talked over (with the response started on it).
-    private func followSilence(atMs nowMs: Int) {
-        // Speech over the agent is not a turn until it is judged to interrupt.
-        guard !interruption.isHoldingTurn else { return }
-        let started = preemptiveTranscription.follow(
-            silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
-            turn: { input.turnInProgress }, recognizer: providers.recognizer
-        )
-        if let speculative = speculativeResponse, !speculative.turnEnded,
-           !preemptiveTranscription.isRunning || speculative.generation != preemptiveTranscription.generation {
-            dropSpeculativeResponse()
-        }
-        guard let started else { return }
-        // The whole turn is being transcribed: a partial pass still running only competes for the CPU.
-        partialTask?.cancel()
-        guard mayGeneratePreemptively else { return }
-        let generation = preemptiveTranscription.generation
-        Task { [weak self] in
-            guard let transcription = try? await started.value else { return }
-            await self?.startSpeculativeResponse(answering: transcription, generation: generation)
-        }
-    }
-
-    private var mayGeneratePreemptively: Bool {
-        SpeculativeResponse.isAllowed(by: configuration, serverTools: providers.tools)
-    }
-
-    /// Drops the early transcription and the response started on it.
-    private func dropPreemptiveWork() {
-        preemptiveTranscription.cancel()
-        dropSpeculativeResponse()
-    }
-
     /// Commits the buffered audio as a user turn (manual mode; in server VAD mode it commits
     /// whatever the turn in progress holds).
     /// - Throws: `SessionError` `input_audio_buffer_commit_empty` when less than 100 ms is buffered;
     ///   nothing is committed and no turn starts.
     public func commitAudio(createResponse: Bool = false) throws(SessionError) {
         guard !isClosed else { return }
-        dropPreemptiveWork()
+        preemptive.cancel()
         let samples = configuration.turnDetection == nil ? input.takeManualBuffer() : input.takeTurnInProgress()
         guard samples.count >= providers.recognizer.sampleRate / 10 else {
             throw SessionError(
@@ -208,71 +161,15 @@ public actor VoiceSession {
         commit(samples: samples, itemID: speechItemID ?? IdentifierGenerator.make("item"), createsResponse: createResponse)
     }
 
-    /// Whether a response is in progress.
-    public var hasActiveResponse: Bool { response != nil || deferredResponse != nil }
-
     /// Drops the buffered input audio.
     public func clearAudio() {
         guard !isClosed else { return }
         input.clear()
         interruption.discardHeldTurn()
-        partialTask?.cancel()
-        dropPreemptiveWork()
+        partials.cancel()
+        preemptive.cancel()
         speechItemID = nil
         emit(.inputCleared)
-    }
-
-    /// Where a new item goes.
-    public enum ItemPlacement: Sendable, Hashable {
-        /// After the last item.
-        case end
-        /// Before every other item (`previous_item_id: "root"`).
-        case start
-        /// Right after the item with this id.
-        case after(String)
-    }
-
-    /// Adds a typed user message (or any other message) to the conversation.
-    /// - Returns: the new item's id.
-    @discardableResult
-    public func addItem(_ message: ChatMessage, id: String? = nil, placement: ItemPlacement = .end) -> String {
-        let itemID = id ?? IdentifierGenerator.make("item")
-        switch placement {
-        case .end: ledger.upsert(id: itemID, message: message)
-        case .start: ledger.insertAtStart(id: itemID, message: message)
-        case .after(let previousID): ledger.insert(id: itemID, message: message, after: previousID)
-        }
-        let previous = ledger.previousItemID(before: itemID)
-        emit(.itemAdded(itemID: itemID, previousItemID: previous, message: message))
-        emit(.itemCompleted(itemID: itemID, message: message))
-        return itemID
-    }
-
-    /// What an item of the conversation holds right now.
-    public enum ItemContent: Sendable, Hashable {
-        /// The item's final message.
-        case final(ChatMessage)
-        /// The reply being written or spoken, with its text so far.
-        case replyInProgress(text: String)
-        /// Committed audio whose transcript is not known yet (or that transcribed to nothing).
-        case inputWithoutTranscript
-    }
-
-    /// What the item `id` holds, `nil` when the conversation has no such item.
-    public func content(ofItem id: String) -> ItemContent? {
-        if let message = ledger.message(id: id) { return .final(message) }
-        guard ledger.contains(id: id) else { return nil }
-        if let active = response, active.itemID == id { return .replyInProgress(text: active.text) }
-        return .inputWithoutTranscript
-    }
-
-    /// Removes an item from the conversation.
-    /// - Returns: whether the item existed.
-    @discardableResult
-    public func deleteItem(id: String) -> Bool {
-        guard ledger.remove(id: id) else { return false }
-        emit(.itemDeleted(itemID: id))
-        return true
     }
 
     /// Replaces the configuration; takes effect from the next frame and the next response.
@@ -285,75 +182,11 @@ public actor VoiceSession {
         if armsIdleTimer { input.armIdleTimeout(atMs: input.receivedMs) }
         if switchedMode {
             input.clear()
-            dropPreemptiveWork()
+            preemptive.cancel()
         }
     }
 
-    // MARK: - Responses
-
-    /// Out-of-band responses running now (they run beside the conversation's).
-    public var outOfBandResponsesInFlight: Int { outOfBandResponses.count }
-
-    /// Starts a response to the conversation so far, cancelling one in progress (an
-    /// out-of-band request runs beside it instead).
-    /// - Returns: the response id.
-    @discardableResult
-    public func createResponse(_ request: ResponseRequest = ResponseRequest()) -> String {
-        let responseID = IdentifierGenerator.make("resp")
-        if request.isOutOfBand {
-            startOutOfBandResponse(id: responseID, request: request)
-            return responseID
-        }
-        // A response asked for right after a commit must hear what was said: it waits for the
-        // committed audio's transcript.
-        if transcriptionTask != nil || !transcriptionQueue.isEmpty {
-            deferredResponse = DeferredResponse(id: responseID, request: request)
-            return responseID
-        }
-        startResponse(id: responseID, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
-        return responseID
-    }
-
-    /// Cancels a response: the given one, or the conversation's response in progress. The
-    /// stored reply keeps what was sent.
-    /// - Returns: whether a response was in progress to cancel.
-    @discardableResult
-    public func cancelResponse(id responseID: String? = nil) -> Bool {
-        if let responseID, outOfBandResponses[responseID] != nil {
-            finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil)
-            return true
-        }
-        if let deferred = deferredResponse, responseID == nil || responseID == deferred.id {
-            deferredResponse = nil
-            return true
-        }
-        guard let active = response, responseID == nil || responseID == active.id else { return false }
-        finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil)
-        return true
-    }
-
-    /// Cuts an assistant item to what the listener heard: `audioEndMs` of its audio.
-    /// - Returns: `false` when the item is unknown or not an assistant message.
-    @discardableResult
-    public func truncate(itemID: String, audioEndMs: Int) -> Bool {
-        providers.recorder?.cutAgent(itemID: itemID, afterMilliseconds: audioEndMs)
-        // The reply being spoken goes on (the client cancels it if it wants to); what is
-        // stored when it ends is what was heard up to here.
-        if var active = response, active.itemID == itemID, active.messageItemOpened {
-            active.heardLimitMs = min(active.heardLimitMs ?? audioEndMs, audioEndMs)
-            response = active
-            emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: active.tracker.heardText(upToMilliseconds: audioEndMs)))
-            return true
-        }
-        guard case .assistant(_, let toolCalls, _)? = ledger.message(id: itemID),
-              let tracker = spokenTexts[itemID] else { return false }
-        let heard = tracker.heardText(upToMilliseconds: audioEndMs)
-        let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
-        ledger.upsert(id: itemID, message: message)
-        emit(.itemTruncated(itemID: itemID, audioEndMs: audioEndMs, heardText: heard))
-        emit(.itemCompleted(itemID: itemID, message: message))
-        return true
-    }
+    // MARK: - Lifecycle
 
     /// Hands every later event to `handler` the moment it happens, on the session's executor,
     /// instead of queueing it on `events`, until the session is closed. A consumer sharing that
@@ -363,700 +196,37 @@ public actor VoiceSession {
         eventHandler = handler
     }
 
-    /// Ends the session: cancels everything it started and finishes `events`.
-    public func close() {
-        guard !isClosed else { return }
-        if let active = response { finishResponse(active.id, status: .cancelled, error: nil, heardMs: nil) }
-        for responseID in outOfBandResponses.keys { finishResponse(responseID, status: .cancelled, error: nil, heardMs: nil) }
-        partialTask?.cancel()
-        dropPreemptiveWork()
-        interruption.judgement?.cancel()
-        transcriptionTask?.cancel()
-        transcriptionQueue.forEach { $0.preemptive?.cancel() }
-        transcriptionQueue.removeAll()
-        deferredResponse = nil
+    /// Ends the session: ends its responses (stored as heard), finishes `events`, cancels every
+    /// task it started and returns once each has ended. A tool call already running whose tool
+    /// is not `isCancellable` belongs to the agent and may finish afterwards, as it does after
+    /// an interruption; a closed session no longer keeps its result.
+    public func close() async {
+        guard !isClosed else {
+            await tasks.cancelAllAndWait()
+            return
+        }
+        if let active = responses.current { finishResponse(active.id, status: .cancelled) }
+        for responseID in responses.outOfBandIDs { finishResponse(responseID, status: .cancelled) }
+        preemptive.cancel()
+        transcriptions.removeAll()
         isClosed = true
         providers.recorder?.finish()
         continuation.finish()
         // The handler's owner usually holds the session: letting go ends that cycle.
         eventHandler = nil
+        // Every other task (transcriptions, partial passes, judgements) is cancelled here.
+        await tasks.cancelAllAndWait()
     }
 
     /// p50/p95 of end of speech → first audio over the session's turns.
     public var firstAudioSummary: LatencySummary? { LatencySummary(metricsHistory.compactMap(\.firstAudioMs)) }
 
-    /// Whether a response to a turn still in its silence window is being prepared.
-    var isAnsweringEarly: Bool { speculativeResponse != nil }
+    /// Whether any task of the session is still running (for leak checks): a task counts from
+    /// its start until it has returned.
+    public var hasRunningTasks: Bool { !tasks.isEmpty }
 
-    /// Whether the response prepared during the silence window has said all it will say.
-    var earlyAnswerIsComplete: Bool {
-        speculativeResponse?.held.contains { held in
-            if case .finished = held.event { true } else { false }
-        } ?? false
-    }
-
-    /// Whether any task of the session is still running (for leak checks).
-    public var hasRunningTasks: Bool {
-        responseTask != nil || transcriptionTask != nil || partialTask != nil || preemptiveTranscription.isRunning
-            || interruption.judgement != nil
-            || speculativeResponse != nil || !outOfBandResponses.isEmpty
-    }
-
-    // MARK: - Turn detection
-
-    private func handle(frame: InputPipeline.Frame) {
-        if configuration.turnDetection?.interruptResponse == true {
-            let activity = agentActivity(atInputMs: frame.endMs)
-            carryOut(input.interruption(frame, activity: activity), atMs: frame.endMs)
-        }
-        handle(turnActions: input.detectTurns(frame), atMs: frame.endMs)
-    }
-
-    /// Announces turns the detector started or ended, and commits ended ones; while speech
-    /// over the agent is being judged, holds them until the verdict.
-    private func handle(turnActions newActions: [TurnDetector.Action], atMs nowMs: Int) {
-        let holding = configuration.turnDetection?.interruptResponse == true
-            && (input.isDecidingInterruption || agentActivity(atInputMs: nowMs) != .idle)
-        process(turnActions: interruption.admit(newActions, holding: holding, deciding: input.isDecidingInterruption), atMs: nowMs)
-    }
-
-    private func process(turnActions: [TurnDetector.Action], atMs nowMs: Int) {
-        for action in turnActions {
-            switch action {
-            case .speechStarted(let startMs):
-                let itemID = IdentifierGenerator.make("item")
-                speechItemID = itemID
-                lastPartialAtMs = nowMs
-                emit(.speechStarted(itemID: itemID, audioStartMs: startMs))
-            case .speechStopped(let endMs):
-                emit(.speechStopped(itemID: speechItemID ?? IdentifierGenerator.make("item"), audioEndMs: endMs))
-            case .commit(let utterance):
-                let itemID = speechItemID ?? IdentifierGenerator.make("item")
-                // The early transcription heard the whole turn unless speech forced this commit.
-                let generation = preemptiveTranscription.generation
-                let preemptive = preemptiveTranscription.take()
-                if utterance.reachedMaximumLength {
-                    preemptive?.cancel()
-                    dropSpeculativeResponse()
-                }
-                speculativeResponse?.turnEnded = true
-                let early = utterance.reachedMaximumLength ? nil : preemptive
-                commit(
-                    samples: utterance.samples, itemID: itemID, createsResponse: configuration.turnDetection?.createResponse ?? false,
-                    preemptive: early,
-                    finished: early == nil ? nil : speculativeResponse.flatMap { $0.generation == generation ? $0.transcription : nil }
-                )
-            case .idleTimeout(let startMs, let endMs):
-                idleTimeoutTriggered(audioStartMs: startMs, audioEndMs: endMs)
-            case .judgeCompletion(let samples, let atMs):
-                judgeCompletion(of: samples, atMs: atMs, itemID: speechItemID ?? IdentifierGenerator.make("item"))
-            }
-        }
-        // Once the user pauses, the turn's own transcription is about to start (or the turn to
-        // end): a partial pass started now would only compete with it for the CPU.
-        if let itemID = speechItemID, input.silenceStartedAtMs == nil {
-            refreshPartialIfDue(utterance: { $0.turnInProgress }, itemID: itemID, nowMs: nowMs)
-        }
-    }
-
-    /// Where turn-completion models run: one thread of their own, not the Swift concurrency
-    /// pool, whose few threads (two on a 2-core machine) every session's audio and network
-    /// work shares; a judgement takes about 100 ms of CPU.
-    private static let judgementQueue = DispatchQueue(label: "parley.turn-completion", qos: .userInitiated)
-
-    /// Asks the turn-completion model about the pause at `atMs`, off the session's executor
-    /// and the concurrency pool; audio goes on being handled meanwhile. Without a model the
-    /// pause waits for the check's maximum silence (a session is refused `semantic_vad`
-    /// before it gets here).
-    private func judgeCompletion(of samples: [Float], atMs: Int, itemID: String) {
-        guard let model = providers.turnCompletionModel else { return }
-        let rate = input.rate
-        let makeResampler = providers.makeInputResampler
-        Self.judgementQueue.async { [weak self] in
-            var resampler = makeResampler(rate, model.sampleRate)
-            let audio = model.sampleRate == rate ? samples : resampler.process(samples)
-            let probability = model.completionProbability(of: audio)
-            Task { await self?.completionJudged(probability: probability, atMs: atMs, itemID: itemID) }
-        }
-    }
-
-    /// Takes the audio model's verdict and, when the pause's early transcript is under way,
-    /// reads the pause's words too (the reply waits for that transcript anyway) before acting
-    /// on it: words that leave the thought unfinished ("…a flight to") keep a pause the model
-    /// calls complete open, and words that say it is complete ("…of Australia?") shorten the
-    /// wait on a pause the model calls incomplete (`PauseTranscriptReading`: the marks, the
-    /// text judge, the word rule). Words whose last one the recognizer doubts decide neither.
-    private func completionJudged(probability: Float, atMs: Int, itemID: String) {
-        guard !isClosed else { return }
-        guard let early = preemptiveTranscription.running else {
-            pauseJudged(probability: probability, atMs: atMs, itemID: itemID, transcript: nil, wordsSayComplete: nil)
-            return
-        }
-        let audioSaysComplete = input.completionWouldEndTurn(probability: probability)
-        let judge = providers.turnCompletionJudge
-        Task { [weak self] in
-            let transcription = try? await early.value
-            let text = transcription?.text ?? ""
-            let lastWordIsSure = PauseTranscriptReading.isSureOfLastWord(transcription)
-            let wordsSayComplete = audioSaysComplete
-                ? await !PauseTranscriptReading.isUnfinished(text, judge: judge)
-                : await PauseTranscriptReading.saysComplete(text, judge: judge)
-            await self?.pauseJudged(
-                probability: probability, atMs: atMs, itemID: itemID, transcript: text, wordsSayComplete: wordsSayComplete, lastWordIsSure: lastWordIsSure
-            )
-        }
-    }
-
-    /// Acts on a pause's verdicts: the audio model's `probability` and, when its words were
-    /// read, whether they say the thought is complete and whether the recognizer was sure of
-    /// the last word. Both complete ends the turn there; the words alone, or complete words
-    /// ending on a doubtful one, shorten the wait (`TurnDetector.wordsJudgedComplete(atMs:)`).
-    private func pauseJudged(
-        probability: Float, atMs: Int, itemID: String, transcript: String?, wordsSayComplete: Bool?, lastWordIsSure: Bool = true
-    ) {
-        guard !isClosed else { return }
-        var actions: [TurnDetector.Action] = []
-        if input.completionWouldEndTurn(probability: probability) {
-            if wordsSayComplete != false {
-                if lastWordIsSure { actions = input.completionJudged(probability: probability, atMs: atMs) } else { input.wordsJudgedComplete(atMs: atMs) }
-            }
-        } else if wordsSayComplete == true, lastWordIsSure {
-            input.wordsJudgedComplete(atMs: atMs)
-        }
-        emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: transcript))
-        if !actions.isEmpty { handle(turnActions: actions, atMs: input.receivedMs) }
-    }
-
-    private func agentActivity(atInputMs inputMs: Int) -> InterruptionPolicy.AgentActivity {
-        guard let active = response else {
-            return playingReply?.playback.isPlaying(atInputMs: inputMs) == true ? .speaking : .idle
-        }
-        return active.playback.isPlaying(atInputMs: inputMs) ? .speaking : .thinking
-    }
-
-    /// Hands the echo canceller the output audio the client starts playing now.
-    private func recordPlayed(_ samples: [Int16]) {
-        if echoReferenceResampler == nil { echoReferenceResampler = providers.makeResampler(outputSampleRate, input.rate) }
-        let floats = SampleConversion.float(samples)
-        input.played(outputSampleRate == input.rate ? floats : echoReferenceResampler?.process(floats) ?? [])
-    }
-
-    // MARK: - Interruptions
-
-    /// Carries out what the interruption policy decided at input time `nowMs`.
-    private func carryOut(_ action: InterruptionPolicy.Action, atMs nowMs: Int, words: String? = nil) {
-        switch action {
-        case .none:
-            break
-        case .pause:
-            interruption.pausedAtMs = nowMs
-            emit(.outputAudioPaused(audioMs: nowMs))
-        case .judge(let startMs, let endMs):
-            judgeInterruption(speechStartMs: startMs, speechEndMs: endMs)
-        case .interrupt(let startMs, let reason):
-            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: true, reason: reason, words: words))
-            interruptAgent(atMs: nowMs)
-        case .resume(let startMs, let reason):
-            emit(.interruptionDecided(speechStartMs: startMs, audioMs: nowMs, interrupts: false, reason: reason, words: words))
-            if interruption.pausedAtMs != nil { emit(.outputAudioResumed(audioMs: nowMs)) }
-            interruption.pausedAtMs = nil
-            interruption.discardHeldTurn()
-            input.dropTurnInProgress()
-            speechItemID = nil
-            partialTask?.cancel()
-            dropPreemptiveWork()
-        }
-    }
-
-    /// Transcribes the speech heard over the agent, off the session's executor, and hands the
-    /// words to the policy.
-    private func judgeInterruption(speechStartMs: Int, speechEndMs: Int) {
-        let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
-        let recognizer = providers.recognizer
-        interruption.judgement?.cancel()
-        interruption.judgement = Task { [weak self] in
-            // A failed transcription heard no words: the agent goes on. A cancelled one (the
-            // speech went on and is judged again) says nothing.
-            let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))
-                ?? Transcription(text: "", audioDuration: 0, processingDuration: 0)
-            guard !Task.isCancelled else { return }
-            await self?.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
-        }
-    }
-
-    private func interruptionJudged(words: Transcription, speechStartMs: Int, speechEndMs: Int) {
-        interruption.judgement = nil
-        guard !isClosed else { return }
-        let action = input.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)
-        carryOut(action, atMs: input.receivedMs, words: words.text)
-    }
-
-    /// The user meant to interrupt: their turn goes on from where it began, and the agent stops
-    /// where its audio stopped; the stored reply keeps what was heard by then.
-    private func interruptAgent(atMs nowMs: Int) {
-        let stoppedAtMs = interruption.pausedAtMs ?? nowMs
-        interruption.pausedAtMs = nil
-        // The turn is announced before the response ends, so the response ends as cut off by it.
-        process(turnActions: interruption.releaseHeldTurn(), atMs: nowMs)
-        if let active = response {
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: active.playback.heardMilliseconds(atInputMs: stoppedAtMs))
-        } else if let reply = playingReply, reply.playback.isPlaying(atInputMs: stoppedAtMs),
-                  case .assistant(_, let toolCalls, _)? = ledger.message(id: reply.itemID), let tracker = spokenTexts[reply.itemID] {
-            // The reply had finished being sent but was still playing: it is stored as heard.
-            let heard = tracker.heardText(upToMilliseconds: reply.playback.heardMilliseconds(atInputMs: stoppedAtMs))
-            let message = ChatMessage.assistant(text: heard, toolCalls: toolCalls, interrupted: true)
-            ledger.upsert(id: reply.itemID, message: message)
-            emit(.itemCompleted(itemID: reply.itemID, message: message))
-        }
-        playingReply = nil
-    }
-
-    private func commit(
-        samples: [Float], itemID: String, createsResponse: Bool, preemptive: Task<Transcription, any Error>? = nil, finished: Transcription? = nil
-    ) {
-        speechItemID = nil
-        partialTask?.cancel()
-        partialTask = nil
-        let previous = ledger.lastItemID
-        ledger.reserve(id: itemID)
-        emit(.inputCommitted(itemID: itemID, previousItemID: previous))
-        transcriptionQueue.append(PendingTranscription(
-            itemID: itemID, samples: samples, committedAt: clock.now, createsResponse: createsResponse, preemptive: preemptive,
-            finished: finished
-        ))
-        startTranscriptionWorkerIfIdle()
-    }
-
-    // MARK: - Transcription
-
-    private func startTranscriptionWorkerIfIdle() {
-        guard transcriptionTask == nil, !transcriptionQueue.isEmpty else { return }
-        let pending = transcriptionQueue.removeFirst()
-        if let finished = pending.finished {
-            // The turn was transcribed (and answered) during its silence window: it goes on in
-            // this call, not after a task and a hop back here, each a wait in the pool's queue.
-            transcriptionFinished(pending, result: .success(finished))
-            return
-        }
-        let recognizer = providers.recognizer
-        transcriptionTask = Task { [weak self] in
-            let result: Result<Transcription, any Error>
-            do {
-                if let preemptive = pending.preemptive {
-                    result = .success(try await withTaskCancellationHandler { try await preemptive.value } onCancel: { preemptive.cancel() })
-                } else {
-                    result = .success(try await recognizer.transcribe(pending.samples, isFinal: true))
-                }
-            } catch {
-                result = .failure(error)
-            }
-            await self?.transcriptionFinished(pending, result: result)
-        }
-    }
-
-    private func transcriptionFinished(_ pending: PendingTranscription, result: Result<Transcription, any Error>) {
-        transcriptionTask = nil
-        defer {
-            startTranscriptionWorkerIfIdle()
-            startDeferredResponseIfTranscribed(after: pending)
-        }
-        guard !isClosed else { return }
-        let previousItemID = ledger.previousItemID(before: pending.itemID)
-        // A response started before the turn ended either becomes this turn's response or goes.
-        var speculative = speculativeResponse?.turnEnded == true ? speculativeResponse : nil
-        defer { if let speculative { dropSpeculativeResponse(speculative.id) } }
-        switch result {
-        case .failure(let error):
-            if error is CancellationError { return }
-            let sessionError = SessionError.provider(error, stage: "transcription")
-            emit(.userTranscriptFailed(itemID: pending.itemID, error: sessionError))
-            emit(.error(sessionError))
-        case .success(let transcription):
-            let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            emit(.userTranscriptFinal(itemID: pending.itemID, text: text))
-            // A turn that transcribes to nothing (a cough, a false interruption) is no turn.
-            guard !text.isEmpty else { return }
-            let message = ChatMessage.user(text)
-            ledger.upsert(id: pending.itemID, message: message)
-            emit(.itemCompleted(itemID: pending.itemID, message: message))
-            guard pending.createsResponse else { return }
-            let transcriptionMs = clock.millisecondsSince(pending.committedAt)
-            if let answer = speculative, answer.transcript == text, answer.lastItemID == previousItemID, response == nil {
-                speculative = nil
-                adopt(answer, trigger: pending.committedAt, transcriptionMs: transcriptionMs, recognizedSeconds: transcription.audioDuration)
-            } else {
-                startResponse(
-                    trigger: pending.committedAt, transcriptionMs: transcriptionMs,
-                    recognizedSeconds: transcription.audioDuration, request: ResponseRequest()
-                )
-            }
-        }
-    }
-
-    /// Starts the response that waited for transcripts once none is pending.
-    private func startDeferredResponseIfTranscribed(after pending: PendingTranscription) {
-        guard !isClosed, transcriptionTask == nil, transcriptionQueue.isEmpty, let deferred = deferredResponse else { return }
-        deferredResponse = nil
-        startResponse(
-            id: deferred.id, trigger: pending.committedAt, transcriptionMs: clock.millisecondsSince(pending.committedAt),
-            recognizedSeconds: nil, request: deferred.request
-        )
-    }
-
-    private func refreshPartialIfDue(utterance: (InputPipeline) -> [Float], itemID: String?, nowMs: Int? = nil) {
-        let interval = configuration.partialTranscriptIntervalMs
-        guard interval > 0, providers.recognizer.supportsPartials, partialTask == nil, !preemptiveTranscription.isRunning else { return }
-        let currentMs = nowMs ?? input.manualBufferMs
-        guard currentMs - lastPartialAtMs >= interval else { return }
-        lastPartialAtMs = currentMs
-        let samples = utterance(input)
-        guard samples.count >= providers.recognizer.sampleRate / 4 else { return }
-        let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
-        speechItemID = partialItemID
-        let recognizer = providers.recognizer
-        partialTask = Task { [weak self] in
-            let transcription = try? await recognizer.transcribe(samples, isFinal: false)
-            await self?.partialFinished(itemID: partialItemID, text: transcription?.text)
-        }
-    }
-
-    private func partialFinished(itemID: String, text: String?) {
-        partialTask = nil
-        guard !isClosed, speechItemID == itemID, let text, !text.isEmpty else { return }
-        emit(.userTranscriptPartial(itemID: itemID, text: text.trimmingCharacters(in: .whitespacesAndNewlines)))
-    }
-
-    // MARK: - Response lifecycle
-
-    /// Spoken-text trackers of assistant items, kept so a later `truncate` can cut them.
-    private var spokenTexts: [String: SpokenTextTracker] = [:]
-    private var spokenTextOrder: [String] = []
-
-    @discardableResult
-    private func startResponse(
-        id responseID: String = IdentifierGenerator.make("resp"), trigger: Duration, transcriptionMs: Double?,
-        recognizedSeconds: Double?, request: ResponseRequest
-    ) -> String {
-        if let active = response {
-            let heard = active.playback.sentMilliseconds
-            finishResponse(active.id, status: .cancelled, error: nil, heardMs: heard)
-        }
-        begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
-        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
-        responseTask = Task { [weak self] in
-            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
-        }
-        return responseID
-    }
-
-    /// Starts a response that adds nothing to the conversation and runs beside its response.
-    private func startOutOfBandResponse(id responseID: String, request: ResponseRequest) {
-        var active = makeActiveResponse(id: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
-        let runner = makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request)
-        active.task = Task { [weak self] in
-            await runner.run { [weak self] event in await self?.receive(event, from: responseID) ?? false }
-        }
-        outOfBandResponses[responseID] = active
-        emit(.responseStarted(responseID: responseID, request: request))
-    }
-
-    /// Makes `responseID` the response in progress and announces it.
-    private func begin(responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?) {
-        response = makeActiveResponse(
-            id: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds
-        )
-        emit(.responseStarted(responseID: responseID, request: request))
-    }
-
-    private func makeActiveResponse(
-        id responseID: String, request: ResponseRequest, trigger: Duration, transcriptionMs: Double?, recognizedSeconds: Double?
-    ) -> ActiveResponse {
-        var metrics = TurnMetrics(responseID: responseID, transcriptionMs: transcriptionMs)
-        metrics.recognizedAudioSeconds = recognizedSeconds
-        return ActiveResponse(
-            id: responseID, itemID: IdentifierGenerator.make("item"), trigger: trigger, metrics: metrics,
-            tracker: SpokenTextTracker(sampleRate: outputSampleRate),
-            playback: PlaybackEstimate(sampleRate: outputSampleRate),
-            speaks: request.speaks ?? configuration.speaksResponses, isOutOfBand: request.isOutOfBand
-        )
-    }
-
-    /// The runner of a response to `history`, with the session's agent settings and the
-    /// request's overrides.
-    /// `runsApprovedCalls`: the response is the conversation's next one, which runs the calls
-    /// the client approved since the last.
-    private func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false) -> ResponseRunner {
-        var agentOptions = providers.agentOptions
-        agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
-        switch request.maxOutputTokens {
-        case .limited(let tokens)?: agentOptions.maxTokens = tokens
-        case .unlimited?: agentOptions.maxTokens = nil
-        case nil: agentOptions.maxTokens = configuration.maxResponseTokens ?? agentOptions.maxTokens
-        }
-        // No request, not even "inf", goes past the server's ceiling.
-        if let ceiling = configuration.outputTokenCeiling { agentOptions.maxTokens = min(agentOptions.maxTokens ?? ceiling, ceiling) }
-        agentOptions.externalTools = request.clientTools ?? configuration.clientTools
-        agentOptions.firstToolChoice = request.toolChoice ?? configuration.toolChoice
-        agentOptions.approvalRequiredTools = sessionTools.approvalRequired
-        if runsApprovedCalls { agentOptions.approvedCalls = sessionTools.takeApprovedCalls() }
-        agentOptions.keepInterruptedResult = { [weak self] call, result in await self?.keepToolResult(result, of: call) }
-        let agent = Agent(
-            model: providers.model,
-            instructions: request.instructions ?? configuration.instructions,
-            tools: sessionTools.registry(adding: providers.tools),
-            options: agentOptions
-        )
-        var speech = configuration.speech
-        if let voice = request.voice { speech.voice = voice }
-        return ResponseRunner(
-            responseID: responseID,
-            agent: agent,
-            history: history,
-            synthesizer: request.speaks ?? configuration.speaksResponses ? providers.synthesizer : nil,
-            speech: speech,
-            outputSampleRate: outputSampleRate,
-            makeResampler: providers.makeResampler
-        )
-    }
-
-    // MARK: - Preemptive generation
-
-    /// Starts answering the early transcript of a turn still in its silence window, when that
-    /// transcription is still the one wanted and nothing else is under way.
-    private func startSpeculativeResponse(answering transcription: Transcription, generation: Int) {
-        let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !isClosed, !text.isEmpty, mayGeneratePreemptively, speculativeResponse == nil,
-              preemptiveTranscription.isRunning, preemptiveTranscription.generation == generation,
-              response == nil, deferredResponse == nil, transcriptionTask == nil, transcriptionQueue.isEmpty else { return }
-        let responseID = IdentifierGenerator.make("resp")
-        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
-        let task = Task { [weak self] in
-            await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
-        }
-        speculativeResponse = SpeculativeResponse(
-            id: responseID, generation: generation, transcription: transcription, transcript: text, lastItemID: ledger.lastItemID, task: task
-        )
-    }
-
-    /// Holds an event of a response whose turn has not ended, or passes it on once adopted.
-    private func receiveSpeculative(_ event: ResponseRunner.Event, from responseID: String) -> Bool {
-        if response?.id == responseID { return receive(event, from: responseID) }
-        guard speculativeResponse?.id == responseID else { return false }
-        if case .failed = event {
-            // A provider failure before the turn ended is not the turn's: it gets a fresh response.
-            dropSpeculativeResponse(responseID)
-            return false
-        }
-        speculativeResponse?.held.append(SpeculativeResponse.HeldEvent(event: event, at: clock.now))
-        return true
-    }
-
-    /// Makes a response started before the turn ended the turn's response: what it already
-    /// said goes out now, the rest as it comes.
-    private func adopt(_ speculative: SpeculativeResponse, trigger: Duration, transcriptionMs: Double, recognizedSeconds: Double?) {
-        speculativeResponse = nil
-        begin(
-            responseID: speculative.id, request: ResponseRequest(), trigger: trigger, transcriptionMs: transcriptionMs,
-            recognizedSeconds: recognizedSeconds
-        )
-        responseTask = speculative.task
-        for held in speculative.held {
-            guard receive(held.event, from: speculative.id, at: held.at) else { return }
-        }
-    }
-
-    /// Cancels the response started before its turn ended (only `id`'s, when given).
-    private func dropSpeculativeResponse(_ id: String? = nil) {
-        guard let speculative = speculativeResponse, id == nil || speculative.id == id else { return }
-        speculative.task.cancel()
-        speculativeResponse = nil
-    }
-
-    /// Takes one event from the response runner; returns `false` when the response is over
-    /// and the runner should stop.
-    /// `at` is when the runner produced the event (earlier than now for held events); stage
-    /// times are measured to it, and count as 0 for what was ready before the turn ended.
-    private func receive(_ event: ResponseRunner.Event, from responseID: String, at time: Duration? = nil) -> Bool {
-        guard var active = activeResponse(responseID) else { return false }
-        defer { keep(active) }
-        let sinceTrigger = max(0, ((time ?? clock.now) - active.trigger).timeInterval * 1000)
-        switch event {
-        case .textDelta(let delta):
-            if active.metrics.firstTokenMs == nil { active.metrics.firstTokenMs = sinceTrigger }
-            openMessageItem(&active)
-            active.text += delta
-            emit(.agentTextDelta(responseID: responseID, itemID: active.itemID, delta: delta))
-        case .synthesisStarted:
-            if active.metrics.firstSynthesisMs == nil { active.metrics.firstSynthesisMs = sinceTrigger }
-        case .audio(let samples, let segment):
-            if active.metrics.firstAudioMs == nil { active.metrics.firstAudioMs = sinceTrigger }
-            openMessageItem(&active)
-            active.tracker.recordAudio(sampleCount: samples.count, speaking: segment)
-            active.playback.recordChunk(sampleCount: samples.count, atInputMs: input.receivedMs)
-            if input.cancelsEcho { recordPlayed(samples) }
-            active.metrics.synthesizedAudioSeconds += Double(samples.count) / Double(outputSampleRate)
-            providers.recorder?.recordAgent(samples, sampleRate: outputSampleRate, itemID: active.itemID)
-            emit(.agentAudio(responseID: responseID, itemID: active.itemID, samples: samples))
-        case .toolCallStarted(let call):
-            emit(.toolCallStarted(responseID: responseID, call: call))
-        case .toolCallFinished(let call, let output, let isError):
-            emit(.toolCallFinished(responseID: responseID, call: call, output: output, isError: isError))
-        case .intermediateMessage(let message):
-            guard !active.isOutOfBand else { break }
-            let itemID = IdentifierGenerator.make("item")
-            ledger.upsert(id: itemID, message: message, isInternal: true)
-            emit(.itemCompleted(itemID: itemID, message: message))
-        case .clientToolCalls(_, let calls):
-            // The text before the calls is the message item's; each call is an item of its own.
-            for call in calls {
-                let itemID = IdentifierGenerator.make("item")
-                let previous = active.isOutOfBand ? nil : ledger.lastItemID
-                let message = ChatMessage.assistant(text: "", toolCalls: [call])
-                emit(.functionCallRequested(responseID: responseID, itemID: itemID, call: call, previousItemID: previous))
-                guard !active.isOutOfBand else { continue }
-                ledger.upsert(id: itemID, message: message)
-                emit(.itemCompleted(itemID: itemID, message: message))
-            }
-            active.clientToolsRequested = true
-        case .finished(let reason, let usage):
-            active.metrics.completionTokens = usage?.completionTokens
-            keep(active)
-            let status: ResponseStatus = switch reason {
-            case .stop, .toolCalls: .completed
-            default: .incomplete
-            }
-            finishResponse(responseID, status: status, error: nil, heardMs: nil, usage: usage)
-            return false
-        case .failed(let error):
-            keep(active)
-            finishResponse(responseID, status: .failed, error: error, heardMs: nil)
-            return false
-        }
-        return true
-    }
-
-    private func openMessageItem(_ active: inout ActiveResponse) {
-        guard !active.messageItemOpened else { return }
-        active.messageItemOpened = true
-        // The item takes its place in the conversation now, so later items come after it.
-        let previous = active.isOutOfBand ? nil : ledger.lastItemID
-        if !active.isOutOfBand { ledger.reserve(id: active.itemID) }
-        emit(.outputItemStarted(responseID: active.id, itemID: active.itemID, kind: .message, previousItemID: previous))
-    }
-
-    /// The response in progress with this id, in band or out of band.
-    private func activeResponse(_ responseID: String) -> ActiveResponse? {
-        if let active = response, active.id == responseID { return active }
-        return outOfBandResponses[responseID]
-    }
-
-    /// Stores the state of a response that is still in progress.
-    private func keep(_ active: ActiveResponse) {
-        if response?.id == active.id {
-            response = active
-        } else if outOfBandResponses[active.id] != nil {
-            outOfBandResponses[active.id] = active
-        }
-    }
-
-    /// Ends the response exactly once: stores what was heard, reports, and cancels its tasks.
-    private func finishResponse(_ responseID: String, status: ResponseStatus, error: SessionError?, heardMs: Int?, usage: TokenUsage? = nil) {
-        let active: ActiveResponse
-        if let inBand = response, inBand.id == responseID {
-            active = inBand
-            response = nil
-            responseTask?.cancel()
-            responseTask = nil
-            // Silence from here on counts towards the idle timeout.
-            input.armIdleTimeout(atMs: max(input.receivedMs, active.playback.endInputMs))
-        } else if let outOfBand = outOfBandResponses.removeValue(forKey: responseID) {
-            active = outOfBand
-            active.task?.cancel()
-        } else {
-            return
-        }
-        if active.messageItemOpened {
-            let interrupted = status == .cancelled || active.heardLimitMs != nil
-            // Text-only responses were "heard" as far as their text was sent.
-            let heard = [heardMs, active.heardLimitMs].compactMap { $0 }.min() ?? active.tracker.sentMilliseconds
-            let text = interrupted && active.speaks ? active.tracker.heardText(upToMilliseconds: heard) : active.text
-            if interrupted { providers.recorder?.cutAgent(itemID: active.itemID, afterMilliseconds: heard) }
-            let message = ChatMessage.assistant(text: text, toolCalls: [], interrupted: interrupted)
-            if !active.isOutOfBand {
-                remember(active.tracker, for: active.itemID)
-                ledger.upsert(id: active.itemID, message: message)
-                playingReply = interrupted || !active.speaks ? nil : (active.itemID, active.playback)
-            }
-            emit(.outputItemDone(responseID: responseID, itemID: active.itemID, message: message))
-            if !active.isOutOfBand { emit(.itemCompleted(itemID: active.itemID, message: message)) }
-        }
-        if let error { emit(.error(error)) }
-        emit(.responseDone(responseID: responseID, status: status, error: error, usage: usage))
-        guard !active.isOutOfBand else { return }
-        metricsHistory.append(active.metrics)
-        if metricsHistory.count > 1000 { metricsHistory.removeFirst(metricsHistory.count - 1000) }
-        emit(.turnMetrics(active.metrics))
-    }
-
-    /// The user said nothing for the idle timeout after the agent's last reply: the silent
-    /// audio becomes an (empty) user turn, and the agent, when it answers turns by itself,
-    /// prompts the user to go on.
-    private func idleTimeoutTriggered(audioStartMs: Int, audioEndMs: Int) {
-        guard response == nil, deferredResponse == nil else { return }
-        let itemID = IdentifierGenerator.make("item")
-        emit(.idleTimeout(itemID: itemID, audioStartMs: audioStartMs, audioEndMs: audioEndMs))
-        let previous = ledger.lastItemID
-        ledger.reserve(id: itemID)
-        emit(.inputCommitted(itemID: itemID, previousItemID: previous))
-        guard configuration.turnDetection?.createResponse == true else { return }
-        let seconds = max(1, (audioEndMs - audioStartMs) / 1000)
-        var request = ResponseRequest()
-        request.instructions = configuration.instructions
-            + "\n\nThe user has said nothing for \(seconds) seconds. Briefly check whether they are still there or want to go on."
-        startResponse(trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil, request: request)
-    }
-
-    /// Keeps the spoken-text tracker of a finished reply for a later `truncate`; only the most
-    /// recent replies are kept, so a long session does not grow.
-    private func remember(_ tracker: SpokenTextTracker, for itemID: String) {
-        spokenTexts[itemID] = tracker
-        spokenTextOrder.append(itemID)
-        if spokenTextOrder.count > 8 { spokenTexts.removeValue(forKey: spokenTextOrder.removeFirst()) }
-    }
-
-    /// Stores a tool result the session produced outside a response (a declined approval).
-    func recordToolResult(_ message: ChatMessage, id itemID: String) {
-        ledger.upsert(id: itemID, message: message, isInternal: true)
-        emit(.itemCompleted(itemID: itemID, message: message))
-    }
-
-    /// Keeps the result of a call that finished after its response was interrupted, right
-    /// after the call (and its other results), so the next turn's model sees both.
-    private func keepToolResult(_ result: ToolResult, of call: ToolCall) {
-        guard !isClosed else { return }
-        let items = ledger.items
-        var previousID: String?
-        if var last = items.firstIndex(where: { item in
-            if case .assistant(_, let calls, _)? = item.message { calls.contains { $0.id == call.id } } else { false }
-        }) {
-            while last + 1 < items.count, case .tool? = items[last + 1].message { last += 1 }
-            previousID = items[last].id
-        }
-        if previousID == nil {
-            // The call itself was not stored before the interruption: keep it with its result.
-            let callItemID = IdentifierGenerator.make("item")
-            let callMessage = ChatMessage.assistant(text: "", toolCalls: [call])
-            ledger.upsert(id: callItemID, message: callMessage, isInternal: true)
-            emit(.itemCompleted(itemID: callItemID, message: callMessage))
-            previousID = callItemID
-        }
-        let itemID = IdentifierGenerator.make("item")
-        let message = ChatMessage.tool(callID: call.id, content: result.output)
-        ledger.insert(id: itemID, message: message, after: previousID, isInternal: true)
-        emit(.itemCompleted(itemID: itemID, message: message))
-    }
-
-    private func emit(_ event: VoiceSessionEvent) {
+    /// Hands `event` to the event handler, or queues it on `events`.
+    func emit(_ event: VoiceSessionEvent) {
         if let eventHandler {
             eventHandler(event)
         } else {

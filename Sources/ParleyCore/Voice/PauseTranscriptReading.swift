@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How `semantic_vad` reads a pause's early transcript once the audio model has called the
 /// pause complete: marks Whisper wrote settle it at once, a text judge (when the session has
@@ -76,36 +75,24 @@ extension PauseTranscriptReading {
         }
     }
 
-    /// The judge's verdict, or `nil` when it fails or has not answered within `deadline` (the
-    /// question is then cancelled, and not waited for).
+    /// The judge's verdict, or `nil` when it fails, has not answered within `deadline` or the
+    /// calling task is cancelled (the question is then cancelled, and not waited for).
     private static func firstAnswer(
         of judge: any TurnCompletionJudge, on transcript: String, within deadline: Duration
     ) async -> TurnCompletionVerdict? {
-        let answer = FirstAnswer()
-        return await withCheckedContinuation { continuation in
-            answer.await(continuation)
-            let question = Task { answer.give(try? await judge.judge(transcript)) }
-            Task {
-                try? await Task.sleep(for: deadline)
-                question.cancel()
-                answer.give(nil)
-            }
+        let answer = Handoff<TurnCompletionVerdict>()
+        let question = Task { answer.give(try? await judge.judge(transcript)) }
+        let timer = Task {
+            try? await Task.sleep(for: deadline)
+            answer.give(nil)
         }
-    }
-}
-
-/// Hands the first of several answers to the one waiting for it; later ones are dropped.
-private final class FirstAnswer: Sendable {
-    private let waiting = Mutex<CheckedContinuation<TurnCompletionVerdict?, Never>?>(nil)
-
-    func await(_ continuation: CheckedContinuation<TurnCompletionVerdict?, Never>) {
-        waiting.withLock { $0 = continuation }
-    }
-
-    func give(_ verdict: TurnCompletionVerdict?) {
-        waiting.withLock { continuation in
-            continuation?.resume(returning: verdict)
-            continuation = nil
+        let verdict = await withTaskCancellationHandler {
+            await withCheckedContinuation { answer.await($0) }
+        } onCancel: {
+            answer.give(nil)
         }
+        question.cancel()
+        timer.cancel()
+        return verdict
     }
 }
