@@ -33,14 +33,16 @@ import ParleyTesting
             }
         }
         await gate.waitForArrivals(3)
-        await tasks.cancelAllAndWait()
+        tasks.cancelAll()
+        await tasks.waitForAll()
         #expect(ended.withLock { $0 } == 3)
         #expect(tasks.isEmpty)
     }
 
     @Test func aTaskStartedAfterClosingIsCancelledAtOnce() async {
         let tasks = SessionTasks()
-        await tasks.cancelAllAndWait()
+        tasks.cancelAll()
+        await tasks.waitForAll()
         let gate = AsyncGate()
         // Only cancellation lets the task through the closed gate.
         await tasks.start { await gate.wait() }.value
@@ -60,7 +62,8 @@ import ParleyTesting
             }
         }
         await gate.waitForArrivals(1)
-        await tasks.cancelAllAndWait()
+        tasks.cancelAll()
+        await tasks.waitForAll()
         #expect(followerEnded.withLock { $0 })
         #expect(tasks.isEmpty)
     }
@@ -88,7 +91,7 @@ import ParleyTesting
         let handoff = Handoff<Int>()
         handoff.give(1)
         handoff.give(2)
-        let value = await withCheckedContinuation { handoff.await($0) }
+        let value = await withCheckedContinuation { handoff.wait(with: $0) }
         #expect(value == 1)
     }
 }

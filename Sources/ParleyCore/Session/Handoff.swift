@@ -6,7 +6,7 @@ import Synchronization
 /// ```swift
 /// let answer = Handoff<Int>()
 /// Task { answer.give(42) }
-/// let value = await withCheckedContinuation { _ = answer.await($0) }  // 42
+/// let value = await withCheckedContinuation { _ = answer.wait(with: $0) }  // 42
 /// ```
 final class Handoff<Value: Sendable>: Sendable {
     private enum State {
@@ -26,7 +26,7 @@ final class Handoff<Value: Sendable>: Sendable {
     /// Waits with `continuation`, which is resumed at once when a value was already given.
     /// - Returns: whether the waiter still waits (nothing was given yet).
     @discardableResult
-    func await(_ continuation: CheckedContinuation<Value?, Never>) -> Bool {
+    func wait(with continuation: CheckedContinuation<Value?, Never>) -> Bool {
         let given = state.withLock { state -> Value?? in
             guard case .given(let value) = state else {
                 state = .awaited(continuation)

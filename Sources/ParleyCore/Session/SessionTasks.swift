@@ -3,13 +3,14 @@ import Synchronization
 /// The tasks a voice session started, each tracked from its start until it returns.
 ///
 /// Every task a session starts goes through here, so it has an owner: the session can tell
-/// whether any is still running, and when it closes it cancels every one and waits for each
-/// to end (`cancelAllAndWait()`). A task started after that is cancelled at once.
+/// whether any is still running, and when it closes it cancels every one (`cancelAll()`) and
+/// waits for each to end (`waitForAll()`). A task started after `cancelAll()` is cancelled at once.
 ///
 /// ```swift
 /// let tasks = SessionTasks()
 /// let work = tasks.start { await transcribe() }
-/// await tasks.cancelAllAndWait()  // `work` has ended
+/// tasks.cancelAll()
+/// await tasks.waitForAll()  // `work` has ended
 /// ```
 final class SessionTasks: Sendable {
     /// What it takes to stop a task and to wait for its end, whatever it returns.
@@ -56,15 +57,20 @@ final class SessionTasks: Sendable {
         return task
     }
 
-    /// Cancels every task, and any started from now on, and returns once all have ended.
-    func cancelAllAndWait() async {
+    /// Cancels every task, and any started from now on.
+    func cancelAll() {
+        let running = state.withLock { state in
+            state.isClosed = true
+            return Array(state.running.values)
+        }
+        for entry in running { entry.cancel() }
+    }
+
+    /// Returns once every task has ended, including any started meanwhile.
+    func waitForAll() async {
         while true {
-            let running = state.withLock { state in
-                state.isClosed = true
-                return Array(state.running.values)
-            }
+            let running = state.withLock { Array($0.running.values) }
             guard !running.isEmpty else { return }
-            for entry in running { entry.cancel() }
             // Each task leaves `running` as it ends: a further round finds only tasks started meanwhile.
             for entry in running { await entry.wait() }
         }

@@ -25,7 +25,7 @@ enum TurnCompletionQueue {
         let handoff = Handoff<Value>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                guard handoff.await(continuation) else { return }
+                guard handoff.wait(with: continuation) else { return }
                 queue.async {
                     guard handoff.isAwaited else { return }
                     handoff.give(work())

@@ -53,6 +53,7 @@ public actor VoiceSession {
 
     // The parts, each owning one concern and deciding as a value type; the session carries out
     // what they decide (in the extension named for each) and owns every task it starts.
+
     /// Resampling, noise and echo removal, VAD, turn detection, the interruption policy and the
     /// push-to-talk buffer.
     var input: InputPipeline
@@ -202,7 +203,7 @@ public actor VoiceSession {
     /// an interruption; a closed session no longer keeps its result.
     public func close() async {
         guard !isClosed else {
-            await tasks.cancelAllAndWait()
+            await tasks.waitForAll()
             return
         }
         if let active = responses.current { finishResponse(active.id, status: .cancelled) }
@@ -210,12 +211,13 @@ public actor VoiceSession {
         preemptive.cancel()
         transcriptions.removeAll()
         isClosed = true
+        // Every other task (transcriptions, partial passes, judgements) is cancelled here.
+        tasks.cancelAll()
         providers.recorder?.finish()
         continuation.finish()
         // The handler's owner usually holds the session: letting go ends that cycle.
         eventHandler = nil
-        // Every other task (transcriptions, partial passes, judgements) is cancelled here.
-        await tasks.cancelAllAndWait()
+        await tasks.waitForAll()
     }
 
     /// p50/p95 of end of speech → first audio over the session's turns.

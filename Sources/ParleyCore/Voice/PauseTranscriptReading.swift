@@ -87,7 +87,7 @@ extension PauseTranscriptReading {
             answer.give(nil)
         }
         let verdict = await withTaskCancellationHandler {
-            await withCheckedContinuation { answer.await($0) }
+            await withCheckedContinuation { answer.wait(with: $0) }
         } onCancel: {
             answer.give(nil)
         }
