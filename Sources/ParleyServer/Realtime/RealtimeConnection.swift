@@ -139,8 +139,16 @@ actor RealtimeConnection {
         closedForExceedingBudget = true
         context.log.log("session.rate_limited", session: sessionID, ["reason": .string(violation.message)])
         context.metrics.errorReported(category: "rate_limited")
-        reportError(RealtimeProtocolError(type: "invalid_request_error", code: "rate_limit_exceeded", message: violation.message))
-        transport.close(reason: "rate limit exceeded")
+        end(with: RealtimeProtocolError(type: "invalid_request_error", code: "rate_limit_exceeded", message: violation.message), reason: "rate limit exceeded")
+    }
+
+    /// Tells the client why its session ends, then closes the connection. The error goes out at
+    /// once, ahead of events still waiting for a store write, which a closed connection never sends.
+    private func end(with error: RealtimeProtocolError, reason: String) {
+        context.metrics.errorReported(category: "invalid_request")
+        RealtimeServerEvent.error(error).encode(dialect: dialect).map(write)
+        storedOutput.removeAll { if case .event = $0 { true } else { false } }
+        transport.close(reason: reason)
     }
 
     /// Ends a session that reached the longest a session may last, as OpenAI does: an error
@@ -149,10 +157,9 @@ actor RealtimeConnection {
         let seconds = maximum.components.seconds
         context.log.log("session.expired", session: sessionID, ["seconds": .number(Double(seconds))])
         let length = seconds % 60 == 0 ? "\(seconds / 60) minutes" : maximum.secondsText
-        reportError(RealtimeProtocolError(
+        end(with: RealtimeProtocolError(
             type: "invalid_request_error", code: "session_expired", message: "Your session hit the maximum duration of \(length)."
-        ))
-        transport.close(reason: "session expired")
+        ), reason: "session expired")
     }
 
     private var sessionInfo: RealtimeSessionInfo {
@@ -540,9 +547,8 @@ actor RealtimeConnection {
                     // A newer connection holds the instance, or this node was fenced: nothing more
                     // may be stored, so the session ends now rather than talk on unsaved.
                     context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
-                    RealtimeServerEvent.error(SessionAdmission.supersededError).encode(dialect: dialect).map(write)
                     storedOutput.removeAll()
-                    transport.close(reason: "session superseded")
+                    end(with: SessionAdmission.supersededError, reason: "session superseded")
                 } catch {
                     context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
                     context.metrics.errorReported(category: "invalid_request")
