@@ -23,31 +23,38 @@ public final class ParleyApp: Sendable {
     ///   - store: the store to use; by default the one `settings` name (`ServerSettings.openStore()`).
     /// - Throws: when the data directory or the database cannot be opened.
     public init(
-        settings: ServerSettings, secret: String, store: (any ParleyStore)? = nil, providers: ProviderSet? = nil, log: EventLog = EventLog()
+        settings: ServerSettings, secret: String, store: ServerStore? = nil, providers: ProviderSet? = nil, log: EventLog = EventLog()
     ) throws {
         try FileManager.default.createDirectory(at: settings.dataDirectory, withIntermediateDirectories: true)
-        let store = try store ?? settings.openStore()
+        let opened = try store ?? settings.openStore()
+        let sessions = LiveSessions(limits: LiveSessions.Limits(
+            maximum: settings.maximumSessions, perUser: settings.maximumSessionsPerUser, perToken: settings.maximumSessionsPerToken
+        ))
+        let recordings = CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log)
+        let coordinator: any SessionCoordinator = switch opened {
+        case .local(let store):
+            LocalCoordinator(sessions: sessions, store: store, recordings: recordings, tokenMintsPerMinute: settings.tokenMintsPerMinute)
+        case .shared(let store):
+            ClusterCoordinator(store: store, sessions: sessions, recordings: recordings, settings: settings, secret: secret, log: log)
+        }
         context = ServerContext(
-            settings: settings, store: store, authentication: RequestAuthentication(secret: secret),
-            metrics: Metrics(), log: log, sessions: LiveSessions(limits: LiveSessions.Limits(
-                maximum: settings.maximumSessions, perUser: settings.maximumSessionsPerUser, perToken: settings.maximumSessionsPerToken
-            )),
-            tokenRateLimiter: RateLimiter(perMinute: settings.tokenMintsPerMinute), providers: ProviderHandle(providers),
+            settings: settings, store: opened.store, authentication: RequestAuthentication(secret: secret),
+            metrics: Metrics(), log: log, sessions: sessions, providers: ProviderHandle(providers),
             calls: WebRTCCalls(settings: RTCEndpoint.Settings(
                 host: settings.host, port: settings.webRTCPort,
                 setupTimeout: settings.webRTCSetupTimeout, silenceTimeout: settings.webRTCSilenceTimeout,
                 publicAddress: settings.webRTCPublicAddress
             )),
-            recordings: CallRecordings(dataDirectory: settings.dataDirectory, recordsByDefault: settings.recordsCalls, log: log),
+            recordings: recordings,
             traces: settings.tracing.map { OTLPTraceExporter(configuration: $0, log: log) },
-            cluster: (store as? PostgresStore).map(PostgresCluster.init)
+            coordinator: coordinator
         )
         context.traces?.start()
         housekeeping = RecordingHousekeeping(recordings: context.recordings, limits: settings.recordingLimits, log: log)
         var router = Router()
         let context = self.context
         router.get("/healthz") { _ in
-            if context.cluster?.isDraining == true {
+            if context.coordinator.isDraining {
                 return .error(status: 503, code: "draining", message: "This node is shutting down; use another.")
             }
             return context.providers.current == nil
@@ -92,23 +99,14 @@ public final class ParleyApp: Sendable {
     /// the commands other nodes send it; does nothing on a single node. Call after `start()`.
     /// - Throws: `PostgresError` when the node cannot be registered.
     public func joinCluster() async throws {
-        let nodeURL = context.settings.nodeURL ?? "http://\(context.settings.host):\(port)"
-        let context = self.context
-        try await context.cluster?.start(
-            nodeURL: nodeURL, handler: ClusterCommandHandler(sessions: context.sessions, recordings: context.recordings).carryOut,
-            onDeclaredDead: {
-                // Every instance this node held was taken over while it was silent.
-                context.log.log("node.declared_dead", ["sessions": .number(Double(context.sessions.count))])
-                for entry in context.sessions.all { entry.disconnect() }
-            }
-        )
+        try await context.coordinator.join(nodeURL: context.settings.nodeURL ?? "http://\(context.settings.host):\(port)")
     }
 
     /// Finishes in-flight requests, closes every socket, stops the providers and closes the
-    /// store; in cluster mode the node drains first (`NodeDrain`: new sessions refused, live ones
-    /// given `drainSeconds` to end) and leaves the cluster last.
+    /// store. The node drains first (new sessions refused; in a cluster, live ones given
+    /// `drainSeconds` to end, see `ClusterCoordinator.drain()`) and leaves the cluster last.
     public func shutdown() async {
-        await NodeDrain.run(context: context)
+        await context.coordinator.drain()
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()
@@ -116,7 +114,7 @@ public final class ParleyApp: Sendable {
         await context.recordings.finishAll()
         await context.traces?.shutdown()
         await context.providers.current?.shutdown()
-        await context.cluster?.stop()
+        await context.coordinator.leave()
         await context.store.close()
     }
 }

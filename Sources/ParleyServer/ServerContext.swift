@@ -11,7 +11,6 @@ public struct ServerContext: Sendable {
     public var metrics: Metrics
     public var log: EventLog
     public var sessions: LiveSessions
-    public var tokenRateLimiter: RateLimiter
     /// The engines new sessions run on (empty until they are ready).
     public var providers: ProviderHandle
     /// The WebRTC calls (`POST /v1/realtime/calls`) and their UDP endpoint.
@@ -20,6 +19,6 @@ public struct ServerContext: Sendable {
     public var recordings: CallRecordings
     /// Exports per-turn traces when an OTLP endpoint is configured.
     public var traces: OTLPTraceExporter?
-    /// This node's part in a cluster (PostgreSQL store only); `nil` on a single node.
-    public var cluster: PostgresCluster? = nil
+    /// How this node works with the others: alone, or as one node of a PostgreSQL cluster.
+    var coordinator: any SessionCoordinator
 }

@@ -99,7 +99,7 @@ public enum ServeCommand {
             log.log("restarted_after_crash", ["previous_pid": .number(Double(crash.processID)), "previous_started": .string(crash.started)])
         }
 
-        let store: any ParleyStore
+        let store: ServerStore
         do {
             store = try settings.openStore()
         } catch let error as PostgresError {

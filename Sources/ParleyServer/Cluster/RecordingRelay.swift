@@ -10,9 +10,8 @@ enum RecordingRelay {
     /// The query parameter asking a node for its own copy only, so relays never chain.
     static let ownCopyOnly = "node_local"
 
-    /// The recording as the first other live node holding it answers, or `nil` when none does.
-    static func fetch(conversationID: String, range: String?, cluster: PostgresCluster, secret: String) async -> HTTPResponse? {
-        let nodes = (try? await cluster.otherLiveNodes()) ?? []
+    /// The recording as the first of `nodes` holding it answers, or `nil` when none does.
+    static func fetch(conversationID: String, range: String?, from nodes: [ClusterNode], secret: String) async -> HTTPResponse? {
         let id = conversationID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? conversationID
         for node in nodes {
             guard let url = URL(string: "\(node.url)/v1/conversations/\(id)/recording?\(ownCopyOnly)=1") else { continue }

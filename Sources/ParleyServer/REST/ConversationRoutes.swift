@@ -34,11 +34,8 @@ enum ConversationRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             let id = request.pathParameters["id"] ?? ""
             guard let file = context.recordings.file(conversationID: id) else {
-                if let cluster = context.cluster, request.query[RecordingRelay.ownCopyOnly] == nil,
-                   let relayed = await RecordingRelay.fetch(
-                       conversationID: id, range: request.headers["Range"], cluster: cluster,
-                       secret: String(decoding: context.authentication.secret, as: UTF8.self)
-                   ) {
+                if request.query[RecordingRelay.ownCopyOnly] == nil,
+                   let relayed = await context.coordinator.recordingElsewhere(conversationID: id, range: request.headers["Range"]) {
                     return relayed
                 }
                 return .error(status: 404, code: "recording_not_found", message: "Conversation \(id) has no recording (recordings are off for its agent, or nothing was said yet).")
@@ -52,11 +49,7 @@ enum ConversationRoutes {
             do {
                 guard try await context.store.conversationExists(id: id) else { return AgentRoutes.notFound(request) }
                 // Its live sessions end first, on every node, so nothing is written to it afterwards.
-                for entry in context.sessions.all where entry.conversationID == id {
-                    await entry.session.close()
-                    entry.disconnect()
-                }
-                if let cluster = context.cluster { await endOnOtherNodes(conversationID: id, cluster: cluster, log: context.log) }
+                await context.coordinator.endSessions(conversationID: id)
                 try await context.store.deleteConversation(id: id)
             } catch {
                 return AgentRoutes.storageFailure(error)
@@ -68,24 +61,6 @@ enum ConversationRoutes {
             }
             context.log.log("conversation.deleted", ["conversation": .string(id)])
             return JSONResponse.ok(["id": id, "object": "conversation.deleted", "deleted": "true"])
-        }
-    }
-
-    /// Has every other live node end its sessions of the conversation and remove its
-    /// recording; a node that does not answer in time is logged (its sessions' writes then
-    /// fail against the deleted conversation, and its copy of the recording stays).
-    private static func endOnOtherNodes(conversationID: String, cluster: PostgresCluster, log: EventLog) async {
-        let nodes = (try? await cluster.otherLiveNodes()) ?? []
-        await withTaskGroup(of: Void.self) { group in
-            for node in nodes {
-                group.addTask {
-                    do {
-                        _ = try await cluster.send(.endConversation, instanceID: conversationID, epoch: 0, to: node.id)
-                    } catch {
-                        log.log("conversation.delete_unacknowledged", ["conversation": .string(conversationID), "node": .string(node.id)])
-                    }
-                }
-            }
         }
     }
 

@@ -84,12 +84,14 @@ enum InstanceRoutes {
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             do {
                 guard let instance = try await context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
-                if let cluster = context.cluster { return try await ClusterInstanceRoutes.show(instance, cluster: cluster) }
-                let status = context.sessions.status(instanceID: instance.id) ?? instance.status
-                return JSONResponse.ok(InstanceResponse(
+                let view = try await context.coordinator.liveView(of: instance)
+                var response = InstanceResponse(
                     id: instance.id, agentID: instance.agentID, user: instance.userID,
-                    conversationID: instance.conversationID, status: status
-                ))
+                    conversationID: instance.conversationID, status: view.status
+                )
+                response.ownerNode = view.ownerNode
+                response.ownerURL = view.ownerURL
+                return JSONResponse.ok(response)
             } catch {
                 return AgentRoutes.storageFailure(error)
             }
@@ -98,25 +100,23 @@ enum InstanceRoutes {
         router.post("/v1/instances/{id}/interrupt") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
             let id = request.pathParameters["id"] ?? ""
-            if let cluster = context.cluster { return await ClusterInstanceRoutes.interrupt(id, cluster: cluster) }
-            guard let entry = context.sessions.entry(instanceID: id) else {
-                return .error(status: 409, code: "not_connected", message: "Instance \(id) has no live session to interrupt.")
+            do {
+                guard try await context.coordinator.interrupt(instanceID: id) else {
+                    return .error(status: 409, code: "not_connected", message: "Instance \(id) has no live session to interrupt.")
+                }
+                return JSONResponse.ok(["id": id, "object": "agent.instance.interrupted"])
+            } catch let error as CoordinationError {
+                return .error(status: 504, code: error.code, message: error.message)
+            } catch {
+                return AgentRoutes.storageFailure(error)
             }
-            await entry.session.cancelResponse()
-            return JSONResponse.ok(["id": id, "object": "agent.instance.interrupted"])
         }
 
         router.delete("/v1/instances/{id}") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
-            if let cluster = context.cluster { return await ClusterInstanceRoutes.delete(request.pathParameters["id"] ?? "", cluster: cluster) }
             do {
                 let id = request.pathParameters["id"] ?? ""
-                guard try await context.store.instance(id: id) != nil else { return AgentRoutes.notFound(request) }
-                if let entry = context.sessions.entry(instanceID: id) {
-                    await entry.session.close()
-                    entry.disconnect()
-                }
-                try await context.store.setInstanceStatus(id: id, status: "ended")
+                guard try await context.coordinator.end(instanceID: id) else { return AgentRoutes.notFound(request) }
                 return JSONResponse.ok(["id": id, "object": "agent.instance", "status": "ended"])
             } catch {
                 return AgentRoutes.storageFailure(error)

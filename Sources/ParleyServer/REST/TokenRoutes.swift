@@ -111,17 +111,13 @@ enum TokenRoutes {
         }
     }
 
-    /// Takes a token from the caller's bucket: this node's, or in cluster mode the one every node shares.
+    /// Takes a token from the caller's bucket (in cluster mode, the one every node shares).
     private static func rateLimit(_ request: HTTPRequest, _ context: ServerContext) async -> HTTPResponse? {
         let allowed: Bool
-        if let cluster = context.cluster {
-            do {
-                allowed = try await cluster.allowTokenMint(key: request.remoteAddress, perMinute: context.settings.tokenMintsPerMinute)
-            } catch {
-                return .error(status: 503, code: "storage_error", message: "The cluster's database could not be reached to count tokens; try again shortly.")
-            }
-        } else {
-            allowed = context.tokenRateLimiter.allow(request.remoteAddress)
+        do {
+            allowed = try await context.coordinator.allowTokenMint(from: request.remoteAddress)
+        } catch {
+            return .error(status: 503, code: "storage_error", message: "The cluster's database could not be reached to count tokens; try again shortly.")
         }
         guard !allowed else { return nil }
         var response = HTTPResponse.error(status: 429, code: "rate_limited", message: "Too many tokens requested from this address; try again in a minute.")

@@ -5,10 +5,10 @@ import ParleyStore
 /// The one way a session gets in, whatever door it arrives through (the realtime WebSocket, a
 /// WebRTC call, a phone call), and the one way it leaves.
 ///
-/// A door first `reserve`s a place: the node must not be draining, and in cluster mode the
-/// session is registered in the cluster-wide count (under the cluster maximum and its caller's
-/// per-user and per-token limits on every node) and claims its instance, so its writes are
-/// fenced by the claim. The door then sets the session up with the reservation's `context`
+/// A door first `reserve`s a place: the node must not be draining, and the node's
+/// `SessionCoordinator` reserves what lies beyond it — in a cluster, the session is registered
+/// in the cluster-wide count (under the cluster maximum and its caller's per-user and per-token
+/// limits on every node) and claims its instance, so its writes are fenced by the claim. The door then sets the session up with the reservation's `context`
 /// (whose store is the fenced one) and `admit`s it on this node (the node's maximum and the
 /// caller's limits). `end` undoes all of it, whatever ended the session.
 struct SessionAdmission: Sendable {
@@ -71,16 +71,20 @@ struct SessionAdmission: Sendable {
     let door: String
     /// The context the session runs in: in cluster mode, its store writes through the instance claim.
     let context: ServerContext
-    /// The epoch of the session's instance claim, in cluster mode.
-    let claimEpoch: Int64?
     private let owner: LiveSessions.Owner?
-    private let clusterAdmissionID: String?
-    private let claim: InstanceClaim?
+    private let reservation: SessionReservation
+
+    /// The epoch of the session's instance claim, in cluster mode.
+    var claimEpoch: Int64? { reservation.claimEpoch }
 
     /// Reserves a place for a session of `request`, or says why there is none (and counts the refusal).
     static func reserve(_ request: Request, context: ServerContext) async throws(Refusal) -> SessionAdmission {
-        do {
-            return try await reserveCounted(request, context: context)
+        do throws(Refusal) {
+            if let refusal = precheck(owner: request.owner, context: context) { throw refusal }
+            let reservation = try await context.coordinator.reserve(request, store: context.store, limits: context.sessions.limits)
+            var sessionContext = context
+            sessionContext.store = reservation.store
+            return SessionAdmission(door: request.door, context: sessionContext, owner: request.owner, reservation: reservation)
         } catch {
             context.metrics.doorRefused(door: request.door, reason: error.code)
             throw error
@@ -90,59 +94,8 @@ struct SessionAdmission: Sendable {
     /// Why a session of `owner` could not get in now, judged from this node alone (draining, or
     /// its limits); a door asks before it does the work of setting a session up.
     static func precheck(owner: LiveSessions.Owner?, context: ServerContext) -> Refusal? {
-        if context.cluster?.isDraining == true { return .draining }
+        if context.coordinator.isDraining { return .draining }
         return context.sessions.refusal(for: owner).map(Refusal.limit)
-    }
-
-    private static func reserveCounted(_ request: Request, context: ServerContext) async throws(Refusal) -> SessionAdmission {
-        if let refusal = precheck(owner: request.owner, context: context) { throw refusal }
-        guard let cluster = context.cluster else {
-            return SessionAdmission(door: request.door, context: context, claimEpoch: nil, owner: request.owner, clusterAdmissionID: nil, claim: nil)
-        }
-        let admissionID = RealtimeID.session()
-        let limits = ClusterSessionLimits(
-            maximum: context.settings.clusterMaximumSessions,
-            perUser: context.sessions.limits.perUser, perToken: context.sessions.limits.perToken
-        )
-        let claim: InstanceClaim?
-        do {
-            let admission = try await cluster.admitSession(
-                id: admissionID, instanceID: request.instanceID,
-                owner: request.owner, limits: limits
-            )
-            if let refusal = LiveSessions.Refusal(admission) { throw Refusal.limit(refusal) }
-            claim = try await claimIfAllowed(request.instanceID, caller: request.caller, context: context, cluster: cluster)
-        } catch let refusal as Refusal {
-            throw refusal
-        } catch {
-            await cluster.sessionEnded(id: admissionID)
-            context.log.log("session.admission_failed", ["door": .string(request.door), "problem": .string("\(error)")])
-            throw .storageUnavailable
-        }
-        var sessionContext = context
-        if let claim {
-            sessionContext.store = cluster.store(for: claim)
-            if let previous = claim.previousOwner {
-                // The old owner closes its session; this one need not wait for it.
-                Task { _ = try? await cluster.send(.release, instanceID: claim.instanceID, epoch: claim.epoch, to: previous) }
-            }
-        }
-        return SessionAdmission(
-            door: request.door, context: sessionContext, claimEpoch: claim?.epoch, owner: request.owner,
-            clusterAdmissionID: admissionID, claim: claim
-        )
-    }
-
-    /// Claims the instance the client asks for, unless its token may not join it (the session
-    /// setup then refuses it; it must not take the instance from its rightful client).
-    private static func claimIfAllowed(
-        _ instanceID: String?, caller: Caller?, context: ServerContext, cluster: PostgresCluster
-    ) async throws -> InstanceClaim? {
-        guard let instanceID else { return nil }
-        if case .client(let claims)? = caller {
-            guard let instance = try await context.store.instance(id: instanceID), claims.mayJoin(instance) else { return nil }
-        }
-        return try await cluster.claim(instanceID: instanceID)
     }
 
     /// Registers the set-up session among this node's live sessions; `disconnect` is how the
@@ -172,12 +125,8 @@ struct SessionAdmission: Sendable {
         await release()
     }
 
-    /// Lets go of the instance claim and the cluster-wide registration.
-    func release() async {
-        guard let cluster = context.cluster else { return }
-        if let claim { await cluster.release(claim) }
-        if let clusterAdmissionID { await cluster.sessionEnded(id: clusterAdmissionID) }
-    }
+    /// Gives the reservation back: in a cluster, the instance claim and the cluster-wide registration.
+    func release() async { await reservation.release() }
 }
 
 extension LiveSessions.Refusal {
