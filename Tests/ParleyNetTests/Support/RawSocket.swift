@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +16,10 @@ final class RawSocket: Sendable {
     private let port: Int
     private let connected = Guarded(false)
 
-    /// Prepares a connection to 127.0.0.1:`port`, with `timeout` seconds for every read and write.
+    /// Prepares a connection to 127.0.0.1:`port`, with `timeout` seconds for every read and
+    /// write (longer where tests run slower, see `TestDeadline`).
     init(port: Int, timeout: Int = 30) throws {
+        let timeout = Int(Double(timeout) * TestDeadline.scale)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RawSocketError.failed("socket") }
         self.port = port
