@@ -53,14 +53,7 @@ public final class ParleyApp: Sendable {
         housekeeping = RecordingHousekeeping(recordings: context.recordings, limits: settings.recordingLimits, log: log)
         var router = Router()
         let context = self.context
-        router.get("/healthz") { _ in
-            if context.coordinator.isDraining {
-                return .error(status: 503, code: "draining", message: "This node is shutting down; use another.")
-            }
-            return context.providers.current == nil
-                ? .error(status: 503, code: "starting", message: "The providers are still loading.")
-                : JSONResponse.ok(["status": "ok"])
-        }
+        HealthRoutes.register(on: &router, context: context)
         MetricsRoute.register(on: &router, context: context)
         StatusRoute.register(on: &router, context: context)
         TokenRoutes.register(on: &router, context: context)
@@ -92,7 +85,7 @@ public final class ParleyApp: Sendable {
     /// The port the server listens on.
     public var port: Int { server.port }
 
-    /// Makes the providers available; `/healthz` answers 200 from now on.
+    /// Makes the providers available; `/readyz` answers 200 from now on.
     public func providersReady(_ providers: ProviderSet) { context.providers.set(providers) }
 
     /// In cluster mode, registers this node (at the port it listens on) and starts carrying out

@@ -24,7 +24,7 @@ extension ClusterServeTests {
         try await call(node, "GET", "/v1/instances/\(instance)").body
     }
 
-    @Test("SIGTERM drains B: heartbeat and /healthz say draining, HAProxy takes B out, new sessions on every door refused by B and landing on A or C, B's live session finishes its turn, then moves")
+    @Test("SIGTERM drains B: heartbeat and /readyz say draining (/healthz stays 200), HAProxy takes B out, new sessions on every door refused by B and landing on A or C, B's live session finishes its turn, then moves")
     func drainingNodeHandsItsSessionsOver() async throws {
         try await ThrowawayPostgres.with { postgres in
             let databaseURL = try await postgres.createDatabase()
@@ -46,11 +46,12 @@ extension ClusterServeTests {
                 #expect(try await Self.nodeFlags(databaseURL: databaseURL, nodeURL: bURL) == "f|f")
 
                 kill(cluster.b.pid, SIGTERM)
-                let healthDraining = await ResourceProbe.eventually(within: 20) {
-                    let health = try? await Self.call(cluster.b, "GET", "/healthz")
-                    return health?.status == 503 && health?.body["error"]?["code"]?.stringValue == "draining"
+                let readinessDraining = await ResourceProbe.eventually(within: 20) {
+                    let readiness = try? await Self.call(cluster.b, "GET", "/readyz")
+                    return readiness?.status == 503 && readiness?.body["error"]?["code"]?.stringValue == "draining"
                 }
-                #expect(healthDraining, "B's /healthz did not report draining")
+                #expect(readinessDraining, "B's /readyz did not report draining")
+                #expect(try await Self.call(cluster.b, "GET", "/healthz").status == 200, "B's liveness failed while it drained")
                 // Sessions that reach HAProxy before its check has taken B out (it checks every 2 s)
                 // still start: B refuses the upgrade with 503 and HAProxy retries it on A or C.
                 var early: [ProcessRealtimeClient] = []

@@ -40,7 +40,7 @@ final class HAProxyProcess: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    /// Starts HAProxy in front of `nodes` and waits until it answers `/healthz` with 200.
+    /// Starts HAProxy in front of `nodes` and waits until it answers `/readyz` with 200.
     init(nodes: [ServerProcess], directory: URL) async throws {
         // A port number free on 127.0.0.1 is free on 127.0.0.5 too: nothing else listens there.
         port = try ClosedPort().port
@@ -56,7 +56,7 @@ final class HAProxyProcess: Sendable {
         try process.run()
         let output = output
         _ = PipeReader(pipe.fileHandleForReading) { output.append($0) }
-        let url = baseURL.appendingPathComponent("/healthz")
+        let url = baseURL.appendingPathComponent("/readyz")
         let ready = await ResourceProbe.eventually(within: 30) {
             (try? await HTTPClient.shared.send(HTTPClient.Request(url: url, method: "GET")))?.status == 200
         }

@@ -42,7 +42,7 @@ final class ClusterCoordinator: SessionCoordinator {
         )
     }
 
-    /// Marks the node draining (its heartbeat row, and `/healthz` answering 503, tell load
+    /// Marks the node draining (its heartbeat row, and `/readyz` answering 503, tell load
     /// balancers to send nothing more) and gives its live sessions up to
     /// `ServerSettings.drainSeconds` to end by themselves. Those still running afterwards are
     /// closed by the shutdown; their instances wait for their clients to reconnect elsewhere.

@@ -22,7 +22,7 @@ public enum PublicDoors {
             ("REST API", "/v1/agents, /v1/tokens, …", "server secret"),
             ("metrics", "/metrics", settings.metricsToken == nil
                 ? "open to anyone (set PARLEY_METRICS_TOKEN to require a token)" : "PARLEY_METRICS_TOKEN or server secret"),
-            ("health and status", "/healthz, /v1/status", "open to anyone"),
+            ("health and status", "/healthz, /readyz, /v1/status", "open to anyone"),
             ("client MCP servers", "session.tools", settings.clientsNameMCPServers
                 ? "on: any token holder makes the server call URLs they name" : "off: only the server secret and agents name MCP servers"),
         ]
