@@ -43,7 +43,9 @@ import Testing
         let setup = try text("scripts/setup")
         let embedded = try text("scripts/setup-embedded")
         let bench = try text("scripts/bench")
-        var names = bashArray("DEBIAN_PACKAGES", in: setup) + bashArray("PYTHON_PACKAGES", in: setup)
+        // Running's packages and the tests' own (scripts/setup --run installs only the former).
+        var names = bashArray("RUN_DEBIAN_PACKAGES", in: setup) + bashArray("TEST_DEBIAN_PACKAGES", in: setup)
+        names += bashArray("RUN_PYTHON_PACKAGES", in: setup) + bashArray("TEST_PYTHON_PACKAGES", in: setup)
         names += bashArray("PIPECAT_PACKAGES", in: bench) + bashArray("LOADCLIENT_PACKAGES", in: bench)
         names += try captures(#"fetch_wheel "([^"=]+)=="#, in: embedded)
         names += try captures(#"/([A-Za-z0-9_.-]+)-[0-9][0-9.]*\.tar\.gz\n"#, in: embedded)

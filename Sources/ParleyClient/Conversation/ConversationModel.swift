@@ -107,9 +107,12 @@ public final class ConversationModel {
 
     /// Creates a model for the Parley server at `server` (`http://` or `https://` base URL).
     /// - Parameters:
+    ///   - server: the server's base URL, such as `http://127.0.0.1:8080`.
     ///   - agentID: talk to this agent instead of the server's default one.
     ///   - instanceID: join this agent instance (its conversation continues).
     ///   - token: fetches client tokens (see `RealtimeClient.TokenProvider`).
+    ///   - audio: captures the microphone and plays the agent's voice.
+    ///   - options: how the conversation behaves (see `Options`).
     public convenience init(
         server: URL, agentID: String? = nil, instanceID: String? = nil,
         token: @escaping RealtimeClient.TokenProvider, audio: any ConversationAudio, options: Options = Options()
