@@ -297,7 +297,7 @@ private final class VoiceTurnRecorder: @unchecked Sendable {
         let now = ContinuousClock.now
         switch event {
         case .speechStopped: turnEnded(at: now)
-        case .userTranscriptFinal(_, let text): lock.withLock { transcript = text }
+        case .userTranscriptFinal(_, let text, _): lock.withLock { transcript = text }
         case .agentTextDelta(_, _, let delta): replyText(delta, at: now)
         case .agentAudio: firstAudio(at: now)
         case .turnMetrics(let turn):

@@ -52,13 +52,15 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
     }
 
     public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
-        try await transcribe(samples, isFinal: isFinal, prompt: nil)
+        try await transcribe(samples, isFinal: isFinal, hints: TranscriptionHints())
     }
 
-    /// Transcribes one utterance with `prompt` as the request's `prompt` in place of the one
-    /// the recognizer was made with (`nil`: that one).
-    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
-        let prompt = prompt ?? self.prompt
+    /// Transcribes one utterance with the hints' `language` and `prompt` as the request's, in
+    /// place of the ones the recognizer was made with (`nil`: those). The transcription's
+    /// `language` is the one asked for, if any (a `json` response does not say).
+    public func transcribe(_ samples: [Float], isFinal: Bool, hints: TranscriptionHints) async throws -> Transcription {
+        let language = hints.language ?? self.language
+        let prompt = hints.prompt ?? self.prompt
         let started = ContinuousClock.now
         let audioDuration = Double(samples.count) / Double(sampleRate)
         guard !samples.isEmpty else { return Transcription(text: "", audioDuration: 0, processingDuration: 0) }
@@ -95,7 +97,8 @@ public struct OpenAISpeechRecognizer: SpeechRecognizer {
         return Transcription(
             text: text.trimmingCharacters(in: .whitespacesAndNewlines),
             audioDuration: audioDuration,
-            processingDuration: (ContinuousClock.now - started).timeInterval
+            processingDuration: (ContinuousClock.now - started).timeInterval,
+            language: language.flatMap { $0.isEmpty ? nil : $0 }
         )
     }
 

@@ -10,8 +10,9 @@ import ParleyCore
 public enum TestVoice: Sendable, Hashable, CustomStringConvertible {
     /// A flite voice by name: `slt`, `rms`, `awb`, `kal16` (`flite -lv` lists them).
     case flite(String)
-    /// An eSpeak NG voice by name, e.g. `en-us`, `en-us+m3`, `en-gb+f2`.
-    case espeak(String)
+    /// An eSpeak NG voice by name, e.g. `en-us`, `en-us+m3`, `en-gb+f2`, `de`, at eSpeak's
+    /// default 175 words per minute or `wordsPerMinute`.
+    case espeak(String, wordsPerMinute: Int? = nil)
 
     /// The voices a clip set is spread over: four flite speakers and two eSpeak NG ones.
     public static let assorted: [TestVoice] = [.flite("slt"), .flite("rms"), .flite("awb"), .flite("kal16"), .espeak("en-us"), .espeak("en-gb+f3")]
@@ -22,7 +23,8 @@ public enum TestVoice: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .flite(let name): "flite \(name)"
-        case .espeak(let name): "espeak-ng \(name)"
+        case .espeak(let name, nil): "espeak-ng \(name)"
+        case .espeak(let name, let wordsPerMinute?): "espeak-ng \(name) at \(wordsPerMinute) wpm"
         }
     }
 
@@ -33,7 +35,8 @@ public enum TestVoice: Sendable, Hashable, CustomStringConvertible {
         defer { try? FileManager.default.removeItem(at: file) }
         let (command, arguments): (String, [String]) = switch self {
         case .flite(let name): ("flite", ["-voice", name, "-t", text, "-o", file.path])
-        case .espeak(let name): ("espeak-ng", ["-v", name, "-w", file.path, "--", text])
+        case .espeak(let name, let wordsPerMinute):
+            ("espeak-ng", ["-v", name] + (wordsPerMinute.map { ["-s", "\($0)"] } ?? []) + ["-w", file.path, "--", text])
         }
         try await Self.run(command, arguments)
         let wav = try WAVFile.read(try Data(contentsOf: file))

@@ -69,7 +69,8 @@ flags below override them.
 
 Usage: parley serve [--host <address>] [--port <port>] [--data-dir <path>]
        [--env-file <path>] [--web-root <path>] [--llm-model <path>]
-       [--database-url <url>] [--tls-cert <path>] [--tls-key <path>]
+       [--asr-model <name>] [--database-url <url>] [--tls-cert <path>]
+       [--tls-key <path>]
 
 Options:
       --host <address>      The address to listen on (default 127.0.0.1).
@@ -83,6 +84,8 @@ Options:
                             ./Web).
       --llm-model <path>    A GGUF model of your own for the embedded
                             llama-server, instead of SmolLM2.
+      --asr-model <name>    The embedded Whisper model: tiny.en (the default,
+                            English only) or base (multilingual).
       --database-url <url>  A postgresql:// URL: keep the store in PostgreSQL
                             instead of SQLite (cluster mode).
       --tls-cert <path>     A PEM certificate (chain): serve HTTPS and WSS with
@@ -102,6 +105,8 @@ Environment:
                             --llm-model is not given.
   PARLEY_ASR_URL            An OpenAI-compatible transcription API instead of
                             whisper.cpp.
+  PARLEY_ASR_MODEL          The Whisper model when --asr-model is not given;
+                            with PARLEY_ASR_URL, the service's model.
   PARLEY_TTS                The embedded voice: piper (the default neural voice)
                             or flite.
   PARLEY_TTS_URL            An OpenAI-compatible speech API instead of the
@@ -113,6 +118,7 @@ Examples:
   parley serve
   parley serve --host 0.0.0.0 --port 9000 --data-dir /var/lib/parley
   parley serve --llm-model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
+  parley serve --asr-model base
 
 """#,
         "chat": #"""
@@ -186,24 +192,32 @@ Uses whisper.cpp in process, or the OpenAI-compatible transcription service
 PARLEY_ASR_URL names. Any sample rate and channel count is accepted. With
 several files, each line starts with the file's name.
 
-Usage: parley transcribe <file>... [--json]
+Usage: parley transcribe <file>... [--json] [--language <code>]
+       [--prompt <text>]
 
 Arguments:
-  <file>            A WAV file to transcribe.
+  <file>                 A WAV file to transcribe.
 
 Options:
-      --json        Print one JSON object per file, with the text and timings.
-  -h, --help        Show this help.
+      --json             Print one JSON object per file, with the text, language
+                         and timings.
+      --language <code>  The spoken language (ISO-639-1, e.g. de); by default a
+                         multilingual model detects it.
+      --prompt <text>    Text in the expected style and vocabulary, e.g. names
+                         to spell right.
+  -h, --help             Show this help.
 
 Environment:
-  PARLEY_ASR_URL    An OpenAI-compatible transcription API to use instead of
-                    whisper.cpp.
-  PARLEY_MODEL_DIR  Where the embedded models are (default
-                    ~/.cache/parley/models).
+  PARLEY_ASR_URL         An OpenAI-compatible transcription API to use instead
+                         of whisper.cpp.
+  PARLEY_ASR_MODEL       The Whisper model: tiny.en (default) or base.
+  PARLEY_MODEL_DIR       Where the embedded models are (default
+                         ~/.cache/parley/models).
 
 Examples:
   parley transcribe question.wav
   parley transcribe *.wav --json
+  PARLEY_ASR_MODEL=base parley transcribe frage.wav --language de
 
 """#,
         "say": #"""

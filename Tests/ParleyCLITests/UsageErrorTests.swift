@@ -8,10 +8,10 @@ import Testing
 struct UsageErrorTests {
     static let usage = [
         "": "parley <command>",
-        "serve": "parley serve [--host <address>] [--port <port>] [--data-dir <path>] [--env-file <path>] [--web-root <path>] [--llm-model <path>] [--database-url <url>] [--tls-cert <path>] [--tls-key <path>]",
+        "serve": "parley serve [--host <address>] [--port <port>] [--data-dir <path>] [--env-file <path>] [--web-root <path>] [--llm-model <path>] [--asr-model <name>] [--database-url <url>] [--tls-cert <path>] [--tls-key <path>]",
         "chat": "parley chat [--url <url>] [--agent <id>] [--instructions <text>]",
         "talk": "parley talk <file> [--out <file>] [--url <url>] [--agent <id>]",
-        "transcribe": "parley transcribe <file>... [--json]",
+        "transcribe": "parley transcribe <file>... [--json] [--language <code>] [--prompt <text>]",
         "say": "parley say [<text>...] --output <file> [--voice <name>] [--speed <rate>]",
         "token": "parley token --user <id> [--agent <id>] [--ttl <duration>] [--data-dir <path>] [--json]",
         "agents": "parley agents <command>",
@@ -37,6 +37,7 @@ struct UsageErrorTests {
         (["serve", "--host", " "], "invalid value ' ' for --host: expected a non-empty value", "serve"),
         (["serve", "now"], "unexpected argument 'now'", "serve"),
         (["serve", "--prot", "80"], "unknown option '--prot'; did you mean '--port'?", "serve"),
+        (["serve", "--asr-model", "large-v3"], "invalid value 'large-v3' for --asr-model: expected tiny.en or base", "serve"),
 
         (["chat", "--agent", "agent_1"], "--agent needs --url: agents live on a server", "chat"),
         (["chat", "--url", "ftp://example.com"], "invalid value 'ftp://example.com' for --url: expected an http:// or https:// URL such as http://127.0.0.1:8080", "chat"),

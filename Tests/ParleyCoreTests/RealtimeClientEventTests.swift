@@ -177,6 +177,17 @@ import Testing
         #expect(RealtimeSessionSettings(applied).applied(to: base) == applied)
     }
 
+    @Test func theTranscriptionLanguageAndPromptReachTheConfiguration() {
+        let told = RealtimeSessionSettings(inputTranscription: .enabled(model: "whisper-1", language: "de", prompt: "Quaxtonby"))
+            .applied(to: VoiceSessionConfiguration())
+        #expect(told.transcription == TranscriptionHints(language: "de", prompt: "Quaxtonby"))
+        // A transcription object replaces the last one whole; an empty language is none.
+        let cleared = RealtimeSessionSettings(inputTranscription: .enabled(model: nil, language: "", prompt: nil)).applied(to: told)
+        #expect(cleared.transcription == TranscriptionHints())
+        #expect(RealtimeSessionSettings(inputTranscription: .disabled).applied(to: told).transcription == TranscriptionHints())
+        #expect(RealtimeSessionSettings(instructions: "Hi").applied(to: told).transcription == told.transcription)
+    }
+
     // MARK: Malformed input
 
     /// A hostile message and the error it must produce.

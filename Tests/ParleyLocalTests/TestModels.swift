@@ -18,6 +18,13 @@ enum TestModels {
     /// The shared recognizer; throws the locator's error when the model is missing.
     static func recognizer() throws -> WhisperSpeechRecognizer { try whisper.get() }
 
+    static let whisperBase: Result<WhisperSpeechRecognizer, any Error> = Result {
+        try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperBase))
+    }
+
+    /// The shared multilingual recognizer (Whisper base).
+    static func baseRecognizer() throws -> WhisperSpeechRecognizer { try whisperBase.get() }
+
     static let piper: Result<PiperSpeechSynthesizer, any Error> = Result {
         try PiperSpeechSynthesizer(modelPath: locator.path(of: .piperJoe), onnxRuntimePath: locator.onnxRuntimeLibraryPath())
     }

@@ -23,7 +23,7 @@ import Testing
             server.enqueueTranscription(.text("Turn on the lights."))
             let recognizer = OpenAISpeechRecognizer(configuration: Self.configuration(server, model: "whisper-1"), prompt: "Parley")
             let samples = Self.tone(count: 16_000)
-            let heard = try await openAITestDeadline { try await recognizer.transcribe(samples, isFinal: true, prompt: "Yeah. Stop.") }
+            let heard = try await openAITestDeadline { try await recognizer.transcribe(samples, isFinal: true, hints: TranscriptionHints(prompt: "Yeah. Stop.")) }
             #expect(heard.text == "Yeah.")
             _ = try await openAITestDeadline { try await recognizer.transcribe(samples, isFinal: true) }
             let prompts = server.requests.map { request in

@@ -10,13 +10,16 @@ struct TranscribeCommand: ParleyCommand {
             + "Any sample rate and channel count is accepted. With several files, each line starts with the file's name.",
         arguments: [ArgumentSpec(name: "file", arity: .oneOrMore, help: "A WAV file to transcribe.")],
         options: [
-            .flag("json", help: "Print one JSON object per file, with the text and timings."),
+            .flag("json", help: "Print one JSON object per file, with the text, language and timings."),
+            .option("language", value: "code", help: "The spoken language (ISO-639-1, e.g. de); by default a multilingual model detects it."),
+            .option("prompt", value: "text", help: "Text in the expected style and vocabulary, e.g. names to spell right."),
         ],
         environment: [
             EnvironmentSpec("PARLEY_ASR_URL", "An OpenAI-compatible transcription API to use instead of whisper.cpp."),
+            EnvironmentSpec("PARLEY_ASR_MODEL", "The Whisper model: tiny.en (default) or base."),
             EnvironmentSpec("PARLEY_MODEL_DIR", "Where the embedded models are (default ~/.cache/parley/models)."),
         ],
-        examples: ["parley transcribe question.wav", "parley transcribe *.wav --json"],
+        examples: ["parley transcribe question.wav", "parley transcribe *.wav --json", "PARLEY_ASR_MODEL=base parley transcribe frage.wav --language de"],
         command: TranscribeCommand.self
     )
 
@@ -24,10 +27,13 @@ struct TranscribeCommand: ParleyCommand {
     var paths: [String]
     /// Whether to print JSON lines.
     var printsJSON: Bool
+    /// The language and prompt the recognizer is given.
+    var hints: TranscriptionHints
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         paths = arguments.arguments("file")
         printsJSON = arguments.flag("json")
+        hints = TranscriptionHints(language: try arguments.value("language", .nonEmpty), prompt: try arguments.value("prompt", .nonEmpty))
     }
 
     func run(_ context: CommandContext) async throws {
@@ -58,10 +64,10 @@ struct TranscribeCommand: ParleyCommand {
         let clock = ContinuousClock()
         let started = clock.now
         let transcription = try await context.withProgress("Transcribing \(path)") {
-            try await recognizer.transcribe(samples, isFinal: true)
+            try await recognizer.transcribe(samples, isFinal: true, hints: hints)
         }
         return FileTranscript(
-            file: path, text: transcription.text.trimmingCharacters(in: .whitespacesAndNewlines),
+            file: path, text: transcription.text.trimmingCharacters(in: .whitespacesAndNewlines), language: transcription.language,
             audioSeconds: audio.duration, processingSeconds: (clock.now - started).timeInterval
         )
     }
@@ -70,17 +76,20 @@ struct TranscribeCommand: ParleyCommand {
     struct FileTranscript: Encodable {
         var file: String
         var text: String
+        /// The language heard in, when the recognizer says.
+        var language: String?
         var audioSeconds: Double
         var processingSeconds: Double
 
         enum CodingKeys: String, CodingKey {
-            case file, text, audioSeconds = "audio_seconds", processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
+            case file, text, language, audioSeconds = "audio_seconds", processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
         }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(file, forKey: .file)
             try container.encode(text, forKey: .text)
+            try container.encodeIfPresent(language, forKey: .language)
             try container.encode(Self.rounded(audioSeconds), forKey: .audioSeconds)
             try container.encode(Self.rounded(processingSeconds), forKey: .processingSeconds)
             try container.encode(Self.rounded(audioSeconds > 0 ? processingSeconds / audioSeconds : 0), forKey: .realTimeFactor)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyLocal
 import ParleyServer
 import ParleyStore
 
@@ -11,6 +12,8 @@ public struct ServeOptions: Sendable {
     public var webRoot: String?
     /// A GGUF model for the embedded llama-server (`--llm-model`, over `PARLEY_LLM_MODEL_PATH`).
     public var llmModel: String?
+    /// The embedded Whisper model (`--asr-model`, over `PARLEY_ASR_MODEL`).
+    public var asrModel: WhisperModel?
     /// A `postgresql://` URL: the store in PostgreSQL (cluster mode) instead of SQLite
     /// (`--database-url`, over `PARLEY_DATABASE_URL`).
     public var databaseURL: String?
@@ -46,6 +49,7 @@ public enum ServeCommand {
         }
         merged.merge(environment) { _, fromEnvironment in fromEnvironment }
         if let model = options.llmModel { merged["PARLEY_LLM_MODEL_PATH"] = model }
+        if let model = options.asrModel { merged["PARLEY_ASR_MODEL"] = model.rawValue }
         if let certificate = options.tlsCertificate { merged["PARLEY_TLS_CERT"] = certificate }
         if let privateKey = options.tlsPrivateKey { merged["PARLEY_TLS_KEY"] = privateKey }
 

@@ -43,7 +43,7 @@ struct InProcessTalk: Sendable {
     ) async throws {
         for await event in events {
             switch event {
-            case .userTranscriptFinal(_, let text):
+            case .userTranscriptFinal(_, let text, _):
                 guard !text.isEmpty else { throw CommandFailure("no speech was heard") }
                 continuation.yield(.heard(text))
             case .userTranscriptFailed(_, let error):

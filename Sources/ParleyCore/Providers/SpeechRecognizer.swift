@@ -11,13 +11,19 @@ public struct Transcription: Sendable, Hashable, Codable {
     /// How sure the recognizer was of each word of the text, in order (0…1: the lowest
     /// probability among a word's tokens), or `nil` when it does not say.
     public var wordConfidences: [Float]?
+    /// The language the recognizer heard the utterance in (ISO-639-1: the one it was told, or
+    /// the one it detected), or `nil` when it does not say.
+    public var language: String?
 
     /// Creates a transcription.
-    public init(text: String, audioDuration: Double, processingDuration: Double, wordConfidences: [Float]? = nil) {
+    public init(
+        text: String, audioDuration: Double, processingDuration: Double, wordConfidences: [Float]? = nil, language: String? = nil
+    ) {
         self.text = text
         self.audioDuration = audioDuration
         self.processingDuration = processingDuration
         self.wordConfidences = wordConfidences
+        self.language = language
     }
 
     /// How sure the recognizer was of the last word, or `nil` when it does not say.
@@ -32,6 +38,23 @@ public struct Transcription: Sendable, Hashable, Codable {
     public var clearestWordConfidence: Float? { wordConfidences?.max() }
 }
 
+/// What a recognizer is told about an utterance before it listens (the transcription API's
+/// `language` and `prompt`).
+public struct TranscriptionHints: Sendable, Hashable {
+    /// The spoken language as an ISO-639-1 code (`de`), or `nil` to let the recognizer detect
+    /// it (a recognizer that hears one language only hears that one).
+    public var language: String?
+    /// Text in the style and vocabulary expected (names, spelling), as Whisper's initial
+    /// prompt, or `nil`.
+    public var prompt: String?
+
+    /// Creates hints; `nil` leaves each to the recognizer.
+    public init(language: String? = nil, prompt: String? = nil) {
+        self.language = language
+        self.prompt = prompt
+    }
+}
+
 /// Turns speech audio into text.
 ///
 /// A recognizer takes mono Float32 samples in `[-1, 1]` at its own `sampleRate`; callers
@@ -42,21 +65,26 @@ public protocol SpeechRecognizer: Sendable {
     var sampleRate: Int { get }
     /// Whether decoding is cheap enough to re-run on a growing utterance for live partials.
     var supportsPartials: Bool { get }
+    /// The languages (ISO-639-1 codes) the recognizer can be told to hear, or `nil` when it
+    /// does not say (a remote service takes whatever its model knows).
+    var languages: Set<String>? { get }
     /// Transcribes one utterance.
     /// - Parameters:
     ///   - samples: mono samples at `sampleRate`.
     ///   - isFinal: `false` for a partial pass over audio that is still growing.
     /// - Throws: `ProviderError` when the recognizer fails; `CancellationError` when cancelled.
     func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription
-    /// Transcribes one utterance, told what is likely said (`prompt`: text in the style and
-    /// vocabulary expected, as Whisper's initial prompt and the transcription API's `prompt`).
-    /// Recognizers that take no prompt ignore it.
-    func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription
+    /// Transcribes one utterance, told its language and what is likely said. Recognizers that
+    /// take no hints ignore them.
+    func transcribe(_ samples: [Float], isFinal: Bool, hints: TranscriptionHints) async throws -> Transcription
 }
 
 extension SpeechRecognizer {
-    /// Ignores the prompt.
-    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
+    /// Does not say.
+    public var languages: Set<String>? { nil }
+
+    /// Ignores the hints.
+    public func transcribe(_ samples: [Float], isFinal: Bool, hints: TranscriptionHints) async throws -> Transcription {
         try await transcribe(samples, isFinal: isFinal)
     }
 }

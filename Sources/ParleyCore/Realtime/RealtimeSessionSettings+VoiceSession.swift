@@ -31,7 +31,7 @@ extension RealtimeSessionSettings {
     }
 
     /// `configuration` with every setting these settings mention applied to it (the audio
-    /// formats and transcription have no place there and are left to the caller).
+    /// formats and the transcription model have no place there and are left to the caller).
     public func applied(to configuration: VoiceSessionConfiguration) -> VoiceSessionConfiguration {
         var configuration = configuration
         if let instructions { configuration.instructions = instructions }
@@ -41,6 +41,12 @@ extension RealtimeSessionSettings {
         switch turnDetection {
         case .manual?: configuration.turnDetection = nil
         case .serverVAD(let vad)?: configuration.turnDetection = vad
+        case nil: break
+        }
+        switch inputTranscription {
+        case .enabled(_, let language, let prompt)?:
+            configuration.transcription = TranscriptionHints(language: language.flatMap { $0.isEmpty ? nil : $0 }, prompt: prompt)
+        case .disabled?: configuration.transcription = TranscriptionHints()
         case nil: break
         }
         if let tools { configuration.clientTools = tools }

@@ -9,10 +9,11 @@ extension VoiceSession {
         // Speech over the agent is not a turn until it is judged to interrupt.
         guard !interruption.isHoldingTurn else { return }
         let recognizer = providers.recognizer
+        let hints = configuration.transcription
         let started = preemptive.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
             turn: { input.turnInProgress },
-            transcribe: { samples in tasks.start { try await recognizer.transcribe(samples, isFinal: true) } }
+            transcribe: { samples in tasks.start { try await recognizer.transcribe(samples, isFinal: true, hints: hints) } }
         )
         guard let started else { return }
         // The whole turn is being transcribed: a partial pass still running only competes for the CPU.

@@ -41,13 +41,14 @@ extension VoiceSession {
     /// Transcribes `utterance` in a task of the session (or awaits its early transcription).
     private func startTranscribing(_ utterance: TranscriptionQueue.Utterance) {
         let recognizer = providers.recognizer
+        let hints = configuration.transcription
         tasks.start { [weak self] in
             let result: Result<Transcription, any Error>
             do {
                 if let preemptive = utterance.preemptive {
                     result = .success(try await withTaskCancellationHandler { try await preemptive.value } onCancel: { preemptive.cancel() })
                 } else {
-                    result = .success(try await recognizer.transcribe(utterance.samples, isFinal: true))
+                    result = .success(try await recognizer.transcribe(utterance.samples, isFinal: true, hints: hints))
                 }
             } catch {
                 result = .failure(error)
@@ -78,7 +79,7 @@ extension VoiceSession {
             emit(.error(sessionError))
         case .success(let transcription):
             let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            emit(.userTranscriptFinal(itemID: utterance.itemID, text: text))
+            emit(.userTranscriptFinal(itemID: utterance.itemID, text: text, language: transcription.language))
             // A turn that transcribes to nothing (a cough, a false interruption) is no turn.
             guard !text.isEmpty else { return }
             let message = ChatMessage.user(text)
@@ -107,8 +108,9 @@ extension VoiceSession {
         let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
         speechItemID = partialItemID
         let recognizer = providers.recognizer
+        let hints = configuration.transcription
         partials.started(tasks.start { [weak self] in
-            let transcription = try? await recognizer.transcribe(samples, isFinal: false)
+            let transcription = try? await recognizer.transcribe(samples, isFinal: false, hints: hints)
             await self?.partialFinished(itemID: partialItemID, text: transcription?.text)
         })
     }

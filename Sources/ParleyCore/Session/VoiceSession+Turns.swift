@@ -131,11 +131,12 @@ extension VoiceSession {
     private func transcribeSpeechOverAgent(speechStartMs: Int, speechEndMs: Int) {
         let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
         let recognizer = providers.recognizer
+        let hints = TranscriptionHints(language: configuration.transcription.language, prompt: InterruptionPolicy.recognitionPrompt)
         interruptionTranscription?.cancel()
         interruptionTranscription = tasks.start { [weak self] in
             // A failed transcription heard no words: the agent goes on. A cancelled one (the
             // speech went on and is judged again) says nothing.
-            let words = (try? await recognizer.transcribe(clip, isFinal: true, prompt: InterruptionPolicy.recognitionPrompt))
+            let words = (try? await recognizer.transcribe(clip, isFinal: true, hints: hints))
                 ?? Transcription(text: "", audioDuration: 0, processingDuration: 0)
             guard !Task.isCancelled else { return }
             await self?.interruptionJudged(words: words, speechStartMs: speechStartMs, speechEndMs: speechEndMs)

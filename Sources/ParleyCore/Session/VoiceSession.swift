@@ -48,6 +48,9 @@ public actor VoiceSession {
     /// Whether the session can cancel its own output from its input (`parley_echo_cancellation`).
     public nonisolated var cancelsEcho: Bool { providers.makeEchoCanceller != nil }
 
+    /// The languages the session's recognizer can be told to hear, `nil` when it does not say.
+    public nonisolated var recognizerLanguages: Set<String>? { providers.recognizer.languages }
+
     /// The rate the session's audio output has (24 kHz for the realtime protocol).
     public nonisolated let outputSampleRate: Int
 

@@ -97,6 +97,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// Whether the session takes its own output out of its input (Parley's
     /// `parley_echo_cancellation`), for clients that cannot cancel echo themselves.
     public var cancelsEcho: Bool
+    /// The language and prompt the recognizer is given for the user's speech
+    /// (`input_audio_transcription.language` and `.prompt`).
+    public var transcription: TranscriptionHints
 
     /// Creates a configuration.
     public init(
@@ -115,8 +118,10 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         preemptiveGeneration: Bool = true,
         interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration(),
         noiseReduction: NoiseReduction? = nil,
-        cancelsEcho: Bool = false
+        cancelsEcho: Bool = false,
+        transcription: TranscriptionHints = TranscriptionHints()
     ) {
+        self.transcription = transcription
         self.cancelsEcho = cancelsEcho
         self.noiseReduction = noiseReduction
         self.instructions = instructions

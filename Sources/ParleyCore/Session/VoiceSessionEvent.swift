@@ -70,8 +70,9 @@ public enum VoiceSessionEvent: Sendable {
     case idleTimeout(itemID: String, audioStartMs: Int, audioEndMs: Int)
     /// The user's words so far: a full replacement of the text shown for `itemID`.
     case userTranscriptPartial(itemID: String, text: String)
-    /// The user's final words for `itemID`.
-    case userTranscriptFinal(itemID: String, text: String)
+    /// The user's final words for `itemID`, and the language they were heard in (ISO-639-1)
+    /// when the recognizer says.
+    case userTranscriptFinal(itemID: String, text: String, language: String?)
     /// Transcribing `itemID` failed; the item stays without text.
     case userTranscriptFailed(itemID: String, error: SessionError)
     /// An item was added to the conversation (typed messages, tool outputs, items the client created).

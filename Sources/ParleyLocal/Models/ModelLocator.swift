@@ -28,6 +28,8 @@ public struct ModelLocator: Sendable, Hashable {
 
         /// Whisper tiny.en in whisper.cpp's ggml format (speech-to-text).
         public static let whisperTinyEnglish = Model(fileName: "ggml-tiny.en.bin", purpose: "Whisper speech-to-text")
+        /// Whisper base (multilingual) in whisper.cpp's ggml format (speech-to-text).
+        public static let whisperBase = Model(fileName: "ggml-base.bin", purpose: "Whisper base speech-to-text")
         /// Silero VAD v6.2 in ggml format (voice activity detection).
         public static let sileroVAD = Model(fileName: "ggml-silero-v6.2.0.bin", purpose: "Silero voice activity detection")
         /// Smart Turn v3.2, converted from pipecat's int8 ONNX file (end-of-turn detection).

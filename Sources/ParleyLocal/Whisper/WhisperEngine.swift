@@ -11,6 +11,8 @@ import ParleyCore
 final class WhisperEngine: Sendable {
     private let context: WhisperContextHandle
     private let jobs: WhisperJobQueue
+    /// Whether the model hears many languages (English-only models such as tiny.en do not).
+    let isMultilingual: Bool
 
     /// Loads the model at `modelPath` and starts `workerCount` worker threads.
     /// - Throws: `LocalModelError.unloadable` when whisper.cpp rejects the file.
@@ -22,6 +24,7 @@ final class WhisperEngine: Sendable {
             throw LocalModelError.unloadable(kind: "Whisper model", path: modelPath)
         }
         context = WhisperContextHandle(pointer)
+        isMultilingual = whisper_is_multilingual(pointer) != 0
         jobs = WhisperJobQueue()
         for index in 0..<max(1, workerCount) {
             let thread = Thread { [context, jobs] in

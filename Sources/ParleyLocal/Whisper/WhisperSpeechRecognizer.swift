@@ -11,9 +11,13 @@ import ParleyCore
 /// whisper.cpp's full 220-token window at every fallback temperature. A decode that hits the
 /// budget has its repeated tail dropped, and so does a decode that said a phrase twice.
 ///
-/// Loading the model takes a moment and ~80 MB for tiny.en: create one recognizer and share
-/// it between sessions. Decodes run on dedicated threads (`Configuration.concurrentDecodes`
-/// of them, each with its own whisper.cpp state); the rest wait their turn.
+/// A multilingual model (base) hears the language it is told, and detects it per utterance
+/// when told none; an English-only model (tiny.en) hears English only.
+///
+/// Loading the model takes a moment and ~80 MB for tiny.en (~150 MB for base): create one
+/// recognizer and share it between sessions. Decodes run on dedicated threads
+/// (`Configuration.concurrentDecodes` of them, each with its own whisper.cpp state); the rest
+/// wait their turn.
 ///
 /// ```swift
 /// let recognizer = try WhisperSpeechRecognizer(modelPath: ModelLocator().path(of: .whisperTinyEnglish))
@@ -22,9 +26,6 @@ import ParleyCore
 public final class WhisperSpeechRecognizer: SpeechRecognizer {
     /// How the recognizer decodes.
     public struct Configuration: Sendable, Hashable {
-        /// The spoken language as an ISO 639-1 code (`"en"`), or `"auto"` to detect it
-        /// (multilingual models only).
-        public var language: String
         /// CPU threads per decode while other decodes run or wait. The default is half the
         /// cores (at most 4): ggml's worker threads spin while they wait, and on a loaded 2-core
         /// machine a 2-thread decode was measured 3–5× slower than a 1-thread one.
@@ -48,13 +49,11 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
 
         /// Creates a configuration; `concurrentDecodes` defaults to cores ÷ `threadCount`.
         public init(
-            language: String = "en",
             threadCount: Int = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2)),
             soloThreadCount: Int = min(4, ProcessInfo.processInfo.activeProcessorCount),
             concurrentDecodes: Int? = nil,
             sizesAudioContextToUtterance: Bool = true
         ) {
-            self.language = language
             self.threadCount = threadCount
             self.soloThreadCount = max(1, soloThreadCount)
             self.concurrentDecodes = concurrentDecodes
@@ -74,6 +73,8 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
     public let supportsPartials = true
     /// The configuration the recognizer was created with.
     public let configuration: Configuration
+    /// Every language Whisper knows for a multilingual model, English alone for an English-only one.
+    public let languages: Set<String>?
 
     private let engine: WhisperEngine
 
@@ -85,7 +86,11 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         }
         self.configuration = configuration
         engine = try WhisperEngine(modelPath: modelPath, workerCount: configuration.concurrentDecodes)
+        languages = engine.isMultilingual ? WhisperLanguages.codes : ["en"]
     }
+
+    /// Whether the model hears many languages (base) rather than English only (tiny.en).
+    public var isMultilingual: Bool { engine.isMultilingual }
 
     /// Transcribes one utterance of 16 kHz mono samples.
     ///
@@ -95,17 +100,27 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
     /// - Throws: `ProviderError` (provider `whisper`) when decoding fails, `CancellationError`
     ///   when the calling task is cancelled.
     public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
-        try await transcribe(samples, isFinal: isFinal, prompt: nil)
+        try await transcribe(samples, isFinal: isFinal, hints: TranscriptionHints())
     }
 
-    /// Transcribes one utterance as `transcribe(_:isFinal:)` does, with `prompt` as Whisper's
-    /// initial prompt (the text the decoder takes as what was said before): on a clip of a word
-    /// or two, tiny.en otherwise often hears another word ("yeah" as "you have", "wait" as "way").
-    public func transcribe(_ samples: [Float], isFinal: Bool, prompt: String?) async throws -> Transcription {
+    /// Transcribes one utterance as `transcribe(_:isFinal:)` does, in `hints.language` (with no
+    /// language, a multilingual model detects it and an English-only one hears English) and
+    /// with `hints.prompt` as Whisper's initial prompt (the text the decoder takes as what was
+    /// said before): it makes names come out as spelled there, and on a clip of a word or two
+    /// keeps tiny.en from hearing another word ("yeah" as "you have", "wait" as "way").
+    /// The transcription's `language` is the one it was decoded in, told or detected.
+    /// - Throws: `ProviderError` (`invalid_request`) for a language the model does not know.
+    public func transcribe(_ samples: [Float], isFinal: Bool, hints: TranscriptionHints) async throws -> Transcription {
+        let language = hints.language ?? (isMultilingual ? Self.detectLanguage : "en")
+        guard languages?.contains(language) == true || (language == Self.detectLanguage && isMultilingual) else {
+            throw ProviderError(.invalidRequest, provider: "whisper", message: isMultilingual
+                ? "Whisper knows no language '\(language)'" : "this Whisper model hears only English, not '\(language)'")
+        }
         let audioDuration = Double(samples.count) / Double(sampleRate)
         guard !samples.isEmpty else {
-            return Transcription(text: "", audioDuration: 0, processingDuration: 0)
+            return Transcription(text: "", audioDuration: 0, processingDuration: 0, language: hints.language)
         }
+        let prompt = hints.prompt
         let input = WhisperInput(samples: samples, sampleRate: sampleRate)
         let audioContext = configuration.sizesAudioContextToUtterance ? input.audioContext : 0
         let configuration = configuration
@@ -115,23 +130,26 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         let decoded = try await engine.perform { context, state, abort, alone in
             try Self.decode(
                 input.samples, context: context, state: state, abort: abort,
-                threadCount: alone && isFinal ? configuration.soloThreads() : configuration.threadCount, configuration: configuration,
-                audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal, prompt: prompt
+                threadCount: alone && isFinal ? configuration.soloThreads() : configuration.threadCount,
+                audioContext: audioContext, tokenLimit: tokenLimit, isFinal: isFinal, language: language, prompt: prompt
             )
         }
         return Transcription(
             text: decoded.text, audioDuration: audioDuration, processingDuration: (clock.now - start).timeInterval,
-            wordConfidences: decoded.wordConfidences
+            wordConfidences: decoded.wordConfidences, language: decoded.language
         )
     }
+
+    /// whisper.cpp's language for "detect it from the audio".
+    private static let detectLanguage = "auto"
 
     /// Runs `whisper_full_with_state` and returns the text of its segments, without a repeated
     /// tail where a segment ran out of tokens, and how sure it was of each word. Runs on a
     /// worker thread.
     private static func decode(
         _ samples: [Float], context: OpaquePointer, state: OpaquePointer, abort: AbortFlag,
-        threadCount: Int, configuration: Configuration, audioContext: Int, tokenLimit: Int, isFinal: Bool, prompt: String?
-    ) throws -> (text: String, wordConfidences: [Float]) {
+        threadCount: Int, audioContext: Int, tokenLimit: Int, isFinal: Bool, language: String, prompt: String?
+    ) throws -> (text: String, wordConfidences: [Float], language: String) {
         var parameters = whisper_full_default_params(WHISPER_SAMPLING_GREEDY)
         parameters.n_threads = Int32(max(1, threadCount))
         parameters.no_context = true
@@ -149,13 +167,16 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
         parameters.abort_callback = abortFlagCallback
         let status: Int32 = withExtendedLifetime(abort) {
             parameters.abort_callback_user_data = Unmanaged.passUnretained(abort).toOpaque()
-            return configuration.language.withCString { language in
-                parameters.language = language
+            return language.withCString { languageCode in
+                parameters.language = languageCode
                 parameters.detect_language = false
                 return (prompt ?? "").withCString { prompt in
                     parameters.initial_prompt = prompt.pointee == 0 ? nil : prompt
                     return samples.withUnsafeBufferPointer { buffer in
-                        whisper_full_with_state(context, state, parameters, buffer.baseAddress, Int32(buffer.count))
+                        if language == detectLanguage {
+                            setEncoderContext(of: state, context: context, parameters: parameters, samples: buffer)
+                        }
+                        return whisper_full_with_state(context, state, parameters, buffer.baseAddress, Int32(buffer.count))
                     }
                 }
             }
@@ -176,7 +197,22 @@ public final class WhisperSpeechRecognizer: SpeechRecognizer {
             }
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return (text, WhisperTokenPiece.wordConfidences(of: pieces))
+        let decodedLanguage = whisper_is_multilingual(context) != 0
+            ? whisper_lang_str(whisper_full_lang_id_from_state(state)).map { String(cString: $0) } ?? language : "en"
+        return (text, WhisperTokenPiece.wordConfidences(of: pieces), decodedLanguage)
+    }
+
+    /// Gives `state` the encoder context of `parameters` without decoding anything: whisper.cpp
+    /// detects the language with the context of the state's previous decode (the full 30 s on
+    /// its first, four times the work of a short utterance's) before it takes the new one. A
+    /// pass in a set language that stops where its encoder would start sets it.
+    private static func setEncoderContext(
+        of state: OpaquePointer, context: OpaquePointer, parameters: whisper_full_params, samples: UnsafeBufferPointer<Float>
+    ) {
+        var setting = parameters
+        setting.language = whisper_lang_str(0)
+        setting.encoder_begin_callback = { _, _, _ in false }
+        _ = whisper_full_with_state(context, state, setting, samples.baseAddress, Int32(samples.count))
     }
 
     /// The text tokens of one segment without a repeated tail: any repetition when the segment

@@ -44,6 +44,9 @@ public struct ServerSettings: Sendable {
     /// The embedded voice: the Piper neural voice (default; flite when it cannot load) or flite
     /// (`PARLEY_TTS=flite`).
     public var embeddedVoice: EmbeddedVoice = .piper
+    /// The embedded Whisper model (`PARLEY_ASR_MODEL`, `--asr-model`): tiny.en by default, or
+    /// the multilingual base (tiny.en when it cannot load).
+    public var whisperModel: WhisperModel = .tinyEnglish
     /// `silero` (default when its model is present) or `energy`.
     public var voiceActivityDetector = "silero"
     /// Folder with the embedded models.
@@ -250,6 +253,15 @@ public struct ServerSettings: Sendable {
         }
         if let prompt = value("PARLEY_SYSTEM_PROMPT") { settings.configuredSystemPrompt = prompt }
         if let choice = provider("ASR", embeddedNames: ["whisper"], defaultModel: "whisper-1") { settings.speechRecognition = choice }
+        // With PARLEY_ASR_URL the variable names the service's model; embedded, a Whisper model.
+        if settings.speechRecognition == .embedded, let name = value("PARLEY_ASR_MODEL") {
+            if let model = WhisperModel(rawValue: name.lowercased()) {
+                settings.whisperModel = model
+            } else {
+                let names = WhisperModel.allCases.map(\.rawValue).joined(separator: " or ")
+                problems.append("PARLEY_ASR_MODEL (--asr-model): \"\(name)\" is not a Whisper model setup installs (use \(names))")
+            }
+        }
         if let choice = provider("TTS", embeddedNames: ["piper", "flite"], defaultModel: "tts-1") { settings.speechSynthesis = choice }
         if value("PARLEY_TTS")?.lowercased() == "flite" { settings.embeddedVoice = .flite }
         if let choice = provider("LLM", embeddedNames: ["llama"], defaultModel: nil) { settings.languageModel = choice }

@@ -53,13 +53,30 @@ public enum ProviderFactory {
         )
     }
 
-    /// The speech recognizer the settings choose.
-    public static func recognizer(_ settings: ServerSettings) throws -> (recognizer: any SpeechRecognizer, summary: ProviderComponent) {
+    /// The speech recognizer the settings choose. When the chosen Whisper model is not tiny.en
+    /// and cannot load, tiny.en hears, a line on standard error says why and the component
+    /// says so (`GET /v1/status`).
+    public static func recognizer(
+        _ settings: ServerSettings, warn: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) throws -> (recognizer: any SpeechRecognizer, summary: ProviderComponent) {
         switch settings.speechRecognition {
         case .embedded:
+            let locator = locator(settings)
+            var fallback: String?
+            if settings.whisperModel != .tinyEnglish {
+                let name = settings.whisperModel.rawValue
+                do {
+                    let recognizer = try WhisperSpeechRecognizer(modelPath: locator.path(of: settings.whisperModel.file))
+                    return (recognizer, ProviderComponent(role: "speech-to-text", name: "whisper.cpp \(name)", detail: "(in process)"))
+                } catch {
+                    warn("speech-to-text: Whisper \(name) could not load, hearing with tiny.en (English only) instead: \(error)")
+                    fallback = "fallback: Whisper \(name) could not load"
+                }
+            }
             do {
-                let path = try locator(settings).path(of: .whisperTinyEnglish)
-                return (try WhisperSpeechRecognizer(modelPath: path), ProviderComponent(role: "speech-to-text", name: "whisper.cpp tiny.en", detail: "(in process)"))
+                let recognizer = try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish))
+                let name = fallback.map { "whisper.cpp tiny.en (\($0))" } ?? "whisper.cpp tiny.en"
+                return (recognizer, ProviderComponent(role: "speech-to-text", name: name, detail: "(in process)"))
             } catch {
                 throw StartupError(description: "speech-to-text (whisper.cpp): \(error)")
             }

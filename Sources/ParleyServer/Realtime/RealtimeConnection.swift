@@ -250,7 +250,7 @@ actor RealtimeConnection {
         switch event {
         case .sessionUpdate(let update, let eventID):
             let tools = (update.tools ?? configuration.clientTools) + session.serverTools
-            if let problem = RealtimeSettingsValidation.problem(in: update, tools: tools) {
+            if let problem = RealtimeSettingsValidation.problem(in: update, tools: tools, recognizerLanguages: session.recognizerLanguages, dialect: dialect) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }

@@ -97,12 +97,20 @@ struct RealtimeEventTranslator {
                 events.append(.inputAudioTranscriptionDelta(itemID: itemID, contentIndex: 0, delta: String(text.dropFirst(previous.count))))
             }
             return events
-        case .userTranscriptFinal(let itemID, let text):
+        case .userTranscriptFinal(let itemID, let text, let language):
             partialTranscripts[itemID] = nil
             let item = RealtimeItem.message(id: itemID, role: .user, content: [.inputAudio(audio: nil, transcript: text)], status: .completed)
             let previousItemID = committedPredecessors.removeValue(forKey: itemID) ?? nil
-            return [.inputAudioTranscriptionCompleted(itemID: itemID, contentIndex: 0, transcript: text, usage: .duration(seconds: 0)),
-                    .conversationItemDone(item, previousItemID: previousItemID)]
+            var events: [RealtimeServerEvent] = [
+                .inputAudioTranscriptionCompleted(itemID: itemID, contentIndex: 0, transcript: text, usage: .duration(seconds: 0)),
+            ]
+            // OpenAI's completed event has no field for the language the words were heard in.
+            if let language {
+                events.append(.parley(type: "parley.input_transcript.language", payload: .object([
+                    "item_id": .string(itemID), "language": .string(language),
+                ])))
+            }
+            return events + [.conversationItemDone(item, previousItemID: previousItemID)]
         case .userTranscriptFailed(let itemID, let error):
             partialTranscripts[itemID] = nil
             return [.inputAudioTranscriptionFailed(itemID: itemID, contentIndex: 0, error: RealtimeProtocolError(error))]

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyLocal
 
 /// Checks what a client asks for in `session.update` and `response.create` against what
 /// Parley supports and the limits on each field. A problem is reported as an `invalid_value`
@@ -12,6 +13,7 @@ import ParleyCore
 /// | a tool's `description` and `parameters` | 16,384 bytes of JSON together |
 /// | `metadata` | 16 pairs; keys up to 64 characters, values up to 512 |
 /// | `input` of an out-of-band response | 256 items |
+/// | the transcription's `language` | an ISO-639-1 code Whisper knows, and the recognizer hears |
 enum RealtimeSettingsValidation {
     static let maximumInstructionsBytes = 65_536
     static let maximumTools = 128
@@ -27,8 +29,11 @@ enum RealtimeSettingsValidation {
         var param: String
     }
 
-    /// Checks an update a client sent; `tools` are the session's tools after the update.
-    static func problem(in update: RealtimeSessionSettings, tools: [ToolDefinition]) -> Problem? {
+    /// Checks an update a client sent; `tools` are the session's tools after the update,
+    /// `recognizerLanguages` the languages its recognizer hears (`nil`: it does not say).
+    static func problem(
+        in update: RealtimeSessionSettings, tools: [ToolDefinition], recognizerLanguages: Set<String>?, dialect: RealtimeDialect
+    ) -> Problem? {
         if let speed = update.speed, !(0.25...4).contains(speed) {
             return Problem(message: "speed must be between 0.25 and 4.", param: "session.audio.output.speed")
         }
@@ -38,7 +43,8 @@ enum RealtimeSettingsValidation {
         if case .serverVAD(let vad)? = update.turnDetection, !(0...1).contains(vad.threshold) {
             return Problem(message: "turn_detection.threshold must be between 0 and 1.", param: "session.turn_detection.threshold")
         }
-        return instructionsProblem(update.instructions, param: "session.instructions")
+        return languageProblem(update.inputTranscription, recognizerLanguages: recognizerLanguages, dialect: dialect)
+            ?? instructionsProblem(update.instructions, param: "session.instructions")
             ?? toolsProblem(update.tools, param: "session.tools")
             ?? toolChoiceProblem(update.toolChoice, tools: tools, param: "session.tool_choice")
     }
@@ -55,6 +61,30 @@ enum RealtimeSettingsValidation {
             ?? toolsProblem(options.tools, param: "response.tools")
             ?? toolChoiceProblem(options.toolChoice, tools: options.tools ?? sessionTools, param: "response.tool_choice")
             ?? metadataProblem(options.metadata, param: "response.metadata")
+    }
+
+    /// A transcription language that is no ISO-639-1 code Whisper knows, or one the recognizer
+    /// does not hear (a language other than English for tiny.en).
+    private static func languageProblem(
+        _ transcription: RealtimeInputTranscription?, recognizerLanguages: Set<String>?, dialect: RealtimeDialect
+    ) -> Problem? {
+        guard case .enabled(_, let language?, _)? = transcription, !language.isEmpty else { return nil }
+        let param = dialect == .beta ? "session.input_audio_transcription.language" : "session.audio.input.transcription.language"
+        guard WhisperLanguages.codes.contains(language) else {
+            return Problem(
+                message: "'\(language.prefix(64))' is not an ISO-639-1 language code Whisper knows (for example 'en', 'de', 'fr', 'es'). The session is unchanged.",
+                param: param
+            )
+        }
+        if let recognizerLanguages, !recognizerLanguages.contains(language) {
+            let heard = recognizerLanguages.sorted().joined(separator: ", ")
+            return Problem(
+                message: "This server's speech recognizer hears only \(heard == "en" ? "English" : heard), not '\(language)'; "
+                    + "a multilingual Whisper model (parley serve --asr-model base) hears it. The session is unchanged.",
+                param: param
+            )
+        }
+        return nil
     }
 
     private static func instructionsProblem(_ instructions: String?, param: String) -> Problem? {
