@@ -42,19 +42,14 @@ actor RealtimeConnection {
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?
-    /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
-    private var storedOutput: [StoredOutput] = []
-    /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
-    private var storedOutputDrain: Task<Void, Never>?
-
-    /// What waits in `storedOutput`. An item's events go out only once the item is stored (so
-    /// whatever a client saw completed survives a crash), and every event after them waits
-    /// its turn, so nothing overtakes them; the store's calls run off this executor meanwhile.
-    private enum StoredOutput {
-        case append(ItemRecord)
-        case delete(itemID: String)
-        case event(String)
+    /// Stores the session's items in order, off this executor.
+    private lazy var items = OrderedItemWriter(store: context.store, conversationID: conversationID) { [self] item, failure in
+        await storeFailed(item, failure)
     }
+    /// The events sent since each store write still under way was queued, oldest write first.
+    /// An item's events go out only once the item is stored (so whatever a client saw completed
+    /// survives a crash), and every event after them waits its turn, so nothing overtakes them.
+    private var eventsAwaitingWrites: [[String]] = []
 
     /// The session's MCP servers, their clients and tool lists.
     let mcpToolbox = MCPToolbox()
@@ -127,7 +122,7 @@ actor RealtimeConnection {
         mcpUpdate?.cancel()
         await mcpToolbox.close()
         // The session's last items are stored before the connection is done.
-        while let drain = storedOutputDrain { await drain.value }
+        await items.finish()
         for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
         tracer?.finish()
         context.log.log("session.ended", session: sessionID)
@@ -147,7 +142,7 @@ actor RealtimeConnection {
     private func end(with error: RealtimeProtocolError, reason: String) {
         context.metrics.errorReported(category: "invalid_request")
         RealtimeServerEvent.error(error).encode(dialect: dialect).map(write)
-        storedOutput.removeAll { if case .event = $0 { true } else { false } }
+        eventsAwaitingWrites = eventsAwaitingWrites.map { _ in [] }
         transport.close(reason: reason)
     }
 
@@ -464,9 +459,13 @@ actor RealtimeConnection {
     private func observe(_ event: VoiceSessionEvent) {
         switch event {
         case .itemCompleted(let itemID, let message):
-            store(.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())))
+            eventsAwaitingWrites.append([])
+            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())) { [self] in
+                await writeDone()
+            }
         case .itemDeleted(let itemID):
-            store(.delete(itemID: itemID))
+            eventsAwaitingWrites.append([])
+            items.delete(itemID: itemID) { [self] in await writeDone() }
         case .responseStarted:
             setStatus("thinking")
         case .agentAudio:
@@ -511,10 +510,10 @@ actor RealtimeConnection {
 
     /// Sends an encoded event now, or after the store writes under way.
     private func send(text: String) {
-        if storedOutputDrain == nil {
+        if eventsAwaitingWrites.isEmpty {
             write(text)
         } else {
-            storedOutput.append(.event(text))
+            eventsAwaitingWrites[eventsAwaitingWrites.count - 1].append(text)
         }
     }
 
@@ -528,39 +527,23 @@ actor RealtimeConnection {
         }
     }
 
-    /// Queues a store write; the events sent after it wait until it is done.
-    private func store(_ write: StoredOutput) {
-        storedOutput.append(write)
-        if storedOutputDrain == nil {
-            storedOutputDrain = Task { await drainStoredOutput() }
-        }
+    /// The oldest store write under way is done: the events that waited for it go out.
+    private func writeDone() {
+        guard !eventsAwaitingWrites.isEmpty else { return }
+        for text in eventsAwaitingWrites.removeFirst() { write(text) }
     }
 
-    /// Carries out `storedOutput` in order, one store call at a time, until it is empty.
-    private func drainStoredOutput() async {
-        while !storedOutput.isEmpty {
-            switch storedOutput.removeFirst() {
-            case .append(let item):
-                do {
-                    try await context.store.appendItem(item)
-                } catch let error as ClusterError where error.code == .staleOwner {
-                    // A newer connection holds the instance, or this node was fenced: nothing more
-                    // may be stored, so the session ends now rather than talk on unsaved.
-                    context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
-                    storedOutput.removeAll()
-                    end(with: SessionAdmission.supersededError, reason: "session superseded")
-                } catch {
-                    context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
-                    context.metrics.errorReported(category: "invalid_request")
-                    let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
-                    failure.encode(dialect: dialect).map(write)
-                }
-            case .delete(let itemID):
-                _ = try? await context.store.deleteItem(conversationID: conversationID, id: itemID)
-            case .event(let text):
-                write(text)
-            }
+    /// Says an item could not be stored. A superseded session ends now rather than talk on unsaved.
+    private func storeFailed(_ item: ItemRecord, _ failure: OrderedItemWriter.Failure) {
+        switch failure {
+        case .superseded:
+            context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
+            end(with: SessionAdmission.supersededError, reason: "session superseded")
+        case .storeFailed:
+            context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
+            context.metrics.errorReported(category: "invalid_request")
+            let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
+            failure.encode(dialect: dialect).map(write)
         }
-        storedOutputDrain = nil
     }
 }
