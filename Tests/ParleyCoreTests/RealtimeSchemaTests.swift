@@ -246,6 +246,9 @@ enum RealtimeSamples {
             .responseFunctionCallArgumentsDone(
                 responseID: "resp_1", itemID: "item_f", outputIndex: 1, callID: "call_1", name: "get_weather", arguments: #"{"city":"Oslo"}"#
             ),
+            .outputAudioBufferStarted(responseID: "resp_1"),
+            .outputAudioBufferStopped(responseID: "resp_1"),
+            .outputAudioBufferCleared(responseID: "resp_2"),
             .rateLimitsUpdated([
                 RealtimeRateLimit(name: "requests", limit: 1000, remaining: 999, resetSeconds: 60),
                 RealtimeRateLimit(name: "tokens", limit: 50_000, remaining: 49_000, resetSeconds: 0.5),
@@ -312,8 +315,8 @@ enum RealtimeSamples {
         "responseCreated", "responseDone", "responseOutputItemAdded", "responseOutputItemDone", "responseContentPartAdded",
         "responseContentPartDone", "responseOutputAudioDelta", "responseOutputAudioDone", "responseOutputAudioTranscriptDelta",
         "responseOutputAudioTranscriptDone", "responseOutputTextDelta", "responseOutputTextDone",
-        "responseFunctionCallArgumentsDelta", "responseFunctionCallArgumentsDone", "rateLimitsUpdated", "error", "parley",
-        "mcp",
+        "responseFunctionCallArgumentsDelta", "responseFunctionCallArgumentsDone", "outputAudioBufferStarted",
+        "outputAudioBufferStopped", "outputAudioBufferCleared", "rateLimitsUpdated", "error", "parley", "mcp",
     ]
 
     /// The case's name; the switch makes the compiler flag a new case until it is listed.
@@ -349,6 +352,9 @@ enum RealtimeSamples {
         case .responseOutputTextDone: "responseOutputTextDone"
         case .responseFunctionCallArgumentsDelta: "responseFunctionCallArgumentsDelta"
         case .responseFunctionCallArgumentsDone: "responseFunctionCallArgumentsDone"
+        case .outputAudioBufferStarted: "outputAudioBufferStarted"
+        case .outputAudioBufferStopped: "outputAudioBufferStopped"
+        case .outputAudioBufferCleared: "outputAudioBufferCleared"
         case .rateLimitsUpdated: "rateLimitsUpdated"
         case .error: "error"
         case .parley: "parley"

@@ -166,13 +166,30 @@ import Testing
         #expect(try RealtimeServerEvent.decode(beta) == .conversationItemAdded(
             .message(id: "i", role: .assistant, content: [.outputText("Hi")]), previousItemID: nil
         ))
-        #expect(throws: RealtimeProtocolError.self) { try RealtimeServerEvent.decode(#"{"type":"output_audio_buffer.started","response_id":"r"}"#) }
+        #expect(throws: RealtimeProtocolError.self) { try RealtimeServerEvent.decode(#"{"type":"output_audio_buffer.paused","response_id":"r"}"#) }
         do throws(RealtimeProtocolError) {
             _ = try RealtimeServerEvent.decode(#"{"type":"response.output_audio.delta","event_id":"e"}"#)
             Issue.record("decoded an audio delta without its fields")
         } catch {
             #expect(error.code == "missing_required_parameter" && error.param == "response_id")
         }
+    }
+
+    /// The WebRTC-only events a call's client hears about its audio track, in either dialect.
+    @Test(arguments: RealtimeDialect.allCases)
+    func outputAudioBufferEventsRoundTrip(dialect: RealtimeDialect) throws {
+        let table: [(RealtimeServerEvent, type: String, responseID: String)] = [
+            (.outputAudioBufferStarted(responseID: "resp_1"), "output_audio_buffer.started", "resp_1"),
+            (.outputAudioBufferStopped(responseID: "resp_2"), "output_audio_buffer.stopped", "resp_2"),
+            (.outputAudioBufferCleared(responseID: "resp_3"), "output_audio_buffer.cleared", "resp_3"),
+        ]
+        for (event, type, responseID) in table {
+            let text = try #require(event.encode(dialect: dialect, eventID: "event_1"))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+            #expect(object == ["type": type, "event_id": "event_1", "response_id": responseID])
+            #expect(try RealtimeServerEvent.decode(text) == event)
+        }
+        #expect(throws: RealtimeProtocolError.self) { try RealtimeServerEvent.decode(#"{"type":"output_audio_buffer.started"}"#) }
     }
 
     // MARK: Items and chat messages

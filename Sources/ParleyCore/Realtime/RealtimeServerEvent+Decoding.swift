@@ -122,6 +122,12 @@ extension RealtimeServerEvent {
                 outputIndex: try reader.requiredInt("output_index"), callID: try reader.requiredString("call_id"),
                 name: try reader.string("name") ?? "", arguments: try reader.requiredString("arguments")
             )
+        case "output_audio_buffer.started":
+            return .outputAudioBufferStarted(responseID: try reader.requiredString("response_id"))
+        case "output_audio_buffer.stopped":
+            return .outputAudioBufferStopped(responseID: try reader.requiredString("response_id"))
+        case "output_audio_buffer.cleared":
+            return .outputAudioBufferCleared(responseID: try reader.requiredString("response_id"))
         case "rate_limits.updated":
             var limits: [RealtimeRateLimit] = []
             for limit in try reader.objects("rate_limits") ?? [] {

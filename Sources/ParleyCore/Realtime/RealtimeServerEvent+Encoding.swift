@@ -41,6 +41,9 @@ extension RealtimeServerEvent {
         case .responseOutputTextDone: return ga ? "response.output_text.done" : "response.text.done"
         case .responseFunctionCallArgumentsDelta: return "response.function_call_arguments.delta"
         case .responseFunctionCallArgumentsDone: return "response.function_call_arguments.done"
+        case .outputAudioBufferStarted: return "output_audio_buffer.started"
+        case .outputAudioBufferStopped: return "output_audio_buffer.stopped"
+        case .outputAudioBufferCleared: return "output_audio_buffer.cleared"
         case .mcp(let event): return ga ? event.typeName : nil
         case .rateLimitsUpdated: return "rate_limits.updated"
         case .error: return "error"
@@ -190,6 +193,9 @@ extension RealtimeServerEvent {
             writer.field("call_id", callID)
             if dialect == .ga { writer.field("name", name) }
             writer.field("arguments", arguments)
+        case .outputAudioBufferStarted(let responseID), .outputAudioBufferStopped(let responseID),
+             .outputAudioBufferCleared(let responseID):
+            writer.field("response_id", responseID)
         case .mcp(let event):
             event.write(to: &writer)
         case .rateLimitsUpdated(let limits):

@@ -121,6 +121,13 @@ public enum RealtimeServerEvent: Sendable, Hashable {
     case responseFunctionCallArgumentsDone(
         responseID: String, itemID: String, outputIndex: Int, callID: String, name: String, arguments: String
     )
+    /// `output_audio_buffer.started` (WebRTC calls): the response's audio began playing out on the call's track.
+    case outputAudioBufferStarted(responseID: String)
+    /// `output_audio_buffer.stopped` (WebRTC calls): the response's audio has all been played out.
+    case outputAudioBufferStopped(responseID: String)
+    /// `output_audio_buffer.cleared` (WebRTC calls): the response's audio was stopped at once
+    /// (`output_audio_buffer.clear`, or the user talking over it).
+    case outputAudioBufferCleared(responseID: String)
     /// An MCP event (`mcp_list_tools.*`, `response.mcp_call*`); GA only.
     case mcp(RealtimeMCPEvent)
     /// `rate_limits.updated`.

@@ -1,22 +1,22 @@
 import Foundation
 import ParleyCore
 import ParleyNet
-import ParleyRTC
 import ParleyStore
 
 /// One realtime client: decodes its events into calls on its voice session, and turns the
-/// session's events into protocol events on its transport (a WebSocket, or a WebRTC call's
-/// data channel and audio track). Items are stored as they complete.
+/// session's events into protocol events on its transport (a WebSocket, a WebRTC call, or any
+/// other `RealtimeTransport`). Items are stored as they complete.
 actor RealtimeConnection {
-    private let transport: RealtimeTransport
+    private let transport: any RealtimeTransport
     /// The most out-of-band responses (`conversation: "none"`) a session runs at once.
     static let maximumOutOfBandResponses = 4
     /// What the client may still send (events and audio).
     private var trafficBudget = ClientTrafficBudget(started: .now)
     /// Whether the session was closed for sending too much; later messages are dropped.
     private var closedForExceedingBudget = false
-    /// The WebRTC call's audio; `nil` on a WebSocket.
-    private let callAudio: RealtimeCallAudio?
+    /// Whether a full input buffer was reported since it last emptied: a media track keeps
+    /// streaming (silence, between hold-to-talk turns), and one error says it all.
+    private var reportedFullInputBuffer = false
     private let dialect: RealtimeDialect
     private let context: ServerContext
     let session: VoiceSession
@@ -42,19 +42,14 @@ actor RealtimeConnection {
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?
-    /// Store writes under way and the events waiting for them, in order (see `StoredOutput`).
-    private var storedOutput: [StoredOutput] = []
-    /// The task working through `storedOutput`; `nil` when it is empty and events go out at once.
-    private var storedOutputDrain: Task<Void, Never>?
-
-    /// What waits in `storedOutput`. An item's events go out only once the item is stored (so
-    /// whatever a client saw completed survives a crash), and every event after them waits
-    /// its turn, so nothing overtakes them; the store's calls run off this executor meanwhile.
-    private enum StoredOutput {
-        case append(ItemRecord)
-        case delete(itemID: String)
-        case event(String)
+    /// Stores the session's items in order, off this executor.
+    private lazy var items = OrderedItemWriter(store: context.store, conversationID: conversationID) { [self] item, failure in
+        await storeFailed(item, failure)
     }
+    /// The events sent since each store write still under way was queued, oldest write first.
+    /// An item's events go out only once the item is stored (so whatever a client saw completed
+    /// survives a crash), and every event after them waits its turn, so nothing overtakes them.
+    private var eventsAwaitingWrites: [[String]] = []
 
     /// The session's MCP servers, their clients and tool lists.
     let mcpToolbox = MCPToolbox()
@@ -76,7 +71,7 @@ actor RealtimeConnection {
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        transport: RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
         tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
         sessionMCPServerPolicy: OutboundPolicy? = nil
@@ -86,11 +81,6 @@ actor RealtimeConnection {
         self.sessionMCPServerPolicy = sessionMCPServerPolicy
         self.tracer = tracer
         self.transport = transport
-        if case .call(let call) = transport {
-            callAudio = RealtimeCallAudio(call: call, outputSampleRate: session.outputSampleRate)
-        } else {
-            callAudio = nil
-        }
         self.sendsParleyEvents = sendsParleyEvents
         translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
         self.dialect = dialect
@@ -127,7 +117,7 @@ actor RealtimeConnection {
         mcpUpdate?.cancel()
         await mcpToolbox.close()
         // The session's last items are stored before the connection is done.
-        while let drain = storedOutputDrain { await drain.value }
+        await items.finish()
         for sideband in sidebands { sideband.close(code: WebSocketCloseCode.normal, reason: "call ended") }
         tracer?.finish()
         context.log.log("session.ended", session: sessionID)
@@ -147,7 +137,7 @@ actor RealtimeConnection {
     private func end(with error: RealtimeProtocolError, reason: String) {
         context.metrics.errorReported(category: "invalid_request")
         RealtimeServerEvent.error(error).encode(dialect: dialect).map(write)
-        storedOutput.removeAll { if case .event = $0 { true } else { false } }
+        eventsAwaitingWrites = eventsAwaitingWrites.map { _ in [] }
         transport.close(reason: reason)
     }
 
@@ -187,41 +177,31 @@ actor RealtimeConnection {
 
     // MARK: Client → session
 
-    /// Handles the client's messages in order, on this actor, until the socket closes.
+    /// Handles what the client sends in order, on this actor, until it leaves.
     private func receiveEvents() async {
-        switch transport {
-        case .webSocket(let socket):
-            for await message in socket.messages {
-                await receive(message)
-            }
-        case .call(let call):
-            for await event in call.events {
-                await receive(event)
-            }
-        }
+        await transport.receive(isolation: self) { input in await receive(input) }
         await session.close()
     }
 
-    /// One event of a WebRTC call: a client event, microphone audio, or news of its track.
-    private func receive(_ event: RTCCallEvent) async {
-        guard let callAudio else { return }
-        switch callAudio.input(event) {
-        case .event(let text):
-            await receive(.text(text))
-        case .audio(let samples):
+    /// One input of the transport: a client message, streamed audio, or news of the transport.
+    private func receive(_ input: RealtimeTransportInput) async {
+        switch input {
+        case .message(let message):
+            await receive(message)
+        case .streamedAudio(let samples, let sampleRate):
             do {
-                try await session.appendAudio(samples, sampleRate: callAudio.inputSampleRate)
+                try await session.appendAudio(samples, sampleRate: sampleRate)
             } catch {
-                if callAudio.reports(error) { reportError(RealtimeProtocolError(error, eventID: nil)) }
+                guard error.code == "input_audio_buffer_full" else { return reportError(RealtimeProtocolError(error, eventID: nil)) }
+                if !reportedFullInputBuffer { reportError(RealtimeProtocolError(error, eventID: nil)) }
+                reportedFullInputBuffer = true
             }
-        case .reply(let text):
-            send(text: text)
+        case .event(let event):
+            send(event)
         case .refused(let message):
             reportError(RealtimeProtocolError(code: "invalid_event", message: message))
         case .ended(let reason):
             context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
-        case .nothing:
-            break
         }
     }
 
@@ -406,7 +386,7 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "response_cancel_not_active", message: "There is no response in progress to cancel.", param: responseID == nil ? nil : "response_id", eventID: eventID))
             }
         case .outputAudioBufferClear:
-            if let callAudio { perform(callAudio.clear()) }
+            perform(transport.clearOutput())
             await session.cancelResponse()
         }
     }
@@ -438,21 +418,19 @@ actor RealtimeConnection {
         observe(event)
         tracer?.observe(event)
         for serverEvent in translator.translate(event) {
-            // On a call the speech goes out on the audio track, not as base64 events.
-            if callAudio != nil, case .responseOutputAudioDelta = serverEvent { continue }
+            // Speech the transport carries itself does not go out as base64 events too.
+            if !transport.sendsAudioEvents, case .responseOutputAudioDelta = serverEvent { continue }
             send(serverEvent)
         }
-        if let callAudio {
-            perform(callAudio.observe(event, interruptsOnSpeech: configuration.turnDetection?.interruptResponse ?? false))
-        }
+        perform(transport.observe(event, interruptsOnSpeech: configuration.turnDetection?.interruptResponse ?? false))
     }
 
-    /// Carries out what a call's audio asks after an event.
-    private func perform(_ actions: [RealtimeCallAudio.Action]) {
+    /// Carries out what the transport asks after an event.
+    private func perform(_ actions: [RealtimeTransportAction]) {
         for action in actions {
             switch action {
-            case .send(let text):
-                send(text: text)
+            case .send(let event):
+                send(event)
             case .truncate(let itemID, let audioEndMs):
                 // This actor runs on the session's executor (see `unownedExecutor`).
                 session.assumeIsolated { _ = $0.truncate(itemID: itemID, audioEndMs: audioEndMs) }
@@ -464,9 +442,15 @@ actor RealtimeConnection {
     private func observe(_ event: VoiceSessionEvent) {
         switch event {
         case .itemCompleted(let itemID, let message):
-            store(.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())))
+            eventsAwaitingWrites.append([])
+            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())) { [self] in
+                await writeDone()
+            }
         case .itemDeleted(let itemID):
-            store(.delete(itemID: itemID))
+            eventsAwaitingWrites.append([])
+            items.delete(itemID: itemID) { [self] in await writeDone() }
+        case .inputCommitted, .inputCleared:
+            reportedFullInputBuffer = false
         case .responseStarted:
             setStatus("thinking")
         case .agentAudio:
@@ -511,10 +495,10 @@ actor RealtimeConnection {
 
     /// Sends an encoded event now, or after the store writes under way.
     private func send(text: String) {
-        if storedOutputDrain == nil {
+        if eventsAwaitingWrites.isEmpty {
             write(text)
         } else {
-            storedOutput.append(.event(text))
+            eventsAwaitingWrites[eventsAwaitingWrites.count - 1].append(text)
         }
     }
 
@@ -528,39 +512,23 @@ actor RealtimeConnection {
         }
     }
 
-    /// Queues a store write; the events sent after it wait until it is done.
-    private func store(_ write: StoredOutput) {
-        storedOutput.append(write)
-        if storedOutputDrain == nil {
-            storedOutputDrain = Task { await drainStoredOutput() }
-        }
+    /// The oldest store write under way is done: the events that waited for it go out.
+    private func writeDone() {
+        guard !eventsAwaitingWrites.isEmpty else { return }
+        for text in eventsAwaitingWrites.removeFirst() { write(text) }
     }
 
-    /// Carries out `storedOutput` in order, one store call at a time, until it is empty.
-    private func drainStoredOutput() async {
-        while !storedOutput.isEmpty {
-            switch storedOutput.removeFirst() {
-            case .append(let item):
-                do {
-                    try await context.store.appendItem(item)
-                } catch let error as ClusterError where error.code == .staleOwner {
-                    // A newer connection holds the instance, or this node was fenced: nothing more
-                    // may be stored, so the session ends now rather than talk on unsaved.
-                    context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
-                    storedOutput.removeAll()
-                    end(with: SessionAdmission.supersededError, reason: "session superseded")
-                } catch {
-                    context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
-                    context.metrics.errorReported(category: "invalid_request")
-                    let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
-                    failure.encode(dialect: dialect).map(write)
-                }
-            case .delete(let itemID):
-                _ = try? await context.store.deleteItem(conversationID: conversationID, id: itemID)
-            case .event(let text):
-                write(text)
-            }
+    /// Says an item could not be stored. A superseded session ends now rather than talk on unsaved.
+    private func storeFailed(_ item: ItemRecord, _ failure: OrderedItemWriter.Failure) {
+        switch failure {
+        case .superseded:
+            context.log.log("session.superseded", session: sessionID, ["item": .string(item.id)])
+            end(with: SessionAdmission.supersededError, reason: "session superseded")
+        case .storeFailed:
+            context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
+            context.metrics.errorReported(category: "invalid_request")
+            let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
+            failure.encode(dialect: dialect).map(write)
         }
-        storedOutputDrain = nil
     }
 }

@@ -1,25 +1,29 @@
-import ParleyNet
-import ParleyRTC
+import ParleyCore
 
-/// Where a realtime connection's events travel: a WebSocket (audio as base64 events), or a
-/// WebRTC call (events on its `oai-events` data channel, audio as Opus on its track).
-enum RealtimeTransport: Sendable {
-    case webSocket(WebSocketConnection)
-    case call(RTCCall)
+/// A door's side of a realtime connection: how the client's events and audio arrive, and how
+/// the session's events and speech reach the client. `RealtimeConnection` speaks the protocol
+/// over any transport; a new door implements this, and the connection stays as it is.
+protocol RealtimeTransport: Sendable {
+    /// Whether the session's speech goes to the client as `response.output_audio.delta` events;
+    /// `false` when the transport carries it itself (it sees each `agentAudio` in `observe`).
+    var sendsAudioEvents: Bool { get }
+
+    /// Hands what the client sends to `handle`, one input at a time and in order, on
+    /// `isolation` (the connection's executor), until the client leaves.
+    func receive(isolation: isolated any Actor, _ handle: (RealtimeTransportInput) async -> Void) async
 
     /// Sends one JSON event.
-    func send(_ text: String) throws {
-        switch self {
-        case .webSocket(let socket): try socket.send(.text(text))
-        case .call(let call): call.send(text: text)
-        }
-    }
+    /// - Throws: when the client is gone or has stopped reading.
+    func send(_ text: String) throws
 
     /// Ends the connection from the server's side, saying `reason`.
-    func close(reason: String) {
-        switch self {
-        case .webSocket(let socket): socket.close(code: WebSocketCloseCode.normal, reason: reason)
-        case .call(let call): call.close()
-        }
-    }
+    func close(reason: String)
+
+    /// Takes in a session event, after its protocol events were sent; `interruptsOnSpeech` says
+    /// whether the user's speech cuts the agent off. Returns what the connection does next.
+    func observe(_ event: VoiceSessionEvent, interruptsOnSpeech: Bool) -> [RealtimeTransportAction]
+
+    /// Stops the outgoing speech at once (`output_audio_buffer.clear`); returns what the
+    /// connection does next.
+    func clearOutput() -> [RealtimeTransportAction]
 }

@@ -44,12 +44,10 @@ actor TwilioCallConnection {
         playback = TwilioPlayback(sampleRate: session.outputSampleRate)
         let log = context.log
         let callSID = start.callSID
-        items = OrderedItemWriter(store: context.store) { [socket] item, error in
+        items = OrderedItemWriter(store: context.store, conversationID: conversationID) { [socket] item, failure in
             log.log("store.failed", session: callSID, ["item": .string(item.id)])
-            // Fenced off (see `SessionAdmission.supersededError`): the call ends rather than talk on unsaved.
-            if let cluster = error as? ClusterError, cluster.code == .staleOwner {
-                socket.close(code: WebSocketCloseCode.goingAway, reason: "session superseded")
-            }
+            // The call ends rather than talk on unsaved.
+            if case .superseded = failure { socket.close(code: WebSocketCloseCode.goingAway, reason: "session superseded") }
         }
     }
 
