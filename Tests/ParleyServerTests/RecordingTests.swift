@@ -62,8 +62,14 @@ struct RecordingTests {
 
         // Server VAD: the turn ends after 300 ms of quiet; the reply starts soon after.
         try Self.send(Self.quiet(ms: 500) + Self.tone(ms: 1_000) + Self.quiet(ms: 600), to: client)
-        // Seconds of the story are sent (faster than it plays) before the user has heard 1 s of it...
-        for _ in 0..<60 { #expect(await client.next("response.output_audio.delta") != nil) }
+        // Seconds of the story are sent (faster than it plays) before the user has heard 1 s of
+        // it: more than the user can hear before the cut (the reply starts at 2 s of the call and
+        // is cut by 3.1 + 1.6 s)...
+        var receivedMs = 0
+        while receivedMs < 3_300, let delta = await client.next("response.output_audio.delta") {
+            receivedMs += (delta["delta"]?.stringValue.flatMap { Data(base64Encoded: $0) }?.count ?? 0) / 2 * 1000 / Self.rate
+        }
+        #expect(receivedMs >= 3_300, "the reply stopped after \(receivedMs) ms")
         // ... then the user talks over it until the call ends.
         try Self.send(Self.quiet(ms: 1_000), to: client)
         try Self.send(Self.tone(ms: 1_500), to: client)
