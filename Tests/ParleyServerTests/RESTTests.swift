@@ -68,12 +68,15 @@ import Testing
     }
 
     @Test func tokenMintingIsRateLimitedPerAddress() async throws {
-        // Two a minute: the bucket refills one token every 30 s, longer than even a sanitized
-        // run of these four requests takes, so the last two are refused.
+        // Two a minute: the bucket holds two and refills one every 30 s, so of four requests
+        // the last two are refused, less one for each 30 s a starved machine took over them.
         let server = try TestServer.start { $0.tokenMintsPerMinute = 2 }
         var statuses: [Int] = []
+        let started = ContinuousClock.now
         for _ in 0..<4 { statuses.append(try await server.request("POST", "/v1/local/token", token: .some(nil)).status) }
-        #expect(statuses == [200, 200, 429, 429])
+        let refills = Int((ContinuousClock.now - started) / .seconds(30))
+        #expect(statuses.prefix(2) == [200, 200])
+        #expect(statuses.filter { $0 == 429 }.count >= 2 - refills, "\(statuses)")
         await server.stop()
     }
 
