@@ -62,16 +62,18 @@ let package = Package(
             linkerSettings: [.linkedLibrary("webrtc_audio_processing")]
         ),
 
-        .target(name: "ParleyCore"),
-        .target(name: "ParleyNet", dependencies: ["CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
+        // `Locked`, the lock every module uses (ThreadSanitizer sees it; the standard `Mutex` it does not).
+        .target(name: "ParleySync"),
+        .target(name: "ParleyCore", dependencies: ["ParleySync"]),
+        .target(name: "ParleyNet", dependencies: ["ParleySync", "CLibWebsockets", "CLibEV", "COpenSSL", "CMalloc"]),
         .target(name: "ParleyOpenAI", dependencies: ["ParleyCore", "ParleyNet"]),
-        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime", "CWebRTCAudioProcessing"]),
+        .target(name: "ParleyLocal", dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "CSoxr", "CSpeexDSP", "CFlite", "CWhisper", "CParleyKernels", "COnnxRuntime", "CWebRTCAudioProcessing"]),
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),
         .target(
             name: "ParleyServer",
-            dependencies: ["ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "COpenSSL"]
+            dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "COpenSSL"]
         ),
         // On Apple platforms the client speaks WebSocket through URLSession; libwebsockets is for Linux.
         .target(name: "ParleyClient", dependencies: ["ParleyCore", .target(name: "ParleyNet", condition: .when(platforms: [.linux]))]),
@@ -86,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "ParleyBenchmarks",
             dependencies: [
-                "ParleyCore", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
+                "ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
                 "ParleyTesting", "CLibWebsockets", "TurnEvaluation",
             ],
             path: "Benchmarks/ParleyBenchmarks"
@@ -103,14 +105,14 @@ let package = Package(
             path: "Benchmarks/FakeUpstream"
         ),
 
-        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTesting"]),
+        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleySync", "ParleyTesting"]),
         .testTarget(name: "ParleyNetTests", dependencies: ["ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyOpenAITests", dependencies: ["ParleyOpenAI", "ParleyCore", "ParleyNet", "ParleyTesting"]),
         .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
         .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "ParleyRTCTests", dependencies: ["ParleyRTC"]),
-        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
-        .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleyTesting"]),
+        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
+        .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),
     ],

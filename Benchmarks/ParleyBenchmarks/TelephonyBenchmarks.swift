@@ -4,7 +4,7 @@ import ParleyLocal
 import ParleyNet
 import ParleyServer
 import ParleyTesting
-import Synchronization
+import ParleySync
 
 /// Phone calls (issue 27): the embedded Whisper's word error rate on telephone audio against
 /// wideband, the voice-to-voice latency over the Twilio path (a simulated Twilio streaming
@@ -134,7 +134,7 @@ private func placeCall(port: Int, script: CallScript, deadline: Duration = .seco
     try socket.send(.text(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#))
     try socket.send(.text(#"{"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"\#(streamSID)","callSid":"\#(callSID)","tracks":["inbound"],"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"parley_token":"\#(token)"}},"streamSid":"\#(streamSID)"}"#))
     let clock = ContinuousClock()
-    let firstMedia = Mutex<ContinuousClock.Instant?>(nil)
+    let firstMedia = Locked<ContinuousClock.Instant?>(nil)
     let listener = Task {
         for await message in socket.messages {
             if case .text(let text) = message, text.contains(#""event":"media""#) {

@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import Synchronization
+import ParleySync
 import ParleyClient
 import ParleyCore
 import ParleyServer
@@ -46,10 +46,10 @@ struct ClientTestServer {
 
 /// Counts the tokens a test's token provider handed out, and can hand out bad ones first.
 final class TokenDispenser: Sendable {
-    private let state: Mutex<(calls: Int, badTokensLeft: Int)>
+    private let state: Locked<(calls: Int, badTokensLeft: Int)>
 
     init(badTokensFirst: Int = 0) {
-        state = Mutex((0, badTokensFirst))
+        state = Locked((0, badTokensFirst))
     }
 
     var calls: Int { state.withLock { $0.calls } }

@@ -1,4 +1,4 @@
-import Synchronization
+import ParleySync
 import Testing
 import ParleyTesting
 @testable import ParleyCore
@@ -64,7 +64,7 @@ import ParleyTesting
             makeVoiceActivityDetector: { LoudnessVAD() }, makeResampler: { _, _ in PassThroughResampler() }
         )
         let session = VoiceSession(providers: providers, configuration: VoiceSessionConfiguration())
-        let delivered = Mutex<[VoiceSessionEvent]>([])
+        let delivered = Locked<[VoiceSessionEvent]>([])
         await session.deliverEvents { event in delivered.withLock { $0.append(event) } }
         try await ScenarioAudio.ask(session)
         #expect(await Self.eventually { await session.earlyAnswerIsComplete })

@@ -1,4 +1,4 @@
-import Synchronization
+import ParleySync
 import Testing
 import ParleyTesting
 @testable import ParleyCore
@@ -25,7 +25,7 @@ import ParleyTesting
     @Test func closingCancelsEveryTaskAndReturnsOnceEachHasEnded() async {
         let tasks = SessionTasks()
         let gate = AsyncGate()
-        let ended = Mutex(0)
+        let ended = Locked(0)
         for _ in 1...3 {
             tasks.start {
                 await gate.wait()  // lets a cancelled task through
@@ -52,7 +52,7 @@ import ParleyTesting
     @Test func aTaskStartedWhileClosingIsAwaitedToo() async {
         let tasks = SessionTasks()
         let gate = AsyncGate()
-        let followerEnded = Mutex(false)
+        let followerEnded = Locked(false)
         tasks.start {
             await gate.wait()
             // Started by a task that is being cancelled, as a session's callback might.
@@ -73,7 +73,7 @@ import ParleyTesting
     }
 
     @Test func offThePoolWorkOfACancelledTaskIsSkipped() async {
-        let ran = Mutex(false)
+        let ran = Locked(false)
         let cancelled = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return await TurnCompletionQueue.run {

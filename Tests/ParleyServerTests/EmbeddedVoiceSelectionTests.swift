@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 import ParleyLocal
 import ParleyServer
-import Synchronization
+import ParleySync
 import Testing
 
 /// The embedded voice: Piper by default, flite on request, flite with a warning and a status
@@ -37,7 +37,7 @@ import Testing
         }
         var settings = ServerSettings()
         settings.modelDirectory = folder
-        let warnings = Mutex<[String]>([])
+        let warnings = Locked<[String]>([])
         let chosen = try ProviderFactory.synthesizer(settings, warn: { line in warnings.withLock { $0.append(line) } })
         #expect(chosen.synthesizer.sampleRate == 16_000)
         #expect(chosen.summary.name == "flite cmu_us_slt (fallback: the Piper voice could not load)")

@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 @testable import ParleyServer
 @testable import ParleyStore
-import Synchronization
+import ParleySync
 import Testing
 
 /// The one writer every door stores its session's items with: in order, each follow-up after
@@ -74,7 +74,7 @@ import Testing
 
 /// Values recorded from any task, in the order they came.
 private final class Recorded<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Locked<[Value]>([])
 
     func append(_ value: Value) { values.withLock { $0.append(value) } }
 
@@ -89,7 +89,7 @@ private final class ScriptedItemStore: ParleyStore {
         var mostAtOnce = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let failing: [String: any Error]
     private let appendDelay: Duration
 

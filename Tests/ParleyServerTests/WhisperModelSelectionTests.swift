@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 import ParleyLocal
 import ParleyServer
-import Synchronization
+import ParleySync
 import Testing
 
 /// The embedded Whisper model: tiny.en by default, base by name (`PARLEY_ASR_MODEL`,
@@ -44,7 +44,7 @@ import Testing
         var settings = ServerSettings()
         settings.modelDirectory = folder
         settings.whisperModel = .base
-        let warnings = Mutex<[String]>([])
+        let warnings = Locked<[String]>([])
         let chosen = try ProviderFactory.recognizer(settings, warn: { line in warnings.withLock { $0.append(line) } })
         #expect(chosen.recognizer.languages == ["en"])
         #expect(chosen.summary.name == "whisper.cpp tiny.en (fallback: Whisper base could not load)")

@@ -1,4 +1,4 @@
-import Synchronization
+import ParleySync
 
 /// Hands one value to the one waiting for it: the first given wins and later ones are
 /// dropped; a value given before anyone waits is kept for the waiter.
@@ -16,7 +16,7 @@ final class Handoff<Value: Sendable>: Sendable {
         case handedOver
     }
 
-    private let state = Mutex(State.empty)
+    private let state = Locked(State.empty)
 
     /// Whether someone waits and nothing has been given yet.
     var isAwaited: Bool {

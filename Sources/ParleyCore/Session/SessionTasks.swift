@@ -1,4 +1,4 @@
-import Synchronization
+import ParleySync
 
 /// The tasks a voice session started, each tracked from its start until it returns.
 ///
@@ -27,7 +27,7 @@ final class SessionTasks: Sendable {
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Whether no task is running.
     var isEmpty: Bool { state.withLock { $0.running.isEmpty } }

@@ -1,6 +1,6 @@
 import Foundation
 import ParleyCore
-import Synchronization
+import ParleySync
 
 /// Text-to-speech in process with flite's cmu_us_slt voice: 16 kHz mono, synthesised
 /// sentence by sentence so the first sentence plays while the rest is still being made.
@@ -84,7 +84,7 @@ private final class SampleChunker: Sendable {
 
     private let chunkLength: Int
     private let yield: @Sendable ([Int16]) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(chunkLength: Int, yield: @escaping @Sendable ([Int16]) -> Void) {
         self.chunkLength = chunkLength

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ParleySync
 
 /// The slots of a `LocalLLMServer` (`--parallel`), lent to conversations one each.
 ///
@@ -23,11 +23,11 @@ final class LocalLLMSlots: Sendable {
         deinit { slots.release(slot) }
     }
 
-    private let lent: Mutex<[Bool]>
+    private let lent: Locked<[Bool]>
 
     /// `count` slots, none lent.
     init(count: Int) {
-        lent = Mutex([Bool](repeating: false, count: max(0, count)))
+        lent = Locked([Bool](repeating: false, count: max(0, count)))
     }
 
     /// Lends the lowest free slot, or `nil` when every slot is lent.

@@ -1,7 +1,7 @@
 import COnnxRuntime
 import Foundation
 import ParleyCore
-import Synchronization
+import ParleySync
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +20,7 @@ final class OnnxRuntime: @unchecked Sendable {  // Immutable after init; onnxrun
     /// The process's onnxruntime environment (logging warnings and errors only).
     let environment: OpaquePointer
 
-    private static let loaded = Mutex<[String: OnnxRuntime]>([:])
+    private static let loaded = Locked<[String: OnnxRuntime]>([:])
 
     /// The library at `path`, opened once per process.
     /// - Throws: `LocalModelError.missingFile` when there is no file, `.unloadable` when it is

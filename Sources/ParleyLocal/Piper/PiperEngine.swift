@@ -1,6 +1,6 @@
 import Foundation
 import ParleyCore
-import Synchronization
+import ParleySync
 
 /// A loaded Piper voice — its network, config and phonemizer — and the dedicated threads that
 /// run its syntheses, shared by every session of the process.
@@ -14,7 +14,7 @@ final class PiperEngine: Sendable {
     private let phonemizer: EspeakPhonemizer
     private let jobs = PiperJobQueue()
 
-    private static let loaded = Mutex<[String: PiperEngine]>([:])
+    private static let loaded = Locked<[String: PiperEngine]>([:])
 
     /// The engine of the voice at `modelPath`, loaded once per process.
     /// - Throws: `LocalModelError` when a file is missing or unloadable, `ProviderError` when

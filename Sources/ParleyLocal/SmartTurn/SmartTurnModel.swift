@@ -1,6 +1,6 @@
 import Foundation
 import ParleyCore
-import Synchronization
+import ParleySync
 
 /// End-of-turn detection with the open Smart Turn v3.2 model (pipecat, BSD-2-Clause): from the
 /// last 8 s of a person's audio, the probability that they finished their thought, so a pause
@@ -23,7 +23,7 @@ public struct SmartTurnModel: TurnCompletionModel {
 
     private let network: SmartTurnNetwork
 
-    private static let loaded = Mutex<[String: SmartTurnNetwork]>([:])
+    private static let loaded = Locked<[String: SmartTurnNetwork]>([:])
 
     /// The model in the file at `modelPath` (converted by `scripts/convert-smart-turn-onnx.py`),
     /// loaded once per process.

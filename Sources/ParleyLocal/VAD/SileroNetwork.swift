@@ -1,6 +1,6 @@
 import CParleyKernels
 import Foundation
-import Synchronization
+import ParleySync
 
 /// The Silero VAD v6 network, computed in Swift from the weights of whisper.cpp's ggml model
 /// file: the same layers whisper.cpp runs, with the weights loaded once and shared by every
@@ -35,7 +35,7 @@ public final class SileroNetwork: Sendable {
     private let outputWeights: [Float]  // [128]
     private let outputBias: Float
 
-    private static let loaded = Mutex<[String: SileroNetwork]>([:])
+    private static let loaded = Locked<[String: SileroNetwork]>([:])
 
     /// The network in the model file at `path`, loaded once per process and shared.
     /// - Throws: `LocalModelError` when the file is missing or is not a Silero model.

@@ -1,4 +1,5 @@
 import Foundation
+import ParleySync
 
 /// One request of `HTTPClient` over `LWSHTTPTransport`: the encoded request, the caller
 /// waiting for the head, and the body stream.

@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// `HTTPClient`'s transport for `http://` URLs, and for `https://` URLs of requests with an
 /// outbound policy: HTTP/1.1 on libwebsockets raw TCP connections (TLS by `TLSClientSession`),

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import ParleySync
 
 /// The OpenSSL settings of `https://` connections on `LWSHTTPTransport`: TLS 1.2 or later, and
 /// servers verified against the system's certificate authorities, plus those of a PEM file when

@@ -1,6 +1,7 @@
 import CLibEV
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// The libev loop (epoll on Linux, kqueue on macOS) a libwebsockets context runs on, and the
 /// wake-up other threads use to end its wait.

@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// Work that must run on a libwebsockets service thread (the only thread allowed to touch
 /// the context's connections).

@@ -1,4 +1,5 @@
 import Foundation
+import ParleySync
 
 /// A task executor whose jobs run on a service loop's thread, between two event loop passes.
 ///

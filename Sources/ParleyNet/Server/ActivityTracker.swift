@@ -1,4 +1,5 @@
 import Foundation
+import ParleySync
 
 /// Counts in-flight work of one kind and lets shutdown wait, with a deadline, until none is left.
 ///

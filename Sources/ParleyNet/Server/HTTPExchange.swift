@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// One HTTP request on a server connection, from its headers to the last byte of its response.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import ParleySync
 
 /// Why an `HTTPServer` could not start.
 public enum HTTPServerError: Error, Sendable, Equatable {

@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// The libwebsockets side of an `HTTPServer`: the context, its protocols and the callback
 /// that turns lws events into exchanges and WebSocket connections.

@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// How a WebSocket client checks the server's TLS certificate.
 public struct ClientTLSOptions: Sendable, Equatable {

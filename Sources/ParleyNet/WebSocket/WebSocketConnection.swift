@@ -1,5 +1,6 @@
 import CLibWebsockets
 import Foundation
+import ParleySync
 
 /// An open WebSocket, server or client side: receive with `messages`, send from any task.
 ///

@@ -1,3 +1,5 @@
+import ParleySync
+
 /// The messages a WebSocket receives, in order; ends when the connection closes.
 ///
 /// Iterate it from one task (`for await message in connection.messages`). When the consumer

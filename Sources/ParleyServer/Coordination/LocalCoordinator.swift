@@ -1,6 +1,6 @@
 import Foundation
 import ParleyNet
-import Synchronization
+import ParleySync
 import ParleyStore
 
 /// A node alone: every session, instance and recording is here, and the token bucket is this
@@ -10,7 +10,7 @@ final class LocalCoordinator: SessionCoordinator {
     private let store: any ParleyStore
     private let tokenRateLimiter: RateLimiter
     private let commands: NodeCommands
-    private let draining = Mutex(false)
+    private let draining = Locked(false)
 
     init(sessions: LiveSessions, store: any ParleyStore, recordings: CallRecordings, tokenMintsPerMinute: Int) {
         self.sessions = sessions

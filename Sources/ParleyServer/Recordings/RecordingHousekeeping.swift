@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ParleySync
 
 /// Keeps the recordings within their `RecordingLimits`: removes each one last written longer
 /// ago than the retention period, then, while all of them together take more than the quota,
@@ -35,8 +35,8 @@ final class RecordingHousekeeping: Sendable {
     private let log: EventLog
     private let now: @Sendable () -> Date
     /// Held for a whole sweep, so that sweeps never overlap.
-    private let sweeping = Mutex(())
-    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let sweeping = Locked(())
+    private let loop = Locked<Task<Void, Never>?>(nil)
 
     /// Housekeeping of `recordings` within `limits`; `now` tells the time recordings' ages are measured at.
     init(recordings: CallRecordings, limits: RecordingLimits, log: EventLog, now: @escaping @Sendable () -> Date = Date.init) {

@@ -1,6 +1,6 @@
 import ParleyCore
 import ParleyRTC
-import Synchronization
+import ParleySync
 
 /// A WebRTC call: events on its `oai-events` data channel; the peer's Opus in through a jitter
 /// buffer (with Opus PLC and FEC for lost packets) to PCM for the session; the session's speech
@@ -11,7 +11,7 @@ final class RealtimeCallTransport: RealtimeTransport {
     private static let inputSampleRate = 24_000
     private let outputSampleRate: Int
     /// The audio item of each response still speaking.
-    private let audioItems = Mutex<[String: String]>([:])
+    private let audioItems = Locked<[String: String]>([:])
 
     /// Carries a session's speech at `outputSampleRate` on `call`.
     init(call: RTCCall, outputSampleRate: Int) {
