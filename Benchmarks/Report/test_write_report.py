@@ -83,6 +83,58 @@ class ValueCellTests(unittest.TestCase):
         self.assertEqual(write_report.value_cell(self.figure(17.25, "µs")), "17.2 µs")
 
 
+def comparison_run(sessions, p99, held):
+    """One load run of comparison.json with the fields the report reads."""
+    return {
+        "sessions": sessions, "connected": sessions, "turns": 4 * sessions, "answered": 4 * sessions, "held": held,
+        "first_audio_ms": {"p50": 560.0, "p99": p99}, "endpointing_ms": {"p50": None}, "after_turn_end_ms": {"p50": None},
+        "server_cpu_seconds": 1.0, "server_run_queue_wait_seconds": 0.1, "wall_seconds": 20.0, "session_audio_seconds": 20.0 * sessions,
+        "server_rss_kb": {"baseline": 1000, "idle_connected": 2000, "peak": 1000 + 1024 * sessions}, "pacing": {"late_ticks": 0, "worst_tick_lag_ms": 0},
+    }
+
+
+def comparison(parley_trials, pipecat_trials, parley_bracket, pipecat_bracket):
+    def system(trials, bracket):
+        return {
+            "runs": {str(n): comparison_run(n, 600.0 if held else 1500.0, held) for n, held in trials},
+            "search": {"trials": [{"sessions": n, "held": held} for n, held in trials], "precision": 0.1, "ceiling": 1600, **bracket},
+        }
+    return {
+        "settings": {
+            "silence_window_ms": 300, "turn_period_ms": 5000, "vad_threshold": 0.7, "parley_vad": "silero", "floor_ms": 570,
+            "p99_limit_ms": 1000, "upstream": {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100,
+                                               "speech_first_byte_ms": 50, "speech_audio_ms": 500},
+        },
+        "systems": {"parley": system(parley_trials, parley_bracket), "pipecat": system(pipecat_trials, pipecat_bracket)},
+    }
+
+
+class ComparisonSectionTests(unittest.TestCase):
+    def test_each_capacity_is_the_largest_count_held_and_the_smallest_failed_with_every_trial(self):
+        text = "\n".join(write_report.comparison_section(comparison(
+            [(1, True), (10, True), (50, True), (100, True), (200, False), (200, False), (150, True), (175, False), (175, False)],
+            [(1, False), (1, True), (10, True), (50, False), (50, False), (30, True), (40, False), (40, False), (35, False), (35, False)],
+            {"largest_held": 150, "smallest_failed": 175, "first_count_failed": False, "summary": "largest held 150, smallest failed 175"},
+            {"largest_held": 30, "smallest_failed": 35, "first_count_failed": False, "summary": "largest held 30, smallest failed 35"},
+        ), cores=2))
+        self.assertIn("Pipecat's capacity search, every run in order: 1 failed, 1 held, 10 held, 50 failed, 50 failed, 30 held", text)
+        self.assertIn("| concurrent sessions per core (largest count held ÷ cores) | 75.0 (largest held 150, smallest failed 175) | "
+                      "15.0 (largest held 30, smallest failed 35) | 5.0× | ≥ 5× | pass |", text)
+        self.assertIn("| 200 | 560 / 1,500 — failed |", text)
+        self.assertNotIn("sustain", text)
+
+    def test_a_system_that_held_no_count_is_not_given_a_ratio(self):
+        text = "\n".join(write_report.comparison_section(comparison(
+            [(1, True), (10, True)], [(1, False), (1, False)],
+            {"largest_held": 10, "smallest_failed": None, "first_count_failed": False, "summary": "largest held 10, no count failed up to the ceiling"},
+            {"largest_held": None, "smallest_failed": 1, "first_count_failed": True,
+             "summary": "no count held, smallest failed 1 (the first count tried, 1, failed)"},
+        ), cores=2))
+        self.assertIn("| – (a system held no count) | ≥ 5× | – |", text)
+        self.assertIn("Pipecat failed at the first count tried: no count held, smallest failed 1 (the first count tried, 1, failed).", text)
+        self.assertIn("Parley held every count up to the ceiling of this run (1600); its figure is a lower bound.", text)
+
+
 class KeepEarlierTests(unittest.TestCase):
     """An earlier BENCHMARKS.md at commit `first`; since then one commit changed two files under
     Sources/ParleyNet (the network benchmark's path) and nothing on the store's."""

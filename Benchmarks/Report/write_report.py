@@ -355,7 +355,7 @@ def comparison_section(comparison, cores):
         "fails only when a second run at it fails too — then bisection between the largest count that held and the "
         f"smallest that failed until they are within {precision_text(systems)}; both ends are reported.",
         "",
-        f"Latency is end of the user's speech (the 20 ms frame holding the utterance's last sample above 500, about "
+        f"Latency is end of the user's speech (the 20 ms frame holding the utterance's last sample above 524 of 32,768, "
         f"-36 dBFS; the same frame for both systems) → first agent audio byte received: the silence window as its length in "
         f"audio time plus the time from sending the frame that completes it to the first audio byte. "
         f"The fixed part every system pays — the silence window plus the upstream delays up to the first sentence's "
