@@ -169,7 +169,8 @@ def fmt(value):
 def compare(system, args):
     """The system's capacity search: every run (the last one at each count) and the bracket."""
     bracket = capacity_search.search(
-        lambda sessions: run_once(system, sessions, args), holds, args.counts, args.max_sessions, args.precision,
+        lambda sessions: run_once(system, sessions, args), lambda result: result["held"], args.counts, args.max_sessions,
+        args.precision,
     )
     runs = {str(run["count"]): run["figures"] for run in bracket["runs"]}
     search = {
