@@ -89,14 +89,17 @@ let package = Package(
             name: "ParleyBenchmarks",
             dependencies: [
                 "ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
-                "ParleyTesting", "CLibWebsockets", "TurnEvaluation",
+                "ParleyTesting", "CLibWebsockets", "TurnEvaluation", "BenchmarkHarness",
             ],
             path: "Benchmarks/ParleyBenchmarks"
         ),
+        // The benchmarks' own rules, kept apart so they are tested: the capacity search, the
+        // percentile, where a question's speech ends.
+        .target(name: "BenchmarkHarness", path: "Benchmarks/Harness"),
         // The turn-taking corpus and harness, shared by the `turns` bench area and its test.
         .target(
             name: "TurnEvaluation",
-            dependencies: ["ParleyCore", "ParleyNet", "ParleyLocal", "ParleyServer", "ParleyTesting"],
+            dependencies: ["ParleyCore", "ParleyNet", "ParleyLocal", "ParleyServer", "ParleyTesting", "BenchmarkHarness"],
             path: "Benchmarks/TurnEvaluation"
         ),
         .executableTarget(
@@ -115,6 +118,7 @@ let package = Package(
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),
+        .testTarget(name: "BenchmarkHarnessTests", dependencies: ["BenchmarkHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,14 +2,17 @@
 """Parley vs Pipecat on the same work, on the same machine, in the same run.
 
 For each system and each session count N starts a fresh fake upstream (FakeUpstream, the
-same fixed delays for both systems) and a fresh server process, drives the server with the
-load client (loadclient.py) and stops both. N runs
-through 1, 10, 50, 100, then doubles while the system sustains the load (p99 end of speech ->
-first audio under 1 s, every session connected, every turn answered), and then bisects
-between the largest N sustained and the first N that was not until the two are within 10 %.
-Like for like, Parley runs without preemptive transcription and generation (Pipecat has
-neither); the same N = 1 run with them on (Parley's default) is reported beside it. With --profile, the Parley server is sampled with `perf`
-during the largest run it sustained. Writes comparison.json to --out.
+same fixed delays for both systems) and a fresh server process, warms the server up with one
+unmeasured session of one turn, drives it with the load client (loadclient.py) and stops both.
+A count holds when every session connected, at least 99 % of the turns were answered and the
+p99 end of speech -> first audio is under 1 s. The counts follow the rule every capacity figure
+uses (capacity_search.py): 1, 10, 50, 100, then doubling until a count fails (a failure counts
+only when a second run at the count fails too), then bisection between the largest count that
+held and the smallest that failed until they are within 10 %. Like for like, Parley runs
+without preemptive transcription and generation (Pipecat has neither); the same N = 1 run with
+them on (Parley's default) is reported beside it. With --profile, the Parley server is sampled
+with `perf` during a run at the largest count it held (at least 50). Writes comparison.json to
+--out.
 """
 
 import argparse
@@ -23,6 +26,7 @@ import time
 from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import capacity_search  # noqa: E402
 import loadclient  # noqa: E402
 
 SECRET = "parley-benchmark-secret-0123456789"
@@ -58,17 +62,25 @@ class Child:
         return self.process.pid
 
     def stop(self):
+        """Stops the server and every process it started (its process group: a server's worker
+        processes left running would take CPU from the next run)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
         self.log.close()
 
 
-def sustained(result):
+def holds(result):
+    """Whether a run held its count: every session connected, at least 99 % of the turns were
+    answered, and the p99 end of speech -> first audio is under the limit."""
     p99 = result["first_audio_ms"]["p99"]
     return (
         result["connected"] == result["sessions"]
@@ -119,28 +131,35 @@ def run_against(system, sessions, args, upstream, profile_path):
                 ["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o", profile_path],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
+        # The warm-up, the same for both systems: one session of one turn, not measured.
+        asyncio.run(loadclient.run(client_arguments(system, server, 1, 1, args)))
         turns = args.single_session_turns if sessions == 1 else args.turns
-        client_args = SimpleNamespace(
-            system=system, url=server.address, token=SECRET if system == "parley" else "",
-            sessions=sessions, turns=turns, turn_period_ms=args.turn_period_ms, utterance=args.utterance,
-            lead_ms=300, dither=16, silence_ms=args.silence_ms, vad_threshold=args.vad_threshold, reply_audio_ms=args.reply_audio_ms, server_pid=server.pid, seed=7,
-        )
-        result = asyncio.run(loadclient.run(client_args))
+        result = asyncio.run(loadclient.run(client_arguments(system, server, sessions, turns, args)))
     finally:
         if profiler:
             profiler.send_signal(signal.SIGINT)
             profiler.wait()
         server.stop()
-    result["sustained"] = sustained(result)
+    result["held"] = holds(result)
     p50, p99 = result["first_audio_ms"]["p50"], result["first_audio_ms"]["p99"]
     say(
         f"{system:8s} N={sessions:<4d} p50 {fmt(p50)} ms  p99 {fmt(p99)} ms  answered {result['answered']}/{result['turns']}"
         f"  cpu {result['server_cpu_seconds']:.1f} s (waited {result['server_run_queue_wait_seconds']:.1f} s)  peak rss {result['server_rss_kb']['peak'] // 1024} MiB"
-        f"  client late ticks {result['pacing']['late_ticks']}{'' if result['sustained'] else '  (not sustained)'}"
+        f"  client late ticks {result['pacing']['late_ticks']}{'' if result['held'] else '  (failed)'}"
         + (f"  [endpointing p50 {fmt(result['endpointing_ms']['p50'])} ms, then {fmt(result['after_turn_end_ms']['p50'])} ms]"
            if result["endpointing_ms"]["p50"] is not None else "")
     )
     return result
+
+
+def client_arguments(system, server, sessions, turns, args):
+    """The load client's settings for `sessions` sessions of `turns` turns against `server`."""
+    return SimpleNamespace(
+        system=system, url=server.address, token=SECRET if system == "parley" else "",
+        sessions=sessions, turns=turns, turn_period_ms=args.turn_period_ms, utterance=args.utterance,
+        lead_ms=300, dither=16, silence_ms=args.silence_ms, vad_threshold=args.vad_threshold,
+        reply_audio_ms=args.reply_audio_ms, server_pid=server.pid, seed=7,
+    )
 
 
 def fmt(value):
@@ -148,33 +167,23 @@ def fmt(value):
 
 
 def compare(system, args):
-    results = {}
-    for sessions in args.counts:
-        results[sessions] = run_once(system, sessions, args)
-    passing = [n for n, r in results.items() if r["sustained"]]
-    failing = [n for n, r in results.items() if not r["sustained"]]
-    sessions = 200
-    while not failing and sessions <= args.max_sessions:
-        result = run_once(system, sessions, args)
-        results[sessions] = result
-        (passing if result["sustained"] else failing).append(sessions)
-        sessions *= 2
-    if failing:
-        low = max([n for n in passing if n < min(failing)], default=0)
-        high = min(failing)
-        # Bracket the limit to within 10 % (of the upper bound) unless the run is a quick one.
-        while args.bracket and high - low > max(1, high // 10):
-            middle = (low + high) // 2
-            if middle <= low or middle in results:
-                break
-            result = run_once(system, middle, args)
-            results[middle] = result
-            if result["sustained"]:
-                low = middle
-            else:
-                high = middle
-    best = max([n for n, r in results.items() if r["sustained"]], default=0)
-    return {"runs": {str(n): r for n, r in sorted(results.items())}, "max_sustained": best, "capped": not failing}
+    """The system's capacity search: every run (the last one at each count) and the bracket."""
+    bracket = capacity_search.search(
+        lambda sessions: run_once(system, sessions, args), lambda result: result["held"], args.counts, args.max_sessions,
+        args.precision,
+    )
+    runs = {str(run["count"]): run["figures"] for run in bracket["runs"]}
+    search = {
+        "trials": [{"sessions": run["count"], "held": run["held"]} for run in bracket["runs"]],
+        "largest_held": bracket["held"]["count"] if bracket["held"] else None,
+        "smallest_failed": bracket["failed"]["count"] if bracket["failed"] else None,
+        "first_count_failed": bracket["first_count_failed"],
+        "precision": args.precision,
+        "ceiling": args.max_sessions,
+        "summary": capacity_search.summary(bracket),
+    }
+    say(f"{system}: {search['summary']}")
+    return {"runs": dict(sorted(runs.items(), key=lambda item: int(item[0]))), "search": search}
 
 
 def profile_parley(args, sessions):
@@ -207,7 +216,7 @@ def main():
     parser.add_argument("--parley-preemptive-ms", type=int, default=0,
                         help="Parley's preemptive transcription delay in the comparison (default 0: like Pipecat, transcribe "
                              "only once the turn has ended; the N = 1 run with Parley's default of 30 ms is reported beside it)")
-    parser.add_argument("--counts", help="session counts always run, before the search for the largest "
+    parser.add_argument("--counts", help="the capacity search's first counts, before it doubles "
                         "(default 1,10,50,100; 1,10,50 with --quick)")
     args = parser.parse_args()
 
@@ -219,7 +228,8 @@ def main():
     args.single_session_turns = 3 if args.quick else 10
     args.turns = 2 if args.quick else 4
     args.max_sessions = 400 if args.quick else 1600
-    args.bracket = not args.quick
+    # A quick run bisects only until the two ends are within 50 %.
+    args.precision = 0.5 if args.quick else 0.1
     args.upstream_delays = upstream_delays = {"transcription_ms": 50, "first_token_ms": 100, "tokens_per_second": 100, "speech_first_byte_ms": 50, "speech_audio_ms": 500}
     args.reply = reply = "It is sunny and mild in Paris today. Expect a light breeze this evening."
     sentences = 2
@@ -236,7 +246,7 @@ def main():
             "silence_window_ms": args.silence_ms, "upstream": upstream_delays, "reply": reply,
             "floor_ms": floor_ms, "turn_period_ms": args.turn_period_ms, "frame_ms": loadclient.FRAME_MS,
             "turns_per_session": args.turns, "single_session_turns": args.single_session_turns,
-            "p99_limit_ms": P99_LIMIT_MS, "max_sessions_tried": args.max_sessions, "parley_vad": args.parley_vad,
+            "p99_limit_ms": P99_LIMIT_MS, "parley_vad": args.parley_vad,
             "vad_threshold": args.vad_threshold, "parley_preemptive_transcription_ms": args.parley_preemptive_ms,
         },
         "systems": {},
@@ -254,8 +264,8 @@ def main():
         comparison[key] = run_once("parley", 1, args)
         args.parley_preemptive_ms = saved
     if args.profile and "parley" in comparison["systems"]:
-        # Under load, where a profile says the most: the largest N sustained, and at least 50.
-        best = max(comparison["systems"]["parley"]["max_sustained"], 50)
+        # Under load, where a profile says the most: the largest count held, and at least 50.
+        best = max(comparison["systems"]["parley"]["search"]["largest_held"] or 0, 50)
         say(f"profiling the Parley server at N={best} with perf")
         comparison["parley_profile"] = profile_parley(args, best)
     with open(os.path.join(args.out, "comparison.json"), "w") as handle:

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import base64
 import json
+import math
 import os
 import random
 import struct
@@ -30,28 +31,42 @@ from websockets.asyncio.client import connect
 
 FRAME_MS = 20
 RATE = 24_000
+# A sample louder than this (-36 dBFS, 0.016 of full scale) is voiced: the last one ends the
+# user's speech (the Swift benchmarks' `EndOfSpeech` rule).
+VOICED_LEVEL = 524
 FRAME_SAMPLES = RATE * FRAME_MS // 1000
 BYTES_PER_MS = RATE * 2 // 1000
+# Handshakes in flight at once while the sessions connect. In one burst of 50, one of a server's
+# worker processes can accept most of them at once and set every one up before it answers any,
+# and the last ones time out: at N = 50 only 19 of Pipecat's 50 sessions connected, while all 100
+# did at N = 100 (a harness artefact). Users arrive a few at a time.
+CONNECT_CONCURRENCY = 8
 
 
 # --- Audio -------------------------------------------------------------------------------------
 
 
+def voiced_span(samples):
+    """The first and the last voiced sample (louder than VOICED_LEVEL) of 16-bit samples; None
+    when none is voiced."""
+    voiced = [i for i, s in enumerate(samples) if abs(s) > VOICED_LEVEL]
+    return (voiced[0], voiced[-1]) if voiced else None
+
+
 def load_utterance(path, lead_ms, dither_amplitude, seed):
-    """The speech of a WAV file at 24 kHz as 20 ms PCM16 frames, trimmed of silence at both
-    ends, after `lead_ms` of quiet; and the number of frames that carry speech (the last
-    speech frame ends the user's turn). A faint dither replaces digital silence."""
+    """The speech of a WAV file at 24 kHz as 20 ms PCM16 frames, from its first voiced sample to
+    its last, after `lead_ms` of quiet; and 50 frames of quiet. The last speech frame ends the
+    user's turn. A faint dither replaces digital silence."""
     with wave.open(path, "rb") as wav:
         if wav.getsampwidth() != 2 or wav.getnchannels() != 1:
             raise SystemExit(f"{path}: need a 16-bit mono WAV")
         rate = wav.getframerate()
         raw = wav.readframes(wav.getnframes())
     samples = list(struct.unpack(f"<{len(raw) // 2}h", raw))
-    threshold = 500
-    voiced = [i for i, s in enumerate(samples) if abs(s) > threshold]
-    if not voiced:
+    span = voiced_span(samples)
+    if span is None:
         raise SystemExit(f"{path}: no speech found")
-    samples = samples[voiced[0]:voiced[-1] + 1]
+    samples = samples[span[0]:span[1] + 1]
     resampled = resample_linear(samples, rate, RATE)
     rng = random.Random(seed)
     lead = [0] * (RATE * lead_ms // 1000)
@@ -421,10 +436,13 @@ async def drive(sessions, args, speech_frames, silence_frames, protocol, sampler
 
 
 def percentile(values, p):
+    """The nearest-rank percentile (p in 0-100) of `values`, None when there are none. The rank
+    is ceil(p * n / 100) with p * n formed first, so whole percentiles of whole counts are exact
+    (p / 100 * n makes p7 of 100 values 7.000000000000001, and the 8th value)."""
     if not values:
         return None
     ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, int(-(-p / 100 * len(ordered) // 1)) - 1))
+    rank = max(0, min(len(ordered) - 1, math.ceil(p * len(ordered) / 100) - 1))
     return ordered[rank]
 
 
@@ -442,9 +460,13 @@ async def run(args):
     baseline_rss_kb = sampler.sample()
 
     connect_started = time.monotonic()
-    batch = 50
-    for first in range(0, len(sessions), batch):
-        await asyncio.gather(*(open_session(s, args, protocol) for s in sessions[first:first + batch]))
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def open_in_turn(session):
+        async with gate:
+            await open_session(session, args, protocol)
+
+    await asyncio.gather(*(open_in_turn(s) for s in sessions))
     connect_seconds = time.monotonic() - connect_started
     connected = [s for s in sessions if s.socket is not None]
     idle_rss_kb = sampler.sample()

@@ -21,11 +21,3 @@ struct BenchmarkResult: Sendable {
         return [area, name, String(format: "%.3f", value), unit, target, verdict].joined(separator: "\t")
     }
 }
-
-/// Percentile of `values` (0…100), nearest-rank.
-func percentile(_ values: [Double], _ p: Double) -> Double {
-    guard !values.isEmpty else { return .nan }
-    let sorted = values.sorted()
-    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
-    return sorted[min(max(rank, 0), sorted.count - 1)]
-}

@@ -1,8 +1,9 @@
+import BenchmarkHarness
 import Foundation
 import ParleyStore
 import ParleyTesting
 
-/// Sessions sustained by two cluster nodes against one, on the same machine (issue 25): the
+/// The capacity of two cluster nodes against one, on the same machine (issue 25): the
 /// `server` area's defaults profile (Silero VAD, 300 ms silence, preemption on, flite's spoken
 /// question, the fake upstream with realistic delays) and its C load client, which spreads the
 /// sessions round-robin over the nodes as a load balancer would. Each node is a
@@ -10,12 +11,11 @@ import ParleyTesting
 /// joins an instance of its own (a claim, epoch-checked item writes, the cluster-wide admission
 /// count), so the database carries what a deployment's would.
 ///
-/// For each node count the session count is searched until the largest count that passed and
-/// the smallest that failed are within 10 % of each other: up by half until a count fails (or
-/// down by a third until one passes), then the geometric middle of the bracket. A count passes
+/// For each node count the session count is searched by the rule every capacity figure uses
+/// (`CapacitySearch`): the largest count that held and the smallest that failed. A count holds
 /// when every session connected, every turn was answered and the p99 from the chunk holding the
 /// question's last voiced sample being sent to the first audio delta received is at most 1 s.
-/// Every probe starts fresh node processes and fresh instances.
+/// Every trial starts fresh node processes (warmed up by one unmeasured turn each) and fresh instances.
 ///
 /// The machine has 2 cores that the nodes, PostgreSQL, the fake upstream and the load client
 /// all share: a second node adds no CPU, so it cannot add capacity here; the figures show what
@@ -27,21 +27,21 @@ func runClusterCapacityBenchmarks(quick: Bool) async throws -> [BenchmarkResult]
         let url = try await server.createDatabase()
         let database = try ClusterDatabaseFigures(url: url)
         var results: [BenchmarkResult] = []
-        var oneNode: CapacitySearch.Bracket?
+        var oneNodeHeld: Int?
         for nodes in [1, 2] {
+            let trials = ClusterCapacityTrials(nodes: nodes, turns: turns, profile: profile, databaseURL: url, database: database)
+            // Two nodes start where one stopped: on 2 cores they hold about as many.
             let search = CapacitySearch(
-                nodes: nodes, turns: turns, profile: profile, databaseURL: url, database: database,
-                maximumProbes: quick ? 4 : 6
-            )
-            // Two nodes start where one stopped: on 2 cores they sustain about as many.
-            let bracket = try await search.run(startingAt: oneNode?.sustained ?? (quick ? 150 : 300))
-            results += search.results(bracket)
+                ladder: [max(oneNodeHeld ?? (quick ? 150 : 300), 1)], ceiling: quick ? 600 : 2_400, precision: quick ? 0.5 : 0.1)
+            let bracket = try await search.run(trial: { try await trials.measure(sessions: $0) }, holds: \.held)
+            results += trials.results(bracket)
+            let held = bracket.held?.count ?? 0
             if nodes == 1 {
-                oneNode = bracket
-            } else if let oneNode, oneNode.sustained > 0 {
+                oneNodeHeld = held
+            } else if let oneNodeHeld, oneNodeHeld > 0 {
                 results.append(capacityResult(
-                    "sessions sustained by 2 nodes / by 1 node, same 2-core machine (the nodes share its CPUs: no capacity is added)",
-                    Double(bracket.sustained) / Double(oneNode.sustained), "times", ""))
+                    "largest count held by 2 nodes / by 1 node, same 2-core machine (the nodes share its CPUs: no capacity is added)",
+                    Double(held) / Double(oneNodeHeld), "times", ""))
             }
         }
         await database.close()
@@ -49,23 +49,15 @@ func runClusterCapacityBenchmarks(quick: Bool) async throws -> [BenchmarkResult]
     }
 }
 
-/// The search for one node count: its probes and the bracket they found.
-private final class CapacitySearch {
-    /// The largest count that passed and the smallest that failed (`nil`: none failed within
-    /// the probes), with the figures of the run at the largest passing count.
-    struct Bracket {
-        var sustained = 0
-        var failedAt: Int?
-        var atSustained: Probe?
-    }
-
+/// The trials of one node count's capacity search.
+private final class ClusterCapacityTrials {
     /// One run at one session count.
     struct Probe {
         var sessions: Int
         var outcome: ServerLoad.Outcome
         var p50: Double
         var p99: Double
-        var passed: Bool
+        var held: Bool
         var databaseCPUSeconds: Double
         var databaseTransactions: Double
     }
@@ -75,50 +67,18 @@ private final class CapacitySearch {
     let profile: ServerLoadProfile
     let databaseURL: String
     let database: ClusterDatabaseFigures
-    let maximumProbes: Int
-    private var probes: [Probe] = []
     private var instanceBatch = 0
 
-    init(nodes: Int, turns: Int, profile: ServerLoadProfile, databaseURL: String, database: ClusterDatabaseFigures, maximumProbes: Int) {
+    init(nodes: Int, turns: Int, profile: ServerLoadProfile, databaseURL: String, database: ClusterDatabaseFigures) {
         self.nodes = nodes
         self.turns = turns
         self.profile = profile
         self.databaseURL = databaseURL
         self.database = database
-        self.maximumProbes = maximumProbes
-    }
-
-    /// Probes from `start` until the bracket is within 10 % or the probes run out.
-    func run(startingAt start: Int) async throws -> Bracket {
-        var bracket = Bracket()
-        var lowestFailure: Int?
-        var next = start
-        while probes.count < maximumProbes {
-            let probe = try await measure(sessions: next)
-            probes.append(probe)
-            if probe.passed {
-                if probe.sessions > bracket.sustained { bracket.sustained = probe.sessions; bracket.atSustained = probe }
-            } else {
-                lowestFailure = min(lowestFailure ?? .max, probe.sessions)
-            }
-            bracket.failedAt = lowestFailure
-            guard let failed = lowestFailure else {
-                next = next * 3 / 2
-                continue
-            }
-            if bracket.sustained == 0 {
-                next = max(failed * 2 / 3, 1)
-                if failed <= 1 { break }
-                continue
-            }
-            if Double(failed) <= Double(bracket.sustained) * 1.1 { break }
-            next = Int((Double(bracket.sustained) * Double(failed)).squareRoot().rounded())
-        }
-        return bracket
     }
 
     /// One fresh run at `sessions`, each session on an instance of its own.
-    private func measure(sessions: Int) async throws -> Probe {
+    func measure(sessions: Int) async throws -> Probe {
         instanceBatch += 1
         let prefix = "inst_n\(nodes)_p\(instanceBatch)_"
         try await database.createInstances(prefix: prefix, count: sessions)
@@ -130,30 +90,29 @@ private final class CapacitySearch {
         let transactions = try await database.transactions() - transactionsBefore
         let latencies = outcome.turns.map(\.latencyMs)
         let p99 = percentile(latencies, 99)
-        let passed = outcome.connected == sessions && latencies.count == sessions * turns && p99 <= profile.p99LimitMs
+        let held = outcome.connected == sessions && latencies.count == sessions * turns && p99 <= profile.p99LimitMs
         FileHandle.standardError.write(Data(
-            "cluster-capacity: \(nodes) node(s), \(sessions) sessions: \(latencies.count) of \(sessions * turns) turns, p99 \(Int(p99)) ms -> \(passed ? "pass" : "fail")\n".utf8))
+            "cluster-capacity: \(nodes) node(s), \(sessions) sessions: \(latencies.count) of \(sessions * turns) turns, p99 \(Int(p99)) ms -> \(held ? "held" : "failed")\n".utf8))
         return Probe(
-            sessions: sessions, outcome: outcome, p50: percentile(latencies, 50), p99: p99, passed: passed,
+            sessions: sessions, outcome: outcome, p50: percentile(latencies, 50), p99: p99, held: held,
             databaseCPUSeconds: cpu, databaseTransactions: transactions
         )
     }
 
-    /// The figures of the search: every probe's verdict, the bracket, and the costs at the sustained count.
-    func results(_ bracket: Bracket) -> [BenchmarkResult] {
+    /// The figures of the search: every trial's verdict, the bracket, and the costs at the largest count held.
+    func results(_ bracket: CapacityBracket<Probe>) -> [BenchmarkResult] {
         let nodesText = nodes == 1 ? "1 node" : "\(nodes) nodes"
         let latency = "last voiced chunk sent -> first audio delta received"
-        var results = probes.map { probe in
+        var results = bracket.runs.enumerated().map { index, run in
             capacityResult(
-                "\(nodesText), \(probe.sessions) sessions\(nodes == 1 ? "" : " round-robin"): \(latency), p99 / turns answered of \(probe.sessions * turns)",
-                probe.p99, "ms", "", detail: Double(probe.outcome.turns.count), detailUnit: probe.passed ? "answered (pass)" : "answered (fail)")
+                "\(nodesText), trial \(index + 1), \(run.count) sessions\(nodes == 1 ? "" : " round-robin"): \(latency), p99 / turns answered of \(run.count * turns)",
+                run.figures.p99, "ms", "", detail: Double(run.figures.outcome.turns.count), detailUnit: run.held ? "answered (held)" : "answered (failed)")
         }
-        let bracketText = bracket.failedAt.map { "failed at \($0)" } ?? "none of the \(probes.count) probes failed"
-        let within = bracket.failedAt.map { Double($0) <= Double(bracket.sustained) * 1.1 } ?? false
-        results.append(capacityResult(
-            "\(nodesText) on one PostgreSQL, defaults profile: concurrent sessions sustained (p99 \(latency) <= 1000 ms, every turn of \(turns) answered; \(bracketText))",
-            Double(bracket.sustained), "sessions", "bracketed within 10 %", meets: within))
-        guard let probe = bracket.atSustained else { return results }
+        results.append(.capacity(
+            area: "cluster-capacity",
+            name: "\(nodesText) on one PostgreSQL, defaults profile: concurrent sessions (p99 \(latency) <= 1000 ms, every turn of \(turns) answered)",
+            bracket: bracket, noun: "sessions"))
+        guard let probe = bracket.held?.figures else { return results }
         let outcome = probe.outcome
         let at = "\(nodesText), \(probe.sessions) sessions"
         let sessionSeconds = max(outcome.sessionSeconds, 0.001)

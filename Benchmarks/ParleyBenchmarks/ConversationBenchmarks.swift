@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 import ParleyNet
@@ -153,7 +154,7 @@ private final class PacedMicrophone {
 private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad: Double, preemption: Bool) -> [BenchmarkResult] {
     let conditions = "\(figures.count) turns in one session (history kept), different questions, 2 flite voices (slt, rms), "
         + "Silero VAD, 300 ms silence, " + (preemption ? "preemptive transcription and generation on (defaults)" : "preemptive transcription and generation off")
-    let name = "conversation: last voiced sample (\(ConversationQuestion.voicedLevelLabel)) sent -> first response.output_audio.delta received, \(conditions)"
+    let name = "conversation: last voiced sample (\(EndOfSpeech.voicedLevelLabel)) sent -> first response.output_audio.delta received, \(conditions)"
     let latencies = figures.map(\.voiceToVoiceMs)
     let p50 = percentile(latencies, 50)
     let p90 = percentile(latencies, 90)

@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 import ParleyLocal
@@ -8,15 +9,11 @@ import ParleyLocal
 struct ConversationQuestion: Sendable {
     static let sampleRate = 24_000
     static let chunkLength = 480
-    /// A sample above this level (-36 dBFS) is voiced; the last one ends the question.
-    static let voicedLevel: Float = 0.016
-    /// How the figures' names state `voicedLevel`.
-    static let voicedLevelLabel = "> -36 dBFS"
 
     var text: String
     /// The flite voice that speaks it.
     var voice: String
-    /// The speech, up to and including its last voiced sample, in chunks (the last one padded
+    /// The speech, up to and including its last voiced sample (`EndOfSpeech`), in chunks (the last one padded
     /// with silence).
     var chunks: [[Int16]]
 
@@ -40,7 +37,7 @@ struct ConversationQuestion: Sendable {
         let wav = try WAVFile.read(data)
         let resampler = try SoxrResampler(from: wav.format.sampleRate, to: Self.sampleRate)
         let speech = resampler.process(wav.buffer.mixedToMono().samples) + resampler.flush()
-        guard let last = speech.lastIndex(where: { abs($0) > Self.voicedLevel }) else {
+        guard let last = EndOfSpeech.lastVoicedSample(in: speech) else {
             throw ConversationBenchmarkFailure("flite -voice \(voice) produced no speech for \"\(text)\"")
         }
         let audio = SampleConversion.pcm16(Array(speech[...last]))

@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 import ParleyLocal
@@ -186,8 +187,8 @@ private struct SpokenQuestion: Sendable {
         var resampler = providers.makeResampler(synthesizer.sampleRate, Self.sampleRate)
         var resampled = resampler.process(SampleConversion.float(speech))
         resampled += resampler.flush()
-        // The last sample above -36 dBFS ends the speech; flite's trailing quiet is dropped.
-        guard let last = resampled.lastIndex(where: { abs($0) > 0.016 }) else {
+        // The last voiced sample ends the speech; flite's trailing quiet is dropped.
+        guard let last = EndOfSpeech.lastVoicedSample(in: resampled) else {
             throw EmbeddedBenchmarkFailure("flite produced no speech for \"\(text)\"")
         }
         let leadInSamples = Int(Self.leadIn.milliseconds) * Self.sampleRate / 1000

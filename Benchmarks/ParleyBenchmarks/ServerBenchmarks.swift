@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 
@@ -6,7 +7,9 @@ import ParleyCore
 /// delays), timed from the chunk holding the last voiced sample of each question to the first
 /// audio delta, with a 1 s p99 limit; and the pipeline overhead (energy VAD, an upstream that
 /// answers at once, synthetic speech), timed from the chunk that ended the turn (whose arrival
-/// let the server's input reach `speech_stopped.audio_end_ms`), with a 20 ms p99 limit.
+/// let the server's input reach `speech_stopped.audio_end_ms`), with a 20 ms p99 limit. Each
+/// profile's capacity is searched (`CapacitySearch`): the largest count that held and the
+/// smallest that failed.
 ///
 /// Each run: the benchmark server (`ParleyBenchmarks serve`) in its own process, and N
 /// realtime clients in the load client's (`RealtimeLoadClient`), each streaming turns paced in
@@ -21,7 +24,7 @@ import ParleyCore
 func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var results: [BenchmarkResult] = []
     for profile in [try await ServerLoadProfile.defaults(quick: quick), ServerLoadProfile.pipelineOverhead(quick: quick)] {
-        results += try await measure(profile, turns: quick ? 2 : 4)
+        results += try await measure(profile, turns: quick ? 2 : 4, quick: quick)
     }
     let idle = try await HostSlowdownProbe.measureIdle(folder: try await BenchmarkTools.folder(), seconds: quick ? 3 : 10)
     results.append(serverResult(
@@ -33,56 +36,92 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return results
 }
 
-/// The figures of one profile at each of its session counts, and the most sessions it sustained.
-private func measure(_ profile: ServerLoadProfile, turns: Int) async throws -> [BenchmarkResult] {
-    var results: [BenchmarkResult] = []
-    var sustained = 0
-    var sustainedAwayFromSlowStretches = 0
-    let limit = profile.p99LimitMs
-    let limitText = "<= \(Int(limit)) ms"
-    for sessions in profile.sessionCounts {
-        let outcome = try await ServerLoad(sessions: sessions, turnsPerSession: turns, profile: profile).run()
-        let latencies = outcome.turns.map(\.latencyMs)
-        let p50 = percentile(latencies, 50)
-        let p99 = percentile(latencies, 99)
-        let expected = sessions * turns
-        let allAnswered = latencies.count == expected && outcome.connected == sessions
-        if allAnswered, p99 <= limit { sustained = max(sustained, sessions) }
-        let awayFromSlowStretches = outcome.turns.filter {
-            !outcome.hostSlowdowns.isNearSlowStretch($0.endOfSpeechMicroseconds, before: 20_000, after: 100_000)
-        }.map(\.latencyMs)
-        let p99AwayFromSlowStretches = percentile(awayFromSlowStretches, 99)
-        if allAnswered, p99AwayFromSlowStretches <= limit { sustainedAwayFromSlowStretches = max(sustainedAwayFromSlowStretches, sessions) }
-        let label = "\(profile.name), \(sessions) sessions"
-        let latency = "\(profile.name): \(profile.latencyName), \(sessions) sessions"
-        results.append(serverResult("\(latency), p50", p50, "ms", "", nil))
-        results.append(serverResult("\(latency), p99", p99, "ms", limitText, p99 <= limit))
-        results.append(serverResult(
-            "host slow stretches during the run, \(label): share of the time / worst slowdown", outcome.hostSlowdowns.slowPercent, "%", "", nil,
-            detail: outcome.hostSlowdowns.worstRatio, detailUnit: "times slower"))
-        results.append(serverResult(
-            "\(latency), p99 of the turns away from host slow stretches / share of turns",
-            p99AwayFromSlowStretches, "ms", "", nil,
-            detail: latencies.isEmpty ? 0 : Double(awayFromSlowStretches.count) * 100 / Double(latencies.count), detailUnit: "% of turns"))
-        results.append(serverResult("turns answered, \(label)", Double(latencies.count), "of \(expected)", "all", allAnswered))
-        results.append(serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil))
-        results.append(serverResult("load client / fake upstream CPU per session-second, \(label)", outcome.clientCPUMillisecondsPerSessionSecond, "ms/s", "", nil, detail: outcome.upstreamCPUMillisecondsPerSessionSecond, detailUnit: "ms/s upstream"))
-        results.append(serverResult("server CPU used / waited for (run queue), \(label)", outcome.serverCores, "cores", "", nil, detail: outcome.serverWaitingCores, detailUnit: "cores waiting"))
-        results.append(serverResult("server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB", "<= 1024 KiB", outcome.idleBytesPerSession <= 1_048_576))
-        results.append(serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil))
-        for (stage, values) in outcome.stages.named {
-            results.append(serverResult(
-                "server-side commit -> \(stage) (0 when ready before the commit), \(label), p50 / p99", percentile(values, 50), "ms", "", nil,
-                detail: percentile(values, 99)))
-        }
-        results.append(serverResult("client send lateness (max), \(label)", outcome.worstLatenessMs, "ms", "", nil))
+/// The profile's capacity, found by the search every capacity figure uses (`CapacitySearch`,
+/// each trial on fresh processes warmed up by one unmeasured turn per node), with a line for
+/// every trial and the full figures of the trials at the largest count that held and the
+/// smallest that failed.
+private func measure(_ profile: ServerLoadProfile, turns: Int, quick: Bool) async throws -> [BenchmarkResult] {
+    let limitText = "<= \(Int(profile.p99LimitMs)) ms"
+    let search = CapacitySearch(ladder: profile.sessionCounts, ceiling: profile.ceiling, precision: quick ? 0.5 : 0.1)
+    let bracket = try await search.run(
+        trial: { sessions in
+            ServerTrial(
+                outcome: try await ServerLoad(sessions: sessions, turnsPerSession: turns, profile: profile).run(),
+                sessions: sessions, turns: turns, p99LimitMs: profile.p99LimitMs)
+        },
+        holds: \.held
+    )
+    var results = bracket.runs.enumerated().map { index, run in
+        serverResult(
+            "\(profile.name): trial \(index + 1), \(run.count) sessions: \(profile.latencyName), p99 / turns answered of \(run.count * turns)",
+            run.figures.p99, "ms", "", nil,
+            detail: Double(run.figures.latencies.count), detailUnit: run.held ? "answered (held)" : "answered (failed)")
     }
-    results.append(serverResult(
-        "\(profile.name): concurrent sessions sustained (p99 \(limitText), every turn answered)", Double(sustained), "sessions",
-        profile.sustainedTarget.map { ">= \($0)" } ?? "", profile.sustainedTarget.map { sustained >= $0 }))
-    results.append(serverResult(
-        "\(profile.name): concurrent sessions sustained away from host slow stretches (their p99 \(limitText), every turn answered)",
-        Double(sustainedAwayFromSlowStretches), "sessions", "", nil))
+    if let held = bracket.held { results += figures(of: held.figures, profile: profile, atLargestHeld: true) }
+    if let failed = bracket.failed { results += figures(of: failed.figures, profile: profile, atLargestHeld: false) }
+    let held = bracket.held?.count ?? 0
+    results.append(.capacity(
+        area: "server", name: "\(profile.name): concurrent sessions (p99 \(profile.latencyName) \(limitText), every turn answered)",
+        bracket: bracket, noun: "sessions",
+        target: profile.capacityTarget.map { ">= \($0) held" } ?? "", meetsTarget: profile.capacityTarget.map { held >= $0 }))
+    return results
+}
+
+/// One trial of the server's capacity search.
+private struct ServerTrial {
+    var outcome: ServerLoad.Outcome
+    var sessions: Int
+    var turns: Int
+    var latencies: [Double]
+    var p99: Double
+    /// Every session connected, every turn was answered, and the p99 is within the profile's limit.
+    var held: Bool
+
+    init(outcome: ServerLoad.Outcome, sessions: Int, turns: Int, p99LimitMs: Double) {
+        self.outcome = outcome
+        self.sessions = sessions
+        self.turns = turns
+        latencies = outcome.turns.map(\.latencyMs)
+        p99 = percentile(latencies, 99)
+        held = outcome.connected == sessions && latencies.count == sessions * turns && p99 <= p99LimitMs
+    }
+}
+
+/// The full figures of one trial: latency, the host's slow stretches, CPU, memory, the server's stages.
+private func figures(of trial: ServerTrial, profile: ServerLoadProfile, atLargestHeld: Bool) -> [BenchmarkResult] {
+    let outcome = trial.outcome
+    let sessions = trial.sessions
+    let latencies = trial.latencies
+    let awayFromSlowStretches = outcome.turns.filter {
+        !outcome.hostSlowdowns.isNearSlowStretch($0.endOfSpeechMicroseconds, before: 20_000, after: 100_000)
+    }.map(\.latencyMs)
+    let label = "\(profile.name), \(sessions) sessions (\(atLargestHeld ? "the largest count held" : "the smallest count failed"))"
+    let latency = "\(profile.name): \(profile.latencyName), \(sessions) sessions"
+    var results = [
+        serverResult("\(latency), p50", percentile(latencies, 50), "ms", "", nil),
+        serverResult("\(latency), p99", trial.p99, "ms", "", nil),
+        serverResult(
+            "host slow stretches during the run, \(label): share of the time / worst slowdown", outcome.hostSlowdowns.slowPercent, "%", "", nil,
+            detail: outcome.hostSlowdowns.worstRatio, detailUnit: "times slower"),
+        serverResult(
+            "\(latency), p99 of the turns away from host slow stretches / share of turns",
+            percentile(awayFromSlowStretches, 99), "ms", "", nil,
+            detail: latencies.isEmpty ? 0 : Double(awayFromSlowStretches.count) * 100 / Double(latencies.count), detailUnit: "% of turns"),
+        serverResult("turns answered, \(label)", Double(latencies.count), "of \(sessions * trial.turns)", "", nil),
+        serverResult("server CPU per session-second, \(label)", outcome.serverCPUMillisecondsPerSessionSecond, "ms/s", "", nil),
+        serverResult("load client / fake upstream CPU per session-second, \(label)", outcome.clientCPUMillisecondsPerSessionSecond, "ms/s", "", nil, detail: outcome.upstreamCPUMillisecondsPerSessionSecond, detailUnit: "ms/s upstream"),
+        serverResult("server CPU used / waited for (run queue), \(label)", outcome.serverCores, "cores", "", nil, detail: outcome.serverWaitingCores, detailUnit: "cores waiting"),
+        serverResult(
+            "server memory per idle session, \(label)", outcome.idleBytesPerSession / 1024, "KiB",
+            atLargestHeld ? "<= 1024 KiB" : "", atLargestHeld ? outcome.idleBytesPerSession <= 1_048_576 : nil),
+        serverResult("server memory per active session, \(label)", outcome.activeBytesPerSession / 1024, "KiB", "", nil),
+    ]
+    for (stage, values) in outcome.stages.named {
+        results.append(serverResult(
+            "server-side commit -> \(stage) (0 when ready before the commit), \(label), p50 / p99", percentile(values, 50), "ms", "", nil,
+            detail: percentile(values, 99)))
+    }
+    results.append(serverResult("client send lateness (max), \(label)", outcome.worstLatenessMs, "ms", "", nil))
     return results
 }
 
@@ -129,7 +168,7 @@ struct ServerTopology: Sendable {
     }
 }
 
-/// One load run against fresh server processes.
+/// One load run against fresh server processes, after one unmeasured warm-up turn on each.
 struct ServerLoad {
     /// What the run measured.
     struct Outcome {
@@ -204,6 +243,11 @@ struct ServerLoad {
 
         let chunkCount = audio.count * turnsPerSession
         let messages = audio.chunks.map { #"{"type":"input_audio_buffer.append","audio":"\#(PCM16Buffer(samples: $0).base64EncodedString())"}"# }
+        // The warm-up: one unmeasured turn on every node, so no measured turn pays for a first start.
+        _ = try await RealtimeLoadClient.connect(
+            folder: tools, servers: addresses, path: "/v1/realtime", token: BenchmarkServer.defaultSecret, sessions: addresses.count,
+            messages: messages, chunkCount: audio.count, turnChunks: audio.count
+        ).run()
         let baseline = residentBytes()
         let load = try await RealtimeLoadClient.connect(
             folder: tools, servers: addresses, path: topology.path, token: BenchmarkServer.defaultSecret, sessions: sessions,

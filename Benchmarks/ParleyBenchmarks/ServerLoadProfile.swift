@@ -8,7 +8,7 @@ struct ServerLoadProfile: Sendable {
     enum Start: Sendable {
         /// The chunk whose arrival let the server's input reach `speech_stopped.audio_end_ms`.
         case turnEnd
-        /// The chunk holding the last voiced sample of the question (above `TurnAudio.voicedLevel`).
+        /// The chunk holding the last voiced sample of the question (`EndOfSpeech`).
         case lastVoicedChunk
     }
 
@@ -22,9 +22,12 @@ struct ServerLoadProfile: Sendable {
     var upstreamArguments: [String]
     var audio: TurnAudio
     var p99LimitMs: Double
+    /// The capacity search's first counts (`CapacitySearch.ladder`).
     var sessionCounts: [Int]
-    /// The sessions the profile must sustain, when it has a target.
-    var sustainedTarget: Int?
+    /// The most sessions the capacity search tries.
+    var ceiling: Int
+    /// The sessions the profile must hold, when it has a target.
+    var capacityTarget: Int?
 
     /// The upstream's delays in the defaults profile: those of the Pipecat comparison.
     static let realisticUpstream = [
@@ -45,7 +48,8 @@ struct ServerLoadProfile: Sendable {
             audio: try await spokenTurn(),
             p99LimitMs: 1_000,
             sessionCounts: quick ? [50, 150] : [100, 200, 300, 400],
-            sustainedTarget: 300
+            ceiling: quick ? 300 : 1_600,
+            capacityTarget: 300
         )
     }
 
@@ -61,7 +65,8 @@ struct ServerLoadProfile: Sendable {
             audio: TurnAudio(),
             p99LimitMs: 20,
             sessionCounts: quick ? [100, 300] : [100, 200, 300, 400, 500],
-            sustainedTarget: nil
+            ceiling: quick ? 600 : 2_000,
+            capacityTarget: nil
         )
     }
 

@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 
@@ -5,9 +6,6 @@ import ParleyCore
 /// of speech-like noise with syllable rhythm, or real synthesised speech), then quiet long
 /// enough for the silence window and the spoken reply.
 struct TurnAudio: Sendable {
-    /// Samples above this level (-36 dBFS) are voiced: the last one ends the user's speech.
-    static let voicedLevel: Int16 = 524
-
     /// Chunk length: 20 ms at 24 kHz.
     static let chunkLength = 480
     /// Chunk duration in milliseconds.
@@ -44,16 +42,16 @@ struct TurnAudio: Sendable {
     }
 
     /// Builds a turn of `leadMs` quiet, the given speech at 24 kHz, and `tailMs` quiet; the last
-    /// voiced sample (above `voicedLevel`) ends the speech.
+    /// voiced sample (`EndOfSpeech`) ends the speech.
     init(speech: [Int16], leadMs: Int, tailMs: Int) {
         let lead = [Int16](repeating: 0, count: leadMs * Self.sampleRate / 1000)
-        let lastVoiced = speech.lastIndex { abs(Int32($0)) > Int32(Self.voicedLevel) } ?? max(speech.count - 1, 0)
+        let lastVoiced = EndOfSpeech.lastVoicedSample(in: speech) ?? max(speech.count - 1, 0)
         let pcm = lead + speech[...lastVoiced] + [Int16](repeating: 0, count: tailMs * Self.sampleRate / 1000)
         chunks = stride(from: 0, to: pcm.count, by: Self.chunkLength).map {
             let chunk = Array(pcm[$0..<min($0 + Self.chunkLength, pcm.count)])
             return chunk + [Int16](repeating: 0, count: Self.chunkLength - chunk.count)
         }
-        lastSpeechChunk = (lead.count + lastVoiced) / Self.chunkLength
+        lastSpeechChunk = EndOfSpeech.chunk(holding: lead.count + lastVoiced, sampleRate: Self.sampleRate)
     }
 
     /// Chunks per turn.

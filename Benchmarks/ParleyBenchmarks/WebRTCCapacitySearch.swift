@@ -1,8 +1,11 @@
+import BenchmarkHarness
 import Foundation
 
-/// How many WebRTC calls the server sustains on this machine: trials of N concurrent calls
-/// (`Benchmarks/webrtc_bench_client.py capacity`), N doubled until a trial fails, then bisected
-/// until the largest passing and the smallest failing count are within 10 % of each other.
+/// How many WebRTC calls the server holds on this machine: trials of N concurrent calls
+/// (`Benchmarks/webrtc_bench_client.py capacity`) searched by the rule every capacity figure
+/// uses (`CapacitySearch`): the largest count that held and the smallest that failed. The server
+/// is warmed up before the search (the area's latency runs) and every trial is timed from the
+/// moment all its calls connected.
 ///
 /// A trial passes when every call connected, every turn was answered, no answer packet was lost
 /// or arrived more than `longestGapMs` after the one before it inside an answer (a 20 ms frame
@@ -19,7 +22,8 @@ struct WebRTCCapacitySearch {
     let token: String
     let processes: Int
     let seconds: Double
-    let largestTried: Int
+    /// The most calls the search tries.
+    let ceiling: Int
 
     /// One trial's figures: the load peers' report and the server's own use while the calls ran.
     struct Trial {
@@ -38,47 +42,35 @@ struct WebRTCCapacitySearch {
         var passed: Bool { failure == nil }
     }
 
-    /// The search's outcome: the largest passing trial and the smallest failing one (`nil` when
-    /// even `largestTried` calls passed).
+    /// The search's outcome: the trials at the largest count that held and the smallest that failed.
     struct Outcome {
-        var sustained: Trial
-        var failed: Trial?
+        var bracket: CapacityBracket<Trial>
+        var held: Trial? { bracket.held?.figures }
+        var failed: Trial? { bracket.failed?.figures }
         /// The search's first trial: its memory per call is measured on a heap no larger trial grew.
         var first: Trial
 
         /// What stopped the next count: the load peers, the two shared cores, or the server.
         var bound: String {
-            guard let failed else { return "none found up to the largest count tried" }
+            guard let failed else { return "none found up to the ceiling" }
             if failed.peerLagMs > WebRTCCapacitySearch.peerLagBoundMs { return "the load peers (their own loops fell behind)" }
             if failed.machineBusy > 0.9 { return "the two cores, shared by the server and the load peers" }
             return "the server"
         }
     }
 
-    func run(startingAt start: Int) async throws -> Outcome {
-        var passing: Trial?
-        var failing: Trial?
-        var first: Trial?
-        var next = start
-        // Doubling (or halving from a failing start) until bracketed, then bisection.
-        while true {
-            let trial = try await self.trial(calls: next)
-            print("  webrtc capacity trial: \(next) calls → \(trial.failure ?? "pass")")
-            if first == nil { first = trial }
-            if trial.passed { passing = trial } else { failing = trial }
-            if let passing, let failing {
-                guard Double(failing.calls - passing.calls) > 0.1 * Double(passing.calls), failing.calls - passing.calls > 1 else { break }
-                next = (passing.calls + failing.calls) / 2
-            } else if let passing {
-                guard passing.calls < largestTried else { break }
-                next = min(passing.calls * 2, largestTried)
-            } else if let failing {
-                guard failing.calls > 1 else { throw WebRTCBenchClient.Failure(description: "a single call failed: \(failing.failure ?? "")") }
-                next = failing.calls / 2
-            }
-        }
-        guard let passing, let first else { throw WebRTCBenchClient.Failure(description: "no trial passed") }
-        return Outcome(sustained: passing, failed: failing, first: first)
+    /// Searches from `start` calls, bisecting to `precision`.
+    func run(startingAt start: Int, precision: Double) async throws -> Outcome {
+        let bracket = try await CapacitySearch(ladder: [start], ceiling: ceiling, precision: precision).run(
+            trial: { calls in
+                let trial = try await self.trial(calls: calls)
+                print("  webrtc capacity trial: \(calls) calls → \(trial.failure ?? "held")")
+                return trial
+            },
+            holds: \.passed
+        )
+        guard let first = bracket.runs.first?.figures else { throw WebRTCBenchClient.Failure(description: "the search ran no trial") }
+        return Outcome(bracket: bracket, first: first)
     }
 
     private func trial(calls: Int) async throws -> Trial {

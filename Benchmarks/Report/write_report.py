@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes BENCHMARKS.md from one run of scripts/bench: the ParleyBenchmarks figures (one
 tab-separated line each: area, name, value, unit, target, verdict) and the Parley-vs-Pipecat
-comparison (comparison.json from compare.py), with the machine they ran on. With --earlier-runs,
-the areas (and the comparison) this run did not measure keep their figures from the newest
-earlier run that has them, each section saying which run that was."""
+comparison (comparison.json from compare.py), with the machine they ran on. With --earlier-runs
+and --earlier-report, the areas (and the comparison) this run did not measure keep their figures
+from the newest earlier run directory that has them or, when the earlier BENCHMARKS.md is newer
+or no run directory has them, that file's section; each kept section says which run and commit
+it came from and how much changed on its benchmark's path since."""
 
 import argparse
 import datetime
@@ -12,6 +14,8 @@ import os
 import re
 import platform
 import subprocess
+
+import earlier_report
 
 AREA_ORDER = [
     "network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store",
@@ -41,8 +45,8 @@ AREA_NOTES = {
         "upstream with realistic delays) and its C load client, which spreads the sessions round-robin over the nodes. "
         "Each node is a `ParleyBenchmarks serve` process in cluster mode (127.0.0.2, 127.0.0.3) on one throwaway "
         "PostgreSQL; every session joins an instance of its own (a claim, epoch-checked item writes, the cluster-wide "
-        "admission count). For 1 node, then 2, the session count is searched (up by half until a count fails, then the "
-        "geometric middle) until the largest passing and smallest failing counts are within 10 %; a count passes when "
+        "admission count). For 1 node, then 2, the session count is searched by the rule every capacity figure here "
+        "follows (see the top of this page): the largest count that held and the smallest that failed; a count holds when "
         "every turn is answered and p99 last voiced chunk sent -> first audio delta is at most 1 s. All of it shares "
         "the machine's 2 cores: a second node adds no CPU, so it adds no capacity here; the figures show what the split "
         "costs (CPU and memory per session, PostgreSQL's CPU and transactions), not a scale-out."
@@ -64,7 +68,8 @@ AREA_NOTES = {
     "network": (
         "ParleyNet (in the benchmark process) and a raw libwebsockets server in C (`Benchmarks/RawLWS/raw_lws_server.c`, "
         "the same Debian lws, run on a libev loop like ParleyNet, so the two differ only in what sits on top of lws) "
-        "side by side; the raw server is paused (SIGSTOP) while ParleyNet is measured. Every figure "
+        "side by side. Both write an echo the same way: at once from the receive callback when nothing is ahead of "
+        "it, otherwise queued for the writable callback; the raw server is paused (SIGSTOP) while ParleyNet is measured. Every figure "
         "comes from pairs of runs, one per server, back to back, raw first in one pair and ParleyNet first in the next. "
         "GET: `wrk` with one thread, 7 pairs of 2 s runs per connection count. WebSocket echo: `Benchmarks/RawLWS/"
         "ws_rtt_client.c` sends one binary message on every connection per round and times each echo; 1 connection: "
@@ -103,7 +108,8 @@ AREA_NOTES = {
         "the reply is ready inside the silence window; latency from sending the chunk that ended the turn (mapped from "
         "the server's `speech_stopped.audio_end_ms`) to the first audio delta, i.e. turn end -> release of a reply "
         "already made; p99 limit 20 ms. The server-side commit -> stage figures count 0 for what was ready before "
-        "the commit. Memory and CPU are "
+        "the commit. Each profile's capacity is searched by the rule at the top of this page: every trial has a line, "
+        "and the full figures are those of the largest count held and the smallest failed. Memory and CPU are "
         "the server process's (`/proc`). Beside each load, `Benchmarks/HostProbe/host_slowdown_probe.c` times a fixed "
         "piece of arithmetic every 2 ms in its own CPU time and reports the stretches where it took more than 3 times "
         "its median: the host running this virtual machine's CPUs slower, which the guest cannot otherwise see. The "
@@ -111,6 +117,16 @@ AREA_NOTES = {
         "100 ms after it; the target is judged on every turn."
     ),
 }
+
+CAPACITY_RULE = (
+    "**Capacity figures** follow one rule (`Benchmarks/Harness/CapacitySearch.swift`, and "
+    "`Benchmarks/LoadClient/capacity_search.py` for the Pipecat comparison): every trial runs on a system warmed up by "
+    "an unmeasured turn; the count grows (a ladder, then doubling up to a ceiling) until one fails — a count fails only "
+    "when a second run at it fails too, so one noisy run does not set a limit — then it is bisected between the "
+    "largest count that held and the smallest that failed until the two are within 10 %. Each is written \"largest "
+    "held N, smallest failed M\"; a search whose first count failed says so, and one that failed no count says it "
+    "reached its ceiling."
+)
 
 
 def machine():
@@ -159,6 +175,17 @@ def number(value, digits=None):
     return f"{value:,.{digits}f}"
 
 
+def value_cell(figure):
+    """A figure's value with its unit. A capacity figure (unit "NOUN held; REST", from a capacity
+    search) reads "largest held 136 NOUN, smallest failed 150", or "no count held, ..." when none did."""
+    noun, separator, rest = figure["unit"].partition(" held; ")
+    if not separator:
+        return f"{number(figure['value'])} {figure['unit']}"
+    if figure["value"] == 0:
+        return f"no count held, {rest}"
+    return f"largest held {number(figure['value'], 0)} {noun}, {rest}"
+
+
 def verdict_cell(verdict):
     return {"pass": "pass", "MISS": "**MISS**", "-": ""}.get(verdict, verdict)
 
@@ -196,25 +223,25 @@ def earlier_figures(figures, failed_areas, runs):
     return kept, {area: read_run_info(run) for area, run in sources.items()}
 
 
-def provenance_line(info):
-    load = f", load average {info['load_average']} when it began" if info.get("load_average") else ""
-    return f"*Not rerun by this command: figures from the earlier run of {info['started']}, commit `{info['commit']}`{load}.*"
-
-
-def area_sections(figures, failed_areas, kept_from=None):
-    kept_from = kept_from or {}
+def area_sections(figures, failed_areas, root, kept_from=None, kept_sections=None):
+    """Each area's section: its figures, or the section kept from the earlier BENCHMARKS.md."""
+    kept_from, kept_sections = kept_from or {}, kept_sections or {}
     lines = []
-    areas = [a for a in AREA_ORDER if any(f["area"] == a for f in figures)]
-    areas += sorted({f["area"] for f in figures} - set(areas))
+    present = {f["area"] for f in figures} | set(kept_sections)
+    areas = [a for a in AREA_ORDER if a in present]
+    areas += sorted(present - set(areas))
     for area in areas:
         lines += [f"## {AREA_TITLES.get(area, area)} (`{area}`)", ""]
+        if area in kept_sections:
+            lines += earlier_report.provenance_lines(kept_sections[area]["info"], root, area) + kept_sections[area]["body"] + [""]
+            continue
         if area in kept_from:
-            lines += [provenance_line(kept_from[area]), ""]
+            lines += earlier_report.provenance_lines(kept_from[area], root, area)
         if area in AREA_NOTES:
             lines += [AREA_NOTES[area], ""]
         lines += ["| figure | value | target | result |", "|---|---:|---|---|"]
         for figure in (f for f in figures if f["area"] == area):
-            lines.append(f"| {figure['name']} | {number(figure['value'])} {figure['unit']} | {figure['target']} | {verdict_cell(figure['verdict'])} |")
+            lines.append(f"| {figure['name']} | {value_cell(figure)} | {figure['target']} | {verdict_cell(figure['verdict'])} |")
         lines.append("")
         lines += area_analysis(area, [f for f in figures if f["area"] == area])
     missing = [a for a in AREA_ORDER if a not in areas]
@@ -323,17 +350,21 @@ def comparison_section(comparison, cores):
         "`LLMContextAggregatorPair` → `OpenAILLMService` → `OpenAITTSService`), logging at WARNING; its CPU and memory "
         "are those of all its processes. Parley runs `ParleyBenchmarks serve` (the ParleyApp realtime endpoint, OpenAI "
         "Realtime protocol) without preemptive transcription and generation, like for like (Pipecat has neither); the "
-        "N = 1 run with them on, Parley's default, is a separate row. The capacity search bisects until the largest N "
-        "sustained and the smallest N not sustained are within 10 %.",
+        "N = 1 run with them on, Parley's default, is a separate row. Each run starts a fresh server and warms it up "
+        "with one unmeasured session of one turn. The capacity search is the rule every capacity figure here follows "
+        "(`Benchmarks/LoadClient/capacity_search.py`): N = 1, 10, 50, 100, then doubling until a count fails — a count "
+        "fails only when a second run at it fails too — then bisection between the largest count that held and the "
+        f"smallest that failed until they are within {precision_text(systems)}; both ends are reported.",
         "",
-        f"Latency is end of the user's speech (the 20 ms frame holding the utterance's last sample above 500, about "
+        f"Latency is end of the user's speech (the 20 ms frame holding the utterance's last sample above 524 of 32,768, "
         f"-36 dBFS; the same frame for both systems) → first agent audio byte received: the silence window as its length in "
         f"audio time plus the time from sending the frame that completes it to the first audio byte. "
         f"The fixed part every system pays — the silence window plus the upstream delays up to the first sentence's "
         f"audio — is {number(settings['floor_ms'], 0)} ms; *framework latency* is the measured latency minus it. "
         "CPU per session-second is the server process's CPU time over the run divided by the seconds of audio all sessions streamed; memory per "
-        "session is (peak RSS during the run − RSS before any session) ÷ N. A system *sustains* N when every session "
-        f"connects, ≥ 99% of turns are answered and p99 latency is under {settings['p99_limit_ms']} ms.",
+        "session is (peak RSS during the run − RSS before any session) ÷ N. A count *holds* when every session "
+        f"connects, ≥ 99% of turns are answered and p99 latency is under {settings['p99_limit_ms']} ms; a count that "
+        "failed is marked in the table.",
         "",
         "| N | Parley p50 / p99 (ms) | Pipecat p50 / p99 (ms) | p50 ratio | Parley CPU ms per session-s | Pipecat CPU ms per session-s | Parley MiB/session | Pipecat MiB/session | memory ratio | server cores used (waiting for a CPU): Parley · Pipecat |",
         "|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
@@ -348,6 +379,10 @@ def comparison_section(comparison, cores):
             f"{ratio(mib_per_session(b), mib_per_session(a))} | {cores_cell(a)} · {cores_cell(b)} |"
         )
     lines.append("")
+    for name, data in (("Parley", parley), ("Pipecat", pipecat)):
+        if data:
+            trials = ", ".join(f"{t['sessions']} {'held' if t['held'] else 'failed'}" for t in data["search"]["trials"])
+            lines += [f"{name}'s capacity search, every run in order: {trials}; {data['search']['summary']}.", ""]
 
     targets = []
     floor = settings["floor_ms"]
@@ -363,13 +398,15 @@ def comparison_section(comparison, cores):
             p50(a1) <= limit,
         ))
     if parley and pipecat:
-        pa, pb = parley["max_sustained"], pipecat["max_sustained"]
-        capped = "≥ " if parley.get("capped") else ""
-        per_core_a, per_core_b = pa / cores, pb / cores
-        meets = per_core_b == 0 and per_core_a > 0 or (per_core_b > 0 and per_core_a >= 5 * per_core_b)
+        held_a, held_b = largest_held(parley), largest_held(pipecat)
+        per_core_a, per_core_b = held_a / cores, held_b / cores
+        # A ratio needs a count each system held, and is a lower bound when Parley failed none.
+        meets = per_core_a >= 5 * per_core_b if held_a and held_b else None
+        bound = "≥ " if held_a and parley["search"]["smallest_failed"] is None else ""
         targets.append((
-            "sessions sustained per core (largest N with p99 < 1 s ÷ cores)", f"{capped}{number(per_core_a, 1)}", number(per_core_b, 1),
-            (capped + ratio(per_core_a, per_core_b)) if per_core_b else ("∞ (Pipecat sustained no N tried)" if per_core_a else "–"), "≥ 5×", meets,
+            "concurrent sessions per core (largest count held ÷ cores)", f"{number(per_core_a, 1)} ({capacity_text(parley)})",
+            f"{number(per_core_b, 1)} ({capacity_text(pipecat)})",
+            bound + ratio(per_core_a, per_core_b) if held_a and held_b else "– (a system held no count)", "≥ 5×", meets,
         ))
         common = [n for n in counts if n >= 10 and str(n) in parley["runs"] and str(n) in pipecat["runs"]
                   and parley["runs"][str(n)]["connected"] == n and pipecat["runs"][str(n)]["connected"] == n]
@@ -399,8 +436,11 @@ def comparison_section(comparison, cores):
         "before the last sample the load client counts as speech.",
         "",
     ]
-    if parley and parley.get("capped"):
-        lines += [f"Parley sustained every N tried, up to the ceiling of this run ({settings['max_sessions_tried']}); its figure is a lower bound.", ""]
+    for name, data in (("Parley", parley), ("Pipecat", pipecat)):
+        if data and data["search"]["smallest_failed"] is None:
+            lines += [f"{name} held every count up to the ceiling of this run ({data['search']['ceiling']}); its figure is a lower bound.", ""]
+        if data and data["search"]["first_count_failed"]:
+            lines += [f"{name} failed at the first count tried: {data['search']['summary']}.", ""]
 
     notes = client_notes(systems)
     if notes:
@@ -481,6 +521,22 @@ def where_time_goes(missed, profile, comparison):
     return lines
 
 
+def largest_held(system):
+    """The largest count a system's capacity search held, 0 when it held none."""
+    return system["search"]["largest_held"] or 0 if system else 0
+
+
+def capacity_text(system):
+    """A system's bracket in words: "largest held 136, smallest failed 150"."""
+    return system["search"]["summary"] if system else "–"
+
+
+def precision_text(systems):
+    """How close the comparison's capacity searches bisected, as a percentage."""
+    precisions = {data["search"]["precision"] for data in systems.values()}
+    return " / ".join(f"{precision * 100:.0f} %" for precision in sorted(precisions)) or "10 %"
+
+
 def p50(run):
     return run["first_audio_ms"]["p50"] if run else None
 
@@ -493,6 +549,8 @@ def latency_cell(run):
         cell += f" ({run['answered']}/{run['turns']} answered)"
     if run["connected"] < run["sessions"]:
         cell += f" ({run['connected']} connected)"
+    if not run.get("held", True):
+        cell += " — failed"
     return cell
 
 
@@ -525,7 +583,7 @@ def ratio(numerator, denominator):
     return f"{numerator / denominator:.1f}×"
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--figures", help="ParleyBenchmarks output (tab-separated lines)")
     parser.add_argument("--failed-areas", default="", help="comma-separated areas whose benchmark failed")
@@ -537,7 +595,9 @@ def main():
     parser.add_argument("--out", required=True, help="where to write BENCHMARKS.md")
     parser.add_argument("--run-dir", help="this run's directory (left out when looking for earlier runs)")
     parser.add_argument("--earlier-runs", help="directory of earlier run directories: areas not measured now keep their figures")
-    args = parser.parse_args()
+    parser.add_argument("--earlier-report", help="the BENCHMARKS.md written before: areas not measured now and in no newer "
+                        "earlier run keep its sections")
+    args = parser.parse_args(argv)
 
     info = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -545,13 +605,23 @@ def main():
     failed = [a for a in args.failed_areas.split(",") if a]
     earlier = earlier_run_dirs(args.earlier_runs, args.run_dir)
     kept, kept_from = earlier_figures(figures, failed, earlier) if earlier else ([], {})
-    figures += kept
-    comparison_path, comparison_from = args.comparison, None
+    sections = earlier_report.read_sections(args.earlier_report) if args.earlier_report else {}
+    area_sections_before = {area: section for area, section in sections.items() if area != "comparison"}
+    kept_sections = earlier_report.sections_to_keep(area_sections_before, {f["area"] for f in figures} | set(failed), kept_from)
+    figures += [f for f in kept if f["area"] not in kept_sections]
+    kept_from = {area: run for area, run in kept_from.items() if area not in kept_sections}
+    comparison_path, comparison_from, comparison_kept = args.comparison, None, None
     if not (comparison_path and os.path.exists(comparison_path)):
         comparison_path = next((os.path.join(r, "comparison.json") for r in earlier if os.path.exists(os.path.join(r, "comparison.json"))), None)
         comparison_from = read_run_info(os.path.dirname(comparison_path)) if comparison_path else None
-    passed = sum(f["verdict"] == "pass" for f in figures)
-    missed = [f for f in figures if f["verdict"] == "MISS"]
+        comparison_kept = earlier_report.sections_to_keep(
+            {"comparison": sections["comparison"]} if "comparison" in sections else {}, set(),
+            {"comparison": comparison_from} if comparison_from else {},
+        ).get("comparison")
+    verdicts = [(f["area"], f["name"], f["verdict"]) for f in figures]
+    verdicts += [(area, name, verdict) for area, section in kept_sections.items() for name, verdict in earlier_report.verdicts(section["body"])]
+    passed = sum(verdict == "pass" for _, _, verdict in verdicts)
+    missed = [(area, name) for area, name, verdict in verdicts if verdict == "MISS"]
     lines = [
         "# Benchmarks",
         "",
@@ -561,23 +631,28 @@ def main():
         + (f"Load average when the run began: {args.load_average} (the machine is shared; figures from a busy machine are pessimistic)." if args.load_average else ""),
         "",
         f"Targets met: {passed} of {passed + len(missed)} in the Parley areas"
-        + (" — missed: " + "; ".join(f"{f['area']}: {f['name']}" for f in missed) if missed else "") + ".",
+        + (" — missed: " + "; ".join(f"{area}: {name}" for area, name in missed) if missed else "") + ".",
+        "",
+        CAPACITY_RULE,
         "",
     ]
-    if kept_from:
+    kept_areas = set(kept_from) | set(kept_sections)
+    if kept_areas:
         lines += [
-            f"Areas measured by this command: {', '.join(sorted({f['area'] for f in figures} - set(kept_from))) or 'none'}; "
-            f"kept from earlier runs (each section names its run): {', '.join(sorted(kept_from))}.",
+            f"Areas measured by this command: {', '.join(sorted({f['area'] for f in figures} - kept_areas)) or 'none'}; "
+            f"kept from earlier runs (each section names its run): {', '.join(sorted(kept_areas))}.",
             "",
         ]
-    lines += area_sections(figures, failed, kept_from)
-    if comparison_path:
+    lines += area_sections(figures, failed, args.root, kept_from, kept_sections)
+    if comparison_kept:
+        lines += ["## Parley vs Pipecat", ""] + earlier_report.provenance_lines(comparison_kept["info"], args.root, "comparison")
+        lines += comparison_kept["body"] + [""]
+    elif comparison_path:
         with open(comparison_path) as handle:
             comparison = json.load(handle)
         section = comparison_section(comparison, info["cores"])
         if comparison_from:
-            section.insert(2, "")
-            section.insert(2, provenance_line(comparison_from))
+            section[2:2] = earlier_report.provenance_lines(comparison_from, args.root, "comparison")
         lines += section
         if args.pipecat_version:
             lines += [f"Pipecat: `pipecat-ai[openai,silero,websocket]=={args.pipecat_version}` from PyPI, in its own virtualenv.", ""]

@@ -1,3 +1,4 @@
+import BenchmarkHarness
 import Foundation
 import ParleyCore
 import ParleyServer
@@ -78,7 +79,7 @@ public struct TurnHarness: Sendable {
         if session.log.first("input_audio_buffer.speech_stopped") != nil {
             _ = await session.log.wait(for: .seconds(20), type: "conversation.item.input_audio_transcription.completed")
         }
-        let lastVoicedChunk = firstChunk + Int(TurnClip.milliseconds(clip.thoughtEndSample - 1)) / 20
+        let lastVoicedChunk = firstChunk + EndOfSpeech.chunk(holding: clip.thoughtEndSample - 1, sampleRate: TurnClip.sampleRate)
         let wallDelay = session.log.firstArrival("input_audio_buffer.speech_stopped").flatMap { received in
             lastVoicedChunk < session.sentAt.count ? (received - session.sentAt[lastVoicedChunk]).turnMilliseconds : nil
         }
