@@ -20,6 +20,29 @@ as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Installs those of the named Debian packages that are not installed yet (apt-get, as root),
+# saying which; asks no mirror when all are there.
+install_missing_debian_packages() {
+    local missing=() package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        if [ $# -le 4 ]; then say "Debian packages: all present ($*)"; else say "Debian packages: all $# present"; fi
+        return 0
+    fi
+    say "Debian packages: installing ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The Debian package sources this machine's apt uses, one "URI SUITE COMPONENT" a line (so a
+# local mirror is used wherever the machine uses one).
+debian_sources() {
+    apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ORIGIN) $(IDENTIFIER)' \
+        | awk '$4 == "Debian" && $5 == "Packages" { print $1, $2, $3 }' | sort -u
+}
+
 # The release build: what `scripts/run` serves, what the whole-system tests run against, and
 # what the benchmarks measure, in one configuration so each script reuses the others' build.
 # `-enable-testing` lets the test bundle's `@testable import`s link against these very modules
