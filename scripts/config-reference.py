@@ -205,6 +205,8 @@ VARIABLES = {
         meaning="The build `scripts/cluster` runs."),
     "PARLEY_CLUSTER_PORT": dict(group="scripts", default="8080",
         meaning="The port of every node `scripts/cluster` starts."),
+    "PARLEY_IMAGE": dict(group="scripts", default="`localhost/parley:latest`",
+        meaning="The container image `scripts/image` builds and `ContainerImageTests` runs."),
     "PARLEY_POSTGRES_BIN": dict(group="scripts", default="`/usr/lib/postgresql/15/bin`",
         meaning="Where `scripts/postgres` finds PostgreSQL's programs."),
     "PARLEY_POSTGRES_NAME": dict(group="scripts", default="`dev`",
