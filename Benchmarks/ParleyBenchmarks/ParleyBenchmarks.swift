@@ -17,6 +17,7 @@ struct ParleyBenchmarks {
         ("voice", runVoiceBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
+        ("interruption-plain-client", runPlainClientInterruptionBenchmarks),
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),
         ("recordings", runRecordingBenchmarks),
