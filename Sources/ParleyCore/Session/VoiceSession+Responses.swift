@@ -102,7 +102,7 @@ extension VoiceSession {
         ResponseRunner(
             responseID: responseID, history: history, request: request, configuration: configuration, providers: providers,
             sessionTools: sessionTools, approvedCalls: runsApprovedCalls ? sessionTools.takeApprovedCalls() : nil,
-            outputSampleRate: outputSampleRate,
+            outputSampleRate: outputSampleRate, callerLanguage: callerLanguage.current(configured: configuration.transcription.language),
             keepInterruptedResult: { [weak self] call, result in await self?.keepToolResult(result, of: call) }
         )
     }
