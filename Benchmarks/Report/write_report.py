@@ -65,7 +65,9 @@ AREA_NOTES = {
         "and eSpeak NG (16 kHz): the ten everyday English sentences, and eight everyday sentences each in German, "
         "French (eSpeak at 140 words a minute) and Spanish, without numbers. Word error rate after lower-casing and "
         "dropping punctuation, no other normalisation; base left to detect the language (with how often it detected "
-        "it right) and told it. Transcription time per English sentence, both models, while nothing else of Parley runs."
+        "it right) and told it. Transcription time per English sentence, both models, while nothing else of Parley runs. "
+        "eSpeak NG's voices are robotic, and Whisper base hears them far worse than a person's voice: these rates say how "
+        "well the agent's own espeak-ng voice is understood, not how well base hears a caller."
     ),
     "store": (
         "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "
