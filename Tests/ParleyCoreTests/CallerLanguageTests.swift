@@ -24,15 +24,27 @@ import Testing
         #expect(CallerLanguage.instructions("Be brief.", answeringIn: language) == "Be brief.")
     }
 
-    @Test func theLanguageLastHeardComesBeforeTheConfiguredOne() {
+    @Test func theLanguageHeardComesBeforeTheConfiguredOne() {
         var language = CallerLanguage()
         #expect(language.current(configured: nil) == nil)
         #expect(language.current(configured: "fr") == "fr")
-        language.heard("de")
+        language.heard("DE")
         language.heard(nil)
         #expect(language.current(configured: "fr") == "de")
+    }
+
+    @Test func anotherLanguageTakesOverOnlyAfterTwoTurnsInARow() {
+        var language = CallerLanguage()
+        language.heard("de")
+        language.heard("en")  // one "okay" heard as English
+        #expect(language.spoken == "de")
+        language.heard("de")
         language.heard("en")
-        #expect(language.current(configured: "fr") == "en")
+        language.heard("fr")  // two other languages, one turn each
+        #expect(language.spoken == "de")
+        #expect(language.hearing("fr").spoken == "fr" && language.spoken == "de")
+        language.heard("fr")
+        #expect(language.spoken == "fr")
     }
 
     /// 300 ms of quiet, 800 ms of speech, 700 ms of quiet: one server-VAD turn.

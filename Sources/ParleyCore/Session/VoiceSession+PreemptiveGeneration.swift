@@ -47,9 +47,10 @@ extension VoiceSession {
         let text = transcription.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !isClosed, !text.isEmpty, mayGeneratePreemptively, preemptive.mayAnswer(generation: generation),
               responses.current == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
-        callerLanguage.heard(transcription.language)
         let responseID = IdentifierGenerator.make("resp")
-        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
+        let runner = makeRunner(
+            responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest(), turnLanguage: transcription.language
+        )
         let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }
