@@ -93,6 +93,25 @@ import Testing
         await session.close()
     }
 
+    /// Speech over the agent of a German caller is heard as German, without the prompt of
+    /// English backchannels (which would pull its words into English).
+    @Test func speechOverTheAgentOfAGermanCallerIsHeardAsGerman() async throws {
+        let recognizer = ScriptedSpeechRecognizer(results: [.success("Wie spät ist es?"), .success("Genau.")], language: "de")
+        let (session, recorder) = makeSession(
+            recognizer: recognizer, model: ScriptedLanguageModel(replies: [.text("Eins zwei drei vier fünf sechs sieben acht neun zehn.")])
+        )
+        try await ScenarioAudio.ask(session, pauseMs: 700)
+        #expect(await recorder.waitFor(Match.responseDone(.completed)))
+        try await session.appendAudio(ScenarioAudio.speech(milliseconds: 500), sampleRate: 16_000)
+        try await session.appendAudio(ScenarioAudio.silence(milliseconds: 600), sampleRate: 16_000)
+        #expect(await recorder.waitFor { if case .interruptionDecided = $0 { true } else { false } })
+        // The turn's own passes leave the language to the recognizer; the speech over the agent is told it.
+        let hints = recognizer.hints
+        #expect(hints.contains { $0.language == "de" }, "\(hints)")
+        #expect(!hints.contains { $0.prompt == InterruptionPolicy.recognitionPrompt }, "\(hints)")
+        await session.close()
+    }
+
     @Test(arguments: [
         (nil, "Quaxtonby, Parley."),
         ("Invoices and orders.", "Invoices and orders. Quaxtonby, Parley."),

@@ -6,7 +6,8 @@ import ParleyCore
 ///
 /// Each synthesis runs the `espeak-ng` program (GPL-3.0, never linked) as a child process that
 /// takes the text on stdin and writes 22.05 kHz WAV to stdout; it takes tens of milliseconds
-/// for a sentence. The runs block threads of their own dispatch queue, not the concurrency pool.
+/// for a sentence. The runs block threads of their own dispatch queue, not the concurrency pool;
+/// a run already started when its consumer cancels finishes, and its audio is dropped.
 ///
 /// ```swift
 /// let espeak = try EspeakSpeechSynthesizer()
