@@ -15,6 +15,7 @@ struct ParleyBenchmarks {
         ("server", runServerBenchmarks),
         ("embedded", runEmbeddedBenchmarks),
         ("voice", runVoiceBenchmarks),
+        ("languages", runLanguageBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
         ("interruption-plain-client", runPlainClientInterruptionBenchmarks),

@@ -201,6 +201,7 @@ struct SessionSetup {
             interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
         )
         configuration.outputTokenCeiling = context.settings.outputTokenCeiling
+        configuration.vocabulary = agent.recognizerVocabulary
 
         var options = AgentOptions()
         // Sampling for short spoken answers; the agent's settings, then the client's, come first.
