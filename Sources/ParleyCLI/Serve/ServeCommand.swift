@@ -112,6 +112,8 @@ public enum ServeCommand {
             return fail(["data directory \(settings.dataDirectory.path): \(error)"])
         }
         let app: ParleyApp
+        // Caught from before the server listens: a signal while it starts is kept for later.
+        let shutdownSignal = ShutdownSignal()
         do {
             app = try ParleyApp(settings: settings, secret: secret, store: store, log: log)
             try app.start()
@@ -139,7 +141,7 @@ public enum ServeCommand {
         for line in providers.summary { info("  \(line)") }
         if settings.languageModel == .embedded, let ollama = await LocalModelServers.ollama() { info(ollama.suggestion) }
         FileHandle.standardOutput.write(Data("Parley is ready: open \(url)\n".utf8))
-        await ShutdownSignal.wait()
+        await shutdownSignal.wait()
         info("Shutting down…")
         await app.shutdown()
         return 0

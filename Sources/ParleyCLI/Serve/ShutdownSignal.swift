@@ -1,43 +1,50 @@
 import Dispatch
 import Foundation
 
-/// Waits for SIGINT or SIGTERM, handled through dispatch sources (no C signal handler).
-enum ShutdownSignal {
-    /// Returns when the process receives SIGINT or SIGTERM.
-    static func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = DispatchQueue(label: "parley.signals")
-            let resumed = ResumeOnce(continuation)
-            var sources: [DispatchSourceSignal] = []
-            for signalNumber in [SIGINT, SIGTERM] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-                source.setEventHandler { resumed.resume() }
-                source.resume()
-                sources.append(source)
-            }
-            resumed.keepAlive(sources)
-        }
-    }
-}
-
-/// Resumes a continuation once and keeps the signal sources alive until then.
-///
-/// `@unchecked Sendable`: every stored property is guarded by `lock`.
-private final class ResumeOnce: @unchecked Sendable {
+/// Catches SIGINT and SIGTERM through dispatch sources (no C signal handler) from the moment
+/// it is made, so a signal that comes before `wait()` (while the server starts) is kept, not
+/// fatal.
+final class ShutdownSignal: @unchecked Sendable {
+    // @unchecked Sendable: `received` and `continuation` are guarded by `lock`; `sources` is
+    // set once in init.
     private let lock = NSLock()
+    private var received = false
     private var continuation: CheckedContinuation<Void, Never>?
     private var sources: [DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+    /// Starts catching SIGINT and SIGTERM.
+    init() {
+        let queue = DispatchQueue(label: "parley.signals")
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { [weak self] in self?.receive() }
+            source.resume()
+            sources.append(source)
+        }
+    }
 
-    func keepAlive(_ sources: [DispatchSourceSignal]) { lock.withLock { self.sources = sources } }
+    deinit {
+        sources.forEach { $0.cancel() }
+    }
 
-    func resume() {
-        let pending = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            defer { continuation = nil; sources.forEach { $0.cancel() }; sources = [] }
+    /// Returns once the process has received SIGINT or SIGTERM (at once if it already has).
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyReceived = lock.withLock {
+                if !received { self.continuation = continuation }
+                return received
+            }
+            if alreadyReceived { continuation.resume() }
+        }
+    }
+
+    private func receive() {
+        let waiting = lock.withLock {
+            received = true
+            defer { continuation = nil }
             return continuation
         }
-        pending?.resume()
+        waiting?.resume()
     }
 }
