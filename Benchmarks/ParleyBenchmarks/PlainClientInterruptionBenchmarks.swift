@@ -138,3 +138,7 @@ private final class PlainClientListener: Sendable {
         }
     }
 }
+
+private func log(_ line: String) {
+    FileHandle.standardError.write(Data("interruption, plain client: \(line)\n".utf8))
+}
