@@ -106,6 +106,8 @@ VARIABLES = {
         meaning="Silence after which a hands-free turn is transcribed while the silence window still runs; 0 waits for the turn's end, e.g. to save paid transcription calls."),
     "PARLEY_PREEMPTIVE_GENERATION": dict(group="turns", prop="preemptiveGeneration",
         meaning="`on` starts the reply on that early transcript, held back until the turn ends and dropped if the user goes on (agents without tools only); `off` waits for the turn's end, e.g. to save paid LLM calls."),
+    "PARLEY_WEBSOCKET_AUDIO_LEAD_MS": dict(group="turns", prop="webSocketAudioLeadMs",
+        meaning="How far ahead of real time a realtime WebSocket client's speech is sent, in ms. A client that just plays what it gets (openai-agents, Pipecat, LiveKit) then holds at most this much when the user talks over the agent, so the server's hold and cancellation stop what the listener hears; the events of a response keep their order behind its speech. `0` sends speech as fast as it is made."),
     # limits
     "PARLEY_MAX_SESSIONS": dict(group="limits", prop="maximumSessions",
         meaning="The most concurrent sessions on this node (WebRTC calls and phone calls count)."),

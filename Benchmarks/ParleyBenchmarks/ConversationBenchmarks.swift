@@ -118,7 +118,7 @@ private func converse(
 
 /// Sends 20 ms chunks of 24 kHz audio as `input_audio_buffer.append` events, each when a
 /// microphone would have delivered it.
-private final class PacedMicrophone {
+final class PacedMicrophone {
     private let connection: WebSocketConnection
     private var next = ContinuousClock.now
     private let silence = [Int16](repeating: 0, count: ConversationQuestion.chunkLength)

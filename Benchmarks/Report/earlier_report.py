@@ -24,6 +24,7 @@ AREA_PATHS = {
     "agent": ["Sources/ParleyCore", "Sources/ParleyOpenAI", "Sources/ParleyNet", _BENCH + "AgentBenchmarks.swift"],
     "embedded": ["Sources", _BENCH + "EmbeddedBenchmarks.swift", _BENCH + "EmbeddedVoiceBenchmarks.swift"],
     "voice": ["Sources/ParleyLocal", "Sources/ParleyCore", _BENCH + "VoiceBenchmarks.swift"],
+    "languages": ["Sources/ParleyLocal", "Sources/ParleyTesting", _BENCH + "LanguageBenchmarks.swift"],
     "turns": [
         "Sources/ParleyCore", "Sources/ParleyLocal", "Sources/ParleyServer", "Benchmarks/TurnEvaluation",
         _BENCH + "TurnBenchmarks.swift", _BENCH + "TurnEvaluationBenchmarks.swift", _BENCH + "TurnJudgeBenchmarks.swift",

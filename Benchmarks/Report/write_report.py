@@ -18,7 +18,7 @@ import subprocess
 import earlier_report
 
 AREA_ORDER = [
-    "network", "audio", "realtime", "agent", "embedded", "voice", "turns", "conversation", "session", "server", "store",
+    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation", "session", "server", "store",
     "cluster", "cluster-capacity", "webrtc", "recordings", "telephony",
 ]
 AREA_TITLES = {
@@ -28,6 +28,7 @@ AREA_TITLES = {
     "agent": "Agent client (OpenAI-compatible streaming)",
     "embedded": "Embedded offline stack",
     "voice": "The neural voice next to flite",
+    "languages": "The ear in other languages: Whisper tiny.en and base",
     "turns": "Turn-taking judges",
     "conversation": "A conversation as a client hears it (embedded stack)",
     "session": "Voice session pipeline",
@@ -58,6 +59,15 @@ AREA_NOTES = {
         "\"Sure, the next train to the airport leaves at half past seven. It takes about forty minutes to get there.\" fed "
         "word by word to the sentence segmenter, from the moment it releases the first clause to the first 24 kHz chunk "
         "(after libsoxr), while SmolLM2 generates a long story on the supervised llama-server the whole time."
+    ),
+    "languages": (
+        "Whisper tiny.en and base (whisper.cpp, greedy, in the benchmark process) on sentences spoken by flite slt "
+        "and eSpeak NG (16 kHz): the ten everyday English sentences, and eight everyday sentences each in German, "
+        "French (eSpeak at 140 words a minute) and Spanish, without numbers. Word error rate after lower-casing and "
+        "dropping punctuation, no other normalisation; base left to detect the language (with how often it detected "
+        "it right) and told it. Transcription time per English sentence, both models, while nothing else of Parley runs. "
+        "eSpeak NG's voices are robotic, and Whisper base hears them far worse than a person's voice: these rates say how "
+        "well the agent's own espeak-ng voice is understood, not how well base hears a caller."
     ),
     "store": (
         "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "

@@ -6,12 +6,14 @@ import ParleyCore
 /// Each final transcription takes the next scripted result; partial passes answer with the
 /// prefix of the next result that matches how much audio has arrived. Every call is recorded.
 public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendable {
-    // @unchecked Sendable: `script`, `calls` are guarded by `lock`.
+    // @unchecked Sendable: `script`, `calls` and `givenHints` are guarded by `lock`.
     private let lock = NSLock()
     private var script: [Result<String, ProviderError>]
     private var calls: [(sampleCount: Int, isFinal: Bool)] = []
+    private var givenHints: [TranscriptionHints] = []
     private let gate: AsyncGate?
     private let wordConfidence: Float?
+    private let language: String?
 
     public let sampleRate: Int
     public let supportsPartials: Bool
@@ -20,10 +22,12 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
     /// - Parameters:
     ///   - gate: when given, every final transcription waits for the gate to open.
     ///   - wordConfidence: how sure every transcription says it is of each of its words.
+    ///   - language: the language every transcription says it heard.
     public init(
         results: [Result<String, ProviderError>], sampleRate: Int = 16_000, supportsPartials: Bool = true,
-        gate: AsyncGate? = nil, wordConfidence: Float? = nil
+        gate: AsyncGate? = nil, wordConfidence: Float? = nil, language: String? = nil
     ) {
+        self.language = language
         script = results
         self.sampleRate = sampleRate
         self.supportsPartials = supportsPartials
@@ -44,6 +48,15 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
     /// The number of partial passes asked for so far.
     public var partialCallCount: Int { lock.withLock { calls.filter { !$0.isFinal }.count } }
 
+    /// The hints of every transcription asked for with hints, in order.
+    public var hints: [TranscriptionHints] { lock.withLock { givenHints } }
+
+    /// Records `hints`, then answers as `transcribe(_:isFinal:)` does.
+    public func transcribe(_ samples: [Float], isFinal: Bool, hints: TranscriptionHints) async throws -> Transcription {
+        lock.withLock { givenHints.append(hints) }
+        return try await transcribe(samples, isFinal: isFinal)
+    }
+
     public func transcribe(_ samples: [Float], isFinal: Bool) async throws -> Transcription {
         if isFinal, let gate { await gate.wait() }
         try Task.checkCancellation()
@@ -57,7 +70,7 @@ public final class ScriptedSpeechRecognizer: SpeechRecognizer, @unchecked Sendab
         case .success(let text)?:
             let shown = isFinal ? text : String(text.split(separator: " ").prefix(max(1, Int(duration * 3))).joined(separator: " "))
             let confidences = wordConfidence.map { Array(repeating: $0, count: shown.split(separator: " ").count) }
-            return Transcription(text: shown, audioDuration: duration, processingDuration: 0, wordConfidences: confidences)
+            return Transcription(text: shown, audioDuration: duration, processingDuration: 0, wordConfidences: confidences, language: language)
         case .failure(let error)?:
             throw error
         case nil:

@@ -4,9 +4,10 @@ import ParleyCore
 /// A speech synthesizer for tests: every text becomes a fixed amount of audio per word,
 /// produced at once or held back by a gate, and failures can be scripted.
 public final class ScriptedSpeechSynthesizer: SpeechSynthesizer, @unchecked Sendable {
-    // @unchecked Sendable: `spokenTexts` and `failures` are guarded by `lock`.
+    // @unchecked Sendable: `spokenTexts`, `spokenOptions` and `failures` are guarded by `lock`.
     private let lock = NSLock()
     private var spokenTexts: [String] = []
+    private var spokenOptions: [SpeechOptions] = []
     private var failures: [ProviderError]
     private let gate: AsyncGate?
 
@@ -27,10 +28,13 @@ public final class ScriptedSpeechSynthesizer: SpeechSynthesizer, @unchecked Send
 
     /// The texts asked for so far, in order.
     public var texts: [String] { lock.withLock { spokenTexts } }
+    /// The options each text was asked for with, in order.
+    public var options: [SpeechOptions] { lock.withLock { spokenOptions } }
 
     public func synthesize(_ text: String, options: SpeechOptions) -> AsyncThrowingStream<[Int16], any Error> {
         let failure: ProviderError? = lock.withLock {
             spokenTexts.append(text)
+            spokenOptions.append(options)
             return failures.isEmpty ? nil : failures.removeFirst()
         }
         let words = max(1, text.split(separator: " ").count)

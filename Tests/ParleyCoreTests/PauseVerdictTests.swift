@@ -29,9 +29,31 @@ import Testing
         #expect(words == PauseWords(transcript: "I'd like a flight to", sayComplete: false, lastWordIsSure: true))
     }
 
+    /// In another language the English text judge and word rule step aside: "a" ends no
+    /// Spanish thought's words by rule, and the judge (which would call everything unfinished)
+    /// is not asked; only Whisper's marks speak.
+    @Test(arguments: [
+        ("Quiero un vuelo a", true, true),
+        ("Quiero un vuelo a", false, false),
+        ("Quiero un vuelo a Madrid,", true, false),
+        ("¿Cuándo sale el tren a?", false, true),
+    ])
+    func wordsInAnotherLanguageAreReadByTheirMarksAlone(text: String, audioSaysComplete: Bool, sayComplete: Bool) async {
+        let early = Task<Transcription, any Error> { Transcription(text: text, audioDuration: 1, processingDuration: 0, language: "es") }
+        let words = await PauseWords.read(early, audioSaysComplete: audioSaysComplete, judge: UnfinishedJudge())
+        #expect(words == PauseWords(transcript: text, sayComplete: sayComplete, lastWordIsSure: true))
+    }
+
     @Test func aFailedEarlyTranscriptionHasNoWords() async {
         let early = Task<Transcription, any Error> { throw CancellationError() }
         let words = await PauseWords.read(early, audioSaysComplete: false, judge: nil)
         #expect(words.transcript.isEmpty && !words.sayComplete)
+    }
+}
+
+/// A text judge that calls every thought unfinished.
+private struct UnfinishedJudge: TurnCompletionJudge {
+    func judge(_ transcript: String) async throws -> TurnCompletionVerdict {
+        TurnCompletionVerdict(probability: 0.001, isComplete: false)
     }
 }

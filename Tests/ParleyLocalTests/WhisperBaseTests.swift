@@ -6,7 +6,7 @@ import Testing
 
 /// Whisper base, the multilingual model setup installs beside tiny.en, on real speech: it
 /// hears English, tells German, French and Spanish apart and transcribes each in its own
-/// language, and a prompt makes a made-up surname come out as spelled. tiny.en hears English only.
+/// language, and a prompt (or an agent's vocabulary) makes a made-up surname come out as spelled. tiny.en hears English only.
 @Suite struct WhisperBaseTests {
     /// One sentence per language, spoken by eSpeak NG, with words a right transcript holds.
     /// French at 140 words a minute: at eSpeak's default pace base often takes its French for Thai.
@@ -49,6 +49,20 @@ import Testing
         let prompted = try await recognizer.transcribe(speech, isFinal: true, hints: TranscriptionHints(prompt: "Mister Quaxtonby"))
         #expect(prompted.text.lowercased().contains("quaxtonby"), "heard \(prompted.text) with the prompt")
         #expect(normalizedWords(prompted.text).contains("friday"), "heard \(prompted.text)")
+    }
+
+    /// An agent's vocabulary does what the client's prompt does, after a prompt that says
+    /// nothing of the name.
+    @Test func anAgentsVocabularyMakesTheSameSurnameComeOutRight() async throws {
+        let recognizer = try TestModels.baseRecognizer()
+        let speech = try await TestVoice.flite("slt").speak("Please send the invoice to Mister Quaxtonby before Friday.")
+        var configuration = VoiceSessionConfiguration()
+        configuration.transcription = TranscriptionHints(language: "en", prompt: "Invoices and orders.")
+        let withoutVocabulary = try await recognizer.transcribe(speech, isFinal: true, hints: configuration.recognizerHints)
+        #expect(!withoutVocabulary.text.lowercased().contains("quaxtonby"), "heard \(withoutVocabulary.text) without the vocabulary")
+        configuration.vocabulary = ["Parley", "Quaxtonby"]
+        let withVocabulary = try await recognizer.transcribe(speech, isFinal: true, hints: configuration.recognizerHints)
+        #expect(withVocabulary.text.lowercased().contains("quaxtonby"), "heard \(withVocabulary.text) with the vocabulary")
     }
 
     @Test func tinyEnglishHearsEnglishOnlyAndRefusesOtherLanguages() async throws {

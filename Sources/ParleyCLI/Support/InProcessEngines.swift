@@ -35,7 +35,7 @@ struct InProcessEngines: Sendable {
                 throw CommandFailure("\(engine) has no voice '\(voice)' (voices: \(voices.joined(separator: ", ")))")
             }
         }
-        return try Self.failing { try ProviderFactory.synthesizer(settings).synthesizer }
+        return try Self.failing { try ProviderFactory.voice(settings).synthesizer }
     }
 
     /// The language model, and what stops it when the command is done.

@@ -18,3 +18,15 @@ extension RealtimeAudioFormat {
         }
     }
 }
+
+extension RealtimeAudioFormat {
+    /// How long the audio in a base64 delta of this format plays, in milliseconds (read from
+    /// the text's length, without decoding it).
+    public func milliseconds(ofBase64 text: String) -> Double {
+        let characters = text.utf8.count
+        let padding = text.utf8.reversed().prefix(2).prefix { $0 == UInt8(ascii: "=") }.count
+        let bytes = characters / 4 * 3 - padding
+        let bytesPerSample = law == nil ? 2 : 1
+        return Double(bytes / bytesPerSample) * 1_000 / Double(sampleRate)
+    }
+}

@@ -47,15 +47,21 @@ struct PauseWords: Sendable, Hashable {
 
     /// Reads the pause's early transcription once it arrives: for a pause the audio model
     /// calls complete, whether its words leave the thought unfinished; for one it calls
-    /// incomplete, whether they positively say it is complete.
+    /// incomplete, whether they positively say it is complete. Words heard in a language other
+    /// than English are read by their marks alone (`PauseTranscriptReading.readMarks`).
     static func read(
         _ early: Task<Transcription, any Error>, audioSaysComplete: Bool, judge: (any TurnCompletionJudge)?
     ) async -> PauseWords {
         let transcription = try? await early.value
         let text = transcription?.text ?? ""
+        let lastWordIsSure = PauseTranscriptReading.isSureOfLastWord(transcription)
+        guard CallerLanguage.isEnglishOrUnknown(transcription?.language) else {
+            let unfinished = PauseTranscriptReading.readMarks(text)
+            return PauseWords(transcript: text, sayComplete: audioSaysComplete ? unfinished != true : unfinished == false, lastWordIsSure: lastWordIsSure)
+        }
         let sayComplete = audioSaysComplete
             ? await !PauseTranscriptReading.isUnfinished(text, judge: judge)
             : await PauseTranscriptReading.saysComplete(text, judge: judge)
-        return PauseWords(transcript: text, sayComplete: sayComplete, lastWordIsSure: PauseTranscriptReading.isSureOfLastWord(transcription))
+        return PauseWords(transcript: text, sayComplete: sayComplete, lastWordIsSure: lastWordIsSure)
     }
 }

@@ -7,12 +7,14 @@ extension ResponseRunner {
     ///   - sessionTools: the session's own server tools, beside the providers'.
     ///   - approvedCalls: the calls the client approved since the last response, run first;
     ///     `nil` leaves the providers' setting.
+    ///   - callerLanguage: the language the caller speaks (ISO-639-1), which the answer is
+    ///     asked for in and spoken in; `nil` when unknown.
     ///   - keepInterruptedResult: keeps the result of a call that finished after the response
     ///     was interrupted.
     init(
         responseID: String, history: [ChatMessage], request: ResponseRequest, configuration: VoiceSessionConfiguration,
         providers: VoiceSessionProviders, sessionTools: SessionTools, approvedCalls: [ToolCall]?, outputSampleRate: Int,
-        keepInterruptedResult: @escaping @Sendable (ToolCall, ToolResult) async -> Void
+        callerLanguage: String?, keepInterruptedResult: @escaping @Sendable (ToolCall, ToolResult) async -> Void
     ) {
         var agentOptions = providers.agentOptions
         agentOptions.temperature = request.temperature ?? configuration.temperature ?? agentOptions.temperature
@@ -30,12 +32,13 @@ extension ResponseRunner {
         agentOptions.keepInterruptedResult = keepInterruptedResult
         let agent = Agent(
             model: providers.model,
-            instructions: request.instructions ?? configuration.instructions,
+            instructions: CallerLanguage.instructions(request.instructions ?? configuration.instructions, answeringIn: callerLanguage),
             tools: sessionTools.registry(adding: providers.tools),
             options: agentOptions
         )
         var speech = configuration.speech
         if let voice = request.voice { speech.voice = voice }
+        speech.language = callerLanguage
         self.init(
             responseID: responseID,
             agent: agent,

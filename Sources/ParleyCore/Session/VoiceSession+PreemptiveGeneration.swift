@@ -9,7 +9,7 @@ extension VoiceSession {
         // Speech over the agent is not a turn until it is judged to interrupt.
         guard !interruption.isHoldingTurn else { return }
         let recognizer = providers.recognizer
-        let hints = configuration.transcription
+        let hints = configuration.recognizerHints
         let started = preemptive.follow(
             silenceStartedAtMs: input.silenceStartedAtMs, nowMs: nowMs, delayMs: configuration.preemptiveTranscriptionAfterMs,
             turn: { input.turnInProgress },
@@ -48,7 +48,9 @@ extension VoiceSession {
         guard !isClosed, !text.isEmpty, mayGeneratePreemptively, preemptive.mayAnswer(generation: generation),
               responses.current == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
         let responseID = IdentifierGenerator.make("resp")
-        let runner = makeRunner(responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest())
+        let runner = makeRunner(
+            responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest(), turnLanguage: transcription.language
+        )
         let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }
         }

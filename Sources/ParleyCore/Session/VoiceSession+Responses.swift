@@ -97,12 +97,16 @@ extension VoiceSession {
     /// The runner of a response to `history`, with the session's agent settings and the
     /// request's overrides.
     /// `runsApprovedCalls`: the response is the conversation's next one, which runs the calls
-    /// the client approved since the last.
-    func makeRunner(responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false) -> ResponseRunner {
-        ResponseRunner(
+    /// the client approved since the last. `turnLanguage`: the language of a turn answered before
+    /// its final transcript counts it (`CallerLanguage.hearing`).
+    func makeRunner(
+        responseID: String, history: [ChatMessage], request: ResponseRequest, runsApprovedCalls: Bool = false, turnLanguage: String? = nil
+    ) -> ResponseRunner {
+        let language = callerLanguage.hearing(turnLanguage).current(configured: configuration.transcription.language)
+        return ResponseRunner(
             responseID: responseID, history: history, request: request, configuration: configuration, providers: providers,
             sessionTools: sessionTools, approvedCalls: runsApprovedCalls ? sessionTools.takeApprovedCalls() : nil,
-            outputSampleRate: outputSampleRate,
+            outputSampleRate: outputSampleRate, callerLanguage: language,
             keepInterruptedResult: { [weak self] call, result in await self?.keepToolResult(result, of: call) }
         )
     }

@@ -41,7 +41,7 @@ extension VoiceSession {
     /// Transcribes `utterance` in a task of the session (or awaits its early transcription).
     private func startTranscribing(_ utterance: TranscriptionQueue.Utterance) {
         let recognizer = providers.recognizer
-        let hints = configuration.transcription
+        let hints = configuration.recognizerHints
         tasks.start { [weak self] in
             let result: Result<Transcription, any Error>
             do {
@@ -82,6 +82,7 @@ extension VoiceSession {
             emit(.userTranscriptFinal(itemID: utterance.itemID, text: text, language: transcription.language))
             // A turn that transcribes to nothing (a cough, a false interruption) is no turn.
             guard !text.isEmpty else { return }
+            callerLanguage.heard(transcription.language)
             let message = ChatMessage.user(text)
             ledger.upsert(id: utterance.itemID, message: message)
             emit(.itemCompleted(itemID: utterance.itemID, message: message))
@@ -108,7 +109,7 @@ extension VoiceSession {
         let partialItemID = itemID ?? speechItemID ?? IdentifierGenerator.make("item")
         speechItemID = partialItemID
         let recognizer = providers.recognizer
-        let hints = configuration.transcription
+        let hints = configuration.recognizerHints
         partials.started(tasks.start { [weak self] in
             let transcription = try? await recognizer.transcribe(samples, isFinal: false, hints: hints)
             await self?.partialFinished(itemID: partialItemID, text: transcription?.text)

@@ -131,7 +131,12 @@ extension VoiceSession {
     private func transcribeSpeechOverAgent(speechStartMs: Int, speechEndMs: Int) {
         let clip = input.recentAudio(fromMs: speechStartMs - 100, toMs: speechEndMs + 100)
         let recognizer = providers.recognizer
-        let hints = TranscriptionHints(language: configuration.transcription.language, prompt: InterruptionPolicy.recognitionPrompt)
+        // The prompt of English backchannels would pull another language's words into English;
+        // a clip this short is heard in the caller's language rather than left to detection.
+        let language = callerLanguage.current(configured: configuration.transcription.language)
+        let hints = CallerLanguage.isEnglishOrUnknown(language)
+            ? TranscriptionHints(language: configuration.transcription.language, prompt: InterruptionPolicy.recognitionPrompt)
+            : TranscriptionHints(language: language, prompt: configuration.recognizerHints.prompt)
         interruptionTranscription?.cancel()
         interruptionTranscription = tasks.start { [weak self] in
             // A failed transcription heard no words: the agent goes on. A cancelled one (the

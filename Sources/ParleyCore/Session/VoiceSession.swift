@@ -79,6 +79,8 @@ public actor VoiceSession {
     var echoReferenceResampler: (any Resampler)?
     /// Server tools of this session only (its MCP servers'), beside the providers' tools.
     var sessionTools = SessionTools()
+    /// The language the caller speaks, as last heard.
+    var callerLanguage = CallerLanguage()
     /// Every task the session started, until it ends; `close()` cancels and awaits them.
     let tasks = SessionTasks()
     /// Whether `close()` has run: a closed session takes no input and starts nothing.

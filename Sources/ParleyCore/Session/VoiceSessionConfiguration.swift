@@ -100,6 +100,9 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
     /// The language and prompt the recognizer is given for the user's speech
     /// (`input_audio_transcription.language` and `.prompt`).
     public var transcription: TranscriptionHints
+    /// Names and product words the agent expects to hear (its definition's `vocabulary`),
+    /// added to the recognizer's prompt so they come out spelled right; clients cannot change it.
+    public var vocabulary: [String]
 
     /// Creates a configuration.
     public init(
@@ -119,9 +122,11 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         interruption: InterruptionPolicy.Configuration = InterruptionPolicy.Configuration(),
         noiseReduction: NoiseReduction? = nil,
         cancelsEcho: Bool = false,
-        transcription: TranscriptionHints = TranscriptionHints()
+        transcription: TranscriptionHints = TranscriptionHints(),
+        vocabulary: [String] = []
     ) {
         self.transcription = transcription
+        self.vocabulary = vocabulary
         self.cancelsEcho = cancelsEcho
         self.noiseReduction = noiseReduction
         self.instructions = instructions
@@ -138,5 +143,17 @@ public struct VoiceSessionConfiguration: Sendable, Hashable {
         self.preemptiveTranscriptionAfterMs = preemptiveTranscriptionAfterMs
         self.preemptiveGeneration = preemptiveGeneration
         self.interruption = interruption
+    }
+}
+
+extension VoiceSessionConfiguration {
+    /// What the recognizer is told about the user's speech: the transcription language, and
+    /// the client's prompt followed by the agent's vocabulary (last, so a recognizer that keeps
+    /// only the end of a long prompt keeps the words).
+    public var recognizerHints: TranscriptionHints {
+        guard !vocabulary.isEmpty else { return transcription }
+        let words = vocabulary.joined(separator: ", ") + "."
+        let prompt = transcription.prompt.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        return TranscriptionHints(language: transcription.language, prompt: prompt.map { $0 + " " + words } ?? words)
     }
 }

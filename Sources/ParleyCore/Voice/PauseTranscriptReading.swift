@@ -41,6 +41,16 @@ public enum PauseTranscriptReading: Sendable, Hashable {
         if last == "?" || last == "!", !UnfinishedThought.endsOnWordThatNeedsMore(text) { return .settled(unfinished: false) }
         return .askJudge(unfinishedByWords: byWords)
     }
+
+    /// Reads a transcript in a language other than English, where the text judge and the word
+    /// rule (both English) step aside and only Whisper's marks speak: trailing off leaves the
+    /// thought `unfinished` (true), a question or exclamation mark ends it (false), anything
+    /// else says nothing (`nil`: the audio model decides).
+    public static func readMarks(_ transcript: String) -> Bool? {
+        let text = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+        if UnfinishedThought.trailsOff(text) { return true }
+        return text.last == "?" || text.last == "!" ? false : nil
+    }
 }
 
 extension PauseTranscriptReading {

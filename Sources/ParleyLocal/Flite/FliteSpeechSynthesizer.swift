@@ -22,6 +22,8 @@ public struct FliteSpeechSynthesizer: SpeechSynthesizer {
 
     /// cmu_us_slt speaks at 16 kHz.
     public var sampleRate: Int { FliteEngine.sampleRate }
+    /// English only.
+    public var languages: Set<String>? { ["en"] }
     /// The most samples in one yielded chunk (100 ms).
     public var chunkLength: Int
 

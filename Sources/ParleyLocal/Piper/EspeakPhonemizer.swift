@@ -77,8 +77,7 @@ private final class EspeakProcess {
     private var sentinelPhonemes = ""
 
     init(executable: String, voice: String) throws {
-        let path = executable.contains("/") ? executable : Self.lookUp(executable)
-        guard let path, FileManager.default.isExecutableFile(atPath: path) else {
+        guard let path = EspeakProgram.path(of: executable) else {
             throw ProviderError(.server, provider: "espeak-ng", message: "the espeak-ng program was not found (\(executable)); run scripts/setup")
         }
         var ends: [Int32] = [0, 0]
@@ -163,10 +162,5 @@ private final class EspeakProcess {
             }
             buffer += chunk[..<count]
         }
-    }
-
-    private static func lookUp(_ name: String) -> String? {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }

@@ -26,6 +26,8 @@ public struct PiperSpeechSynthesizer: SpeechSynthesizer {
 
     /// The voice's rate (22,050 Hz for en_US-joe-medium).
     public var sampleRate: Int { engine.config.sampleRate }
+    /// The language of the voice's espeak-ng voice (`en` for `en-us`).
+    public var languages: Set<String>? { [String(engine.config.espeakVoice.prefix { $0 != "-" })] }
 
     private let engine: PiperEngine
 

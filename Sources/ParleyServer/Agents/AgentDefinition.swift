@@ -88,11 +88,14 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     public var telephony: AgentTelephonySettings?
     /// How speech over the agent is told apart from backchannels and noise in its sessions.
     public var interruption: InterruptionSettings?
+    /// Names and product words the agent expects to hear, added to Whisper's prompt so they are
+    /// spelled right (`AgentDefinition+Vocabulary`).
+    public var vocabulary: [String]?
     public var createdAt: Int?
     public var updatedAt: Int?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, instructions, voice, llm, tools, memory, recordings, telephony, interruption
+        case id, name, instructions, voice, llm, tools, memory, recordings, telephony, interruption, vocabulary
         case mcpServers = "mcp_servers", fillerLine = "filler_line", fillerDelayMs = "filler_delay_ms"
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
         case createdAt = "created_at", updatedAt = "updated_at"
@@ -142,7 +145,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         }
         if let fillerLine, fillerLine.count > 200 { problems.append("filler_line: at most 200 characters") }
         if let fillerDelayMs, !(0...60_000).contains(fillerDelayMs) { problems.append("filler_delay_ms: must be between 0 and 60000") }
-        return problems + mcpValidationProblems()
+        return problems + mcpValidationProblems() + vocabularyProblems()
     }
 
     /// The definition as returned to API clients: secrets removed.
@@ -174,5 +177,6 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.recordings { recordings = value }
         if let value = patch.telephony { telephony = value }
         if let value = patch.interruption { interruption = value }
+        if let value = patch.vocabulary { vocabulary = value }
     }
 }

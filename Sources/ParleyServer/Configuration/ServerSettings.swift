@@ -86,6 +86,11 @@ public struct ServerSettings: Sendable {
     /// Whether a server-VAD turn's response starts on that early transcript, held back until
     /// the turn ends (`VoiceSessionConfiguration.preemptiveGeneration`; agents without tools).
     public var preemptiveGeneration = true
+    /// How far ahead of real time a realtime WebSocket client's speech is sent, in
+    /// milliseconds (`PARLEY_WEBSOCKET_AUDIO_LEAD_MS`; 0 sends it as fast as it is made). A
+    /// client that just plays what it gets then holds at most this much when the user talks
+    /// over the agent, so the server's hold and cancellation stop what the listener hears.
+    public var webSocketAudioLeadMs = 200
     /// Client tokens minted per minute per client address.
     public var tokenMintsPerMinute = 30
     /// `false` turns `/v1/local/token` (client tokens without the secret, for the local
@@ -300,6 +305,7 @@ public struct ServerSettings: Sendable {
             settings.preemptiveTranscriptionAfterMs = delay == 0 ? nil : delay
         }
         if let generation = boolean("PARLEY_PREEMPTIVE_GENERATION") { settings.preemptiveGeneration = generation }
+        if let lead = integer("PARLEY_WEBSOCKET_AUDIO_LEAD_MS", in: 0...60_000) { settings.webSocketAudioLeadMs = lead }
         if let rate = integer("PARLEY_TOKEN_RATE_PER_MINUTE", in: 1...100_000) { settings.tokenMintsPerMinute = rate }
         if let local = boolean("PARLEY_LOCAL_TOKENS") { settings.allowsLocalTokens = local }
         if let root = value("PARLEY_WEB_ROOT") { settings.webRoot = URL(fileURLWithPath: root) }

@@ -9,12 +9,15 @@ public struct ProviderComponent: Sendable, Hashable {
     public var name: String
     /// Where it runs, for the operator's banner only (may hold an endpoint URL).
     public var detail: String
+    /// The languages it hears or speaks (ISO-639-1, sorted), or `nil` when it does not say.
+    public var languages: [String]?
 
     /// Creates a component.
-    public init(role: String, name: String, detail: String = "") {
+    public init(role: String, name: String, detail: String = "", languages: Set<String>? = nil) {
         self.role = role
         self.name = name
         self.detail = detail
+        self.languages = languages?.sorted()
     }
 
     /// The banner line: `role: name detail`.

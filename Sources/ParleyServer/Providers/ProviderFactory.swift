@@ -31,7 +31,7 @@ public enum ProviderFactory {
     /// - Throws: `StartupError` naming the provider that cannot start and why.
     public static func make(_ settings: ServerSettings) async throws -> ProviderSet {
         let recognizer = try self.recognizer(settings)
-        let synthesizer = try self.synthesizer(settings)
+        let synthesizer = try voice(settings)
         let languageModel = try await self.languageModel(settings)
         let detector = voiceActivityDetector(settings)
         let turnCompletion = turnCompletionModel(settings)
@@ -40,7 +40,7 @@ public enum ProviderFactory {
             makeVoiceActivityDetector: detector.make,
             makeResampler: resampler(from:to:),
             conversationLanguageModelFactory: languageModel.makeConversationModel,
-            components: [recognizer.summary, synthesizer.summary, languageModel.summary, detector.summary, turnCompletion.summary],
+            components: [recognizer.summary] + synthesizer.components + [languageModel.summary, detector.summary, turnCompletion.summary],
             notice: languageModel.notice,
             restartCount: languageModel.restartCount,
             shutdown: languageModel.stop,
@@ -67,7 +67,9 @@ public enum ProviderFactory {
                 let name = settings.whisperModel.rawValue
                 do {
                     let recognizer = try WhisperSpeechRecognizer(modelPath: locator.path(of: settings.whisperModel.file))
-                    return (recognizer, ProviderComponent(role: "speech-to-text", name: "whisper.cpp \(name)", detail: "(in process)"))
+                    return (recognizer, ProviderComponent(
+                        role: "speech-to-text", name: "whisper.cpp \(name)", detail: "(in process)", languages: recognizer.languages
+                    ))
                 } catch {
                     warn("speech-to-text: Whisper \(name) could not load, hearing with tiny.en (English only) instead: \(error)")
                     fallback = "fallback: Whisper \(name) could not load"
@@ -76,13 +78,36 @@ public enum ProviderFactory {
             do {
                 let recognizer = try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish))
                 let name = fallback.map { "whisper.cpp tiny.en (\($0))" } ?? "whisper.cpp tiny.en"
-                return (recognizer, ProviderComponent(role: "speech-to-text", name: name, detail: "(in process)"))
+                return (recognizer, ProviderComponent(role: "speech-to-text", name: name, detail: "(in process)", languages: recognizer.languages))
             } catch {
                 throw StartupError(description: "speech-to-text (whisper.cpp): \(error)")
             }
         case .remote(let baseURL, let apiKey, let model):
             let configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
             return (OpenAISpeechRecognizer(configuration: configuration), ProviderComponent(role: "speech-to-text", name: model, detail: "at \(baseURL.absoluteString)"))
+        }
+    }
+
+    /// The agent's voice in every language it speaks: the embedded voice (`synthesizer`) for
+    /// its own language and espeak-ng's voices for the others (`MultilingualSpeechSynthesizer`),
+    /// or the speech service, which speaks what its model speaks. Without espeak-ng the
+    /// embedded voice speaks alone and a line on standard error says so.
+    public static func voice(
+        _ settings: ServerSettings, warn: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) throws -> (synthesizer: any SpeechSynthesizer, components: [ProviderComponent]) {
+        let main = try synthesizer(settings, warn: warn)
+        var summary = main.summary
+        summary.languages = main.synthesizer.languages?.sorted()
+        guard settings.speechSynthesis == .embedded else { return (main.synthesizer, [summary]) }
+        do {
+            let espeak = try EspeakSpeechSynthesizer()
+            let others = ProviderComponent(
+                role: "text-to-speech", name: "espeak-ng", detail: "(other languages; a child process per sentence)", languages: espeak.languages
+            )
+            return (MultilingualSpeechSynthesizer([main.synthesizer, espeak], makeResampler: resampler(from:to:)), [summary, others])
+        } catch {
+            warn("text-to-speech: espeak-ng cannot speak, so the agent answers every language with \(summary.name): \(error)")
+            return (main.synthesizer, [summary])
         }
     }
 

@@ -9,6 +9,8 @@ enum StatusRoute {
         struct Engine: Encodable {
             var role: String
             var name: String
+            /// The languages a speech engine hears or speaks; absent when it does not say.
+            var languages: [String]?
         }
 
         var status: String
@@ -22,7 +24,7 @@ enum StatusRoute {
                 return JSONResponse.ok(Status(status: "starting", providers: [], notice: nil), status: 503)
             }
             return JSONResponse.ok(Status(
-                status: "ok", providers: providers.components.map { Status.Engine(role: $0.role, name: $0.name) },
+                status: "ok", providers: providers.components.map { Status.Engine(role: $0.role, name: $0.name, languages: $0.languages) },
                 notice: providers.notice
             ))
         }

@@ -49,7 +49,7 @@ actor RealtimeConnection {
     /// The events sent since each store write still under way was queued, oldest write first.
     /// An item's events go out only once the item is stored (so whatever a client saw completed
     /// survives a crash), and every event after them waits its turn, so nothing overtakes them.
-    private var eventsAwaitingWrites: [[String]] = []
+    private var eventsAwaitingWrites: [[OutputPacing.Message]] = []
 
     /// The session's MCP servers, their clients and tool lists.
     let mcpToolbox = MCPToolbox()
@@ -136,7 +136,7 @@ actor RealtimeConnection {
     /// once, ahead of events still waiting for a store write, which a closed connection never sends.
     private func end(with error: RealtimeProtocolError, reason: String) {
         context.metrics.errorReported(category: "invalid_request")
-        RealtimeServerEvent.error(error).encode(dialect: dialect).map(write)
+        writeAtOnce(.error(error))
         eventsAwaitingWrites = eventsAwaitingWrites.map { _ in [] }
         transport.close(reason: reason)
     }
@@ -349,7 +349,11 @@ actor RealtimeConnection {
         case .conversationItemTruncate(let itemID, _, let audioEndMs, let eventID):
             if audioEndMs < 0 {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: "audio_end_ms must not be negative.", param: "audio_end_ms", eventID: eventID))
-            } else if !(await session.truncate(itemID: itemID, audioEndMs: audioEndMs)) {
+                return
+            }
+            // The client stopped playing: the speech not yet sent to it goes.
+            transport.dropUndeliveredSpeech()
+            if !(await session.truncate(itemID: itemID, audioEndMs: audioEndMs)) {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No assistant audio item \(itemID) to truncate.", param: "item_id", eventID: eventID))
             }
         case .responseCreate(let options, let eventID):
@@ -378,6 +382,7 @@ actor RealtimeConnection {
             }
             await session.createResponse(request)
         case .responseCancel(let responseID, let eventID):
+            transport.dropUndeliveredSpeech()
             if await session.cancelResponse(id: responseID) { return }
             // A cancel racing the end of the response it meant (the client's interruption
             // arrived as the response ended, or was already cancelled by the user's speech).
@@ -417,12 +422,25 @@ actor RealtimeConnection {
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
         tracer?.observe(event)
-        for serverEvent in translator.translate(event) {
-            // Speech the transport carries itself does not go out as base64 events too.
-            if !transport.sendsAudioEvents, case .responseOutputAudioDelta = serverEvent { continue }
-            send(serverEvent)
+        for piece in pieces(of: event) {
+            for serverEvent in translator.translate(piece) {
+                // Speech the transport carries itself does not go out as base64 events too.
+                if !transport.sendsAudioEvents, case .responseOutputAudioDelta = serverEvent { continue }
+                send(serverEvent)
+            }
         }
         perform(transport.observe(event, interruptsOnSpeech: configuration.turnDetection?.interruptResponse ?? false))
+    }
+
+    /// The event as the client gets it: speech longer than the transport takes at once in
+    /// pieces (so a paced transport can hold it back), every other event as it is.
+    private func pieces(of event: VoiceSessionEvent) -> [VoiceSessionEvent] {
+        guard case .agentAudio(let responseID, let itemID, let samples) = event, let maximumMs = transport.audioEventMaximumMs else { return [event] }
+        let pieceLength = RealtimeSessionSettings.supportedAudioRate * maximumMs / 1_000
+        guard samples.count > pieceLength else { return [event] }
+        return stride(from: 0, to: samples.count, by: pieceLength).map { start in
+            .agentAudio(responseID: responseID, itemID: itemID, samples: Array(samples[start..<min(start + pieceLength, samples.count)]))
+        }
     }
 
     /// Carries out what the transport asks after an event.
@@ -490,22 +508,30 @@ actor RealtimeConnection {
     func send(_ event: RealtimeServerEvent) {
         if case .parley = event, !sendsParleyEvents { return }
         guard let text = event.encode(dialect: dialect) else { return }
-        send(text: text)
+        var audioMs = 0.0
+        if case .responseOutputAudioDelta(_, let delta) = event { audioMs = translator.outputAudio.format.milliseconds(ofBase64: delta) }
+        send(OutputPacing.Message(text: text, audioMs: audioMs, followsSpeech: event.followsSpeech))
     }
 
     /// Sends an encoded event now, or after the store writes under way.
-    private func send(text: String) {
+    private func send(_ message: OutputPacing.Message) {
         if eventsAwaitingWrites.isEmpty {
-            write(text)
+            write(message)
         } else {
-            eventsAwaitingWrites[eventsAwaitingWrites.count - 1].append(text)
+            eventsAwaitingWrites[eventsAwaitingWrites.count - 1].append(message)
         }
     }
 
-    private func write(_ text: String) {
-        for sideband in sidebands { try? sideband.send(.text(text)) }
+    /// Writes `event` now, ahead of events waiting for a store write and of held speech.
+    private func writeAtOnce(_ event: RealtimeServerEvent) {
+        guard let text = event.encode(dialect: dialect) else { return }
+        write(OutputPacing.Message(text: text, audioMs: 0, followsSpeech: false))
+    }
+
+    private func write(_ message: OutputPacing.Message) {
+        for sideband in sidebands { try? sideband.send(.text(message.text)) }
         do {
-            try transport.send(text)
+            try transport.send(message)
         } catch {
             // The socket is closed or the client stopped reading (it is being closed with 1008);
             // the incoming loop ends and closes the session.
@@ -515,7 +541,7 @@ actor RealtimeConnection {
     /// The oldest store write under way is done: the events that waited for it go out.
     private func writeDone() {
         guard !eventsAwaitingWrites.isEmpty else { return }
-        for text in eventsAwaitingWrites.removeFirst() { write(text) }
+        for message in eventsAwaitingWrites.removeFirst() { write(message) }
     }
 
     /// Says an item could not be stored. A superseded session ends now rather than talk on unsaved.
@@ -528,7 +554,7 @@ actor RealtimeConnection {
             context.log.log("store.failed", session: sessionID, ["item": .string(item.id)])
             context.metrics.errorReported(category: "invalid_request")
             let failure = RealtimeServerEvent.error(RealtimeProtocolError(type: "server_error", code: "storage_error", message: "The conversation could not be saved."))
-            failure.encode(dialect: dialect).map(write)
+            writeAtOnce(failure)
         }
     }
 }

@@ -115,7 +115,7 @@ enum RealtimeEndpoint {
             }
         ) { sessionID in
             let connection = RealtimeConnection(
-                transport: WebSocketTransport(socket: socket), dialect: dialect, context: admission.context, session: session,
+                transport: WebSocketTransport(socket: socket, audioLeadMs: context.settings.webSocketAudioLeadMs), dialect: dialect, context: admission.context, session: session,
                 configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
                 sendsParleyEvents: request.query["parley_events"] == "true",
                 tracer: context.traces.map {
@@ -201,6 +201,7 @@ struct SessionSetup {
             interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
         )
         configuration.outputTokenCeiling = context.settings.outputTokenCeiling
+        configuration.vocabulary = agent.recognizerVocabulary
 
         var options = AgentOptions()
         // Sampling for short spoken answers; the agent's settings, then the client's, come first.

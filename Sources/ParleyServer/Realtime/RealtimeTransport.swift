@@ -12,9 +12,18 @@ protocol RealtimeTransport: Sendable {
     /// `isolation` (the connection's executor), until the client leaves.
     func receive(isolation: isolated any Actor, _ handle: (RealtimeTransportInput) async -> Void) async
 
-    /// Sends one JSON event.
+    /// The longest speech one `response.output_audio.delta` may carry, in milliseconds; `nil`
+    /// for no limit (longer speech goes out in pieces).
+    var audioEventMaximumMs: Int? { get }
+
+    /// Sends one JSON event (with the speech it carries, and whether it goes in order with
+    /// the speech, for a transport that paces it).
     /// - Throws: when the client is gone or has stopped reading.
-    func send(_ text: String) throws
+    func send(_ message: OutputPacing.Message) throws
+
+    /// Drops speech the client has not been sent yet (it cancelled the response or cut its
+    /// item); a transport that sends speech as it comes has none.
+    func dropUndeliveredSpeech()
 
     /// Ends the connection from the server's side, saying `reason`.
     func close(reason: String)

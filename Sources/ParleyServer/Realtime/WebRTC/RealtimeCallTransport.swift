@@ -56,9 +56,14 @@ final class RealtimeCallTransport: RealtimeTransport {
         }
     }
 
-    func send(_ text: String) throws {
-        call.send(text: text)
+    var audioEventMaximumMs: Int? { nil }
+
+    func send(_ message: OutputPacing.Message) throws {
+        call.send(text: message.text)
     }
+
+    /// Nothing to drop: the call's audio stops only when asked to (`clearOutput`).
+    func dropUndeliveredSpeech() {}
 
     func close(reason: String) {
         call.close()
