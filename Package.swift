@@ -49,6 +49,8 @@ let package = Package(
         cLibrary("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"], brew: ["srtp"]),
         cLibrary("CUsrsctp", apt: ["libusrsctp-dev"], brew: ["usrsctp"]),
         cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"], brew: ["opus"]),
+        // The SIP door: baresip's libre (SIP transactions and sessions, SDP, RTP, RFC 4733, digest).
+        cLibrary("CLibre", pkgConfig: "libre", apt: ["libre-dev"], brew: ["libre"]),
 
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
         // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
