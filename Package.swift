@@ -73,9 +73,11 @@ let package = Package(
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),
+        // SIP calls on libre: trunk admission, INVITE to BYE, G.711 over RTP paced 20 ms.
+        .target(name: "ParleySIP", dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyRTC", "CLibre"]),
         .target(
             name: "ParleyServer",
-            dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "COpenSSL"]
+            dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "ParleySIP", "COpenSSL"]
         ),
         // On Apple platforms the client speaks WebSocket through URLSession; libwebsockets is for Linux.
         .target(name: "ParleyClient", dependencies: ["ParleyCore", .target(name: "ParleyNet", condition: .when(platforms: [.linux]))]),
@@ -116,7 +118,7 @@ let package = Package(
         .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
         .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "ParleyRTCTests", dependencies: ["ParleyRTC"]),
-        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
+        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleySIP", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),

@@ -200,6 +200,10 @@ actor RealtimeConnection {
             send(event)
         case .refused(let message):
             reportError(RealtimeProtocolError(code: "invalid_event", message: message))
+        case .keyPressed(let key):
+            perform(transport.clearOutput())
+            await session.addItem(.user("The caller pressed \(key)."))
+            await session.createResponse()
         case .ended(let reason):
             context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
         }

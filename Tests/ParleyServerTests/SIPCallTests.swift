@@ -1,0 +1,176 @@
+import Foundation
+import ParleyCore
+import ParleyServer
+import ParleyTesting
+import Testing
+
+/// The SIP door against SIP implementations nobody here wrote, from Debian: baresip calls with a
+/// WAV as its microphone; SIPp plays scenarios (codecs, CANCEL, digest, allow-list, RFC 4733).
+/// The server has the deterministic providers: whatever the caller says is "hello there", and
+/// the answer is "Hello from Parley.".
+@Suite(.serialized) struct SIPCallTests {
+    static let pcmuOffer = SIPp.offer(payloadTypes: "0 101", rtpmaps: ["0 PCMU/8000", "101 telephone-event/8000"])
+
+    @Test func baresipCallsHearsTheAnswerAndHangsUp() async throws {
+        let parley = try SIPTestServer.start()
+        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5))
+        defer { caller.remove() }
+        // baresip hangs up once the server has played the answer to its end.
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            await parley.logs.first("sip.reply_played") != nil
+        }
+        let ended = try #require(await parley.logs.first("sip.call_ended"), "\(output)")
+        let callID = try #require(ended["session"]?.stringValue)
+        let heard = try caller.heard()
+        let peak = heard.map(abs).max() ?? 0
+        #expect(peak > 0.03, "baresip heard no answer: \(parley.logs.eventNames) \(output)")
+        let items = try await parley.storedItems(ofCall: callID)
+        #expect(items.first == .user("hello there"), "\(items)")
+        #expect(items.contains(.assistant(text: "Hello from Parley.", toolCalls: [], interrupted: false)), "\(items)")
+        let reasons = parley.logs.lines(of: "call.ended").compactMap { $0["reason"]?.stringValue }
+        #expect(reasons == ["the caller hung up"], "\(output)")
+        await parley.stop()
+    }
+
+    @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
+        let parley = try SIPTestServer.start()
+        let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: gsmOnly),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="488"/>"#,
+            SIPp.failureACK()
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(parley.refusals("no_common_codec") == 1)
+        await parley.stop()
+    }
+
+    @Test func aCallCancelledBeforeTheAnswerEndsWith487() async throws {
+        let parley = try SIPTestServer.start()
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180"/>"#,
+            """
+              <send>
+                <![CDATA[
+                  CANCEL sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+                  [last_Via:]
+                  From: sipp <sip:+15005550006@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>
+                  Call-ID: [call_id]
+                  CSeq: 1 CANCEL
+                  Max-Forwards: 70
+                  Content-Length: 0
+
+                ]]>
+              </send>
+            """,
+            #"<recv response="200"/>"#,
+            #"<recv response="487"/>"#,
+            SIPp.failureACK()
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        await parley.stop()
+    }
+
+    @Test func aTrunkWithDigestCredentialsIsChallengedThenAnswered() async throws {
+        let parley = try SIPTestServer.start(trunks: [], credentials: ("trunk", "s3cret-digest"))
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="401" auth="true"/>"#,
+            SIPp.failureACK(),
+            SIPp.invite(sdp: Self.pcmuOffer, cseq: 2, authentication: true),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            SIPp.successACK(cseq: 2),
+            SIPp.bye(cseq: 3)
+        ), port: parley.sipPort, extraArguments: ["-au", "trunk", "-ap", "s3cret-digest"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(await parley.logs.first("sip.call_ended") != nil)
+        await parley.stop()
+    }
+
+    @Test func aWrongDigestPasswordIsRefusedAndCounted() async throws {
+        let parley = try SIPTestServer.start(trunks: [], credentials: ("trunk", "s3cret-digest"))
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="401" auth="true"/>"#,
+            SIPp.failureACK(),
+            SIPp.invite(sdp: Self.pcmuOffer, cseq: 2, authentication: true),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="403"/>"#,
+            SIPp.failureACK(cseq: 2)
+        ), port: parley.sipPort, extraArguments: ["-au", "trunk", "-ap", "guessed"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(parley.refusals("authentication_failed") == 1)
+        await parley.stop()
+    }
+
+    @Test func aCallFromAnAddressNotOnTheAllowListIsRefusedAndCounted() async throws {
+        let parley = try SIPTestServer.start(trunks: ["192.0.2.0/24"])
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="403"/>"#,
+            SIPp.failureACK()
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(parley.refusals("address_not_allowed") == 1)
+        #expect(parley.server.app.context.sessions.count == 0)
+        await parley.stop()
+    }
+
+    @Test func keyPressesInRFC4733ReachTheAgent() async throws {
+        let parley = try SIPTestServer.start()
+        let agent = try await parley.server.request(
+            "POST", "/v1/agents", json: #"{"name":"Phone menu","telephony":{"phone_numbers":["+14155550123"],"key_press_messages":true}}"#
+        )
+        #expect(agent.status == 201, "\(agent.body)")
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            SIPp.successACK(),
+            #"<nop><action><exec play_pcap_audio="/usr/share/sip-tester/dtmf_2833_1.pcap"/></action></nop>"#,
+            #"<pause milliseconds="1500"/>"#,
+            SIPp.bye(cseq: 2)
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        let ended = try #require(await parley.logs.first("sip.call_ended"))
+        let items = try await parley.storedItems(ofCall: try #require(ended["session"]?.stringValue))
+        #expect(items.contains(.user("The caller pressed 1.")), "\(items)")
+        #expect(parley.logs.lines(of: "sip.dtmf").count == 1)
+        await parley.stop()
+    }
+
+    @Test func optionsIsAnsweredWithWhatTheDoorAllows() async throws {
+        let parley = try SIPTestServer.start()
+        let result = try await SIPp.run(SIPp.scenario(
+            """
+              <send retrans="500">
+                <![CDATA[
+                  OPTIONS sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>
+                  Call-ID: [call_id]
+                  CSeq: 1 OPTIONS
+                  Max-Forwards: 70
+                  Content-Length: 0
+
+                ]]>
+              </send>
+            """,
+            #"<recv response="200"><action><ereg regexp="INVITE, ACK, CANCEL, BYE, OPTIONS" search_in="hdr" header="Allow:" check_it="true" assign_to="allow"/></action></recv>"#,
+            #"<Reference variables="allow"/>"#
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        await parley.stop()
+    }
+}
