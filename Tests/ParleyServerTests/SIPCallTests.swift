@@ -32,6 +32,29 @@ import Testing
         await parley.stop()
     }
 
+    @Test func endCallHangsUpOnceTheGoodbyeWasHeard() async throws {
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_end_1", name: "end_call", arguments: #"{"reason":"the caller is done"}"#)]),
+            .text("Goodbye, and thank you."),
+        ])
+        let parley = try SIPTestServer.start(languageModel: model)
+        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        defer { caller.remove() }
+        // baresip does not hang up: the server does, after the goodbye.
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            _ = await parley.logs.first("sip.call_ended")
+            return false
+        }
+        #expect(parley.logs.lines(of: "sip.end_call").count == 1, "\(parley.logs.eventNames)")
+        let reasons = parley.logs.lines(of: "call.ended").compactMap { $0["reason"]?.stringValue }
+        #expect(reasons == ["hung up by the server"], "\(output)")
+        #expect((try caller.heard().map(abs).max() ?? 0) > 0.03, "the goodbye was not heard: \(output)")
+        let callID = try #require(parley.logs.lines(of: "sip.call_ended").first?["session"]?.stringValue)
+        let items = try await parley.storedItems(ofCall: callID)
+        #expect(items.contains(.assistant(text: "Goodbye, and thank you.", toolCalls: [], interrupted: false)), "\(items)")
+        await parley.stop()
+    }
+
     @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
         let parley = try SIPTestServer.start()
         let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])

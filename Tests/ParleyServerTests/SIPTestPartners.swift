@@ -11,11 +11,14 @@ struct SIPTestServer {
     var sipPort: Int { server.app.sipPort ?? 0 }
 
     /// Starts a server whose SIP door admits `trunks` (loopback by default) and, when given, digest `credentials`.
+    /// - Parameter languageModel: the agent's model, when not the keyword one (which answers "Hello from Parley.").
     static func start(
-        trunks: [String] = ["127.0.0.1"], credentials: (username: String, password: String)? = nil, heard: String = "hello there"
+        trunks: [String] = ["127.0.0.1"], credentials: (username: String, password: String)? = nil, languageModel: (any LanguageModel)? = nil
     ) throws -> SIPTestServer {
         let logs = SIPLogLines()
-        let server = try TestServer.start(providers: TwilioCallTests.providers(heard: heard), log: logs.log) { settings in
+        var providers = TwilioCallTests.providers()
+        if let languageModel { providers.languageModel = languageModel }
+        let server = try TestServer.start(providers: providers, log: logs.log) { settings in
             settings.sip.port = 0
             settings.sip.trunks = trunks.map { try! IPAddressRange($0) }
             settings.sip.credentials = credentials.map { .init(username: $0.username, password: $0.password) }

@@ -5,20 +5,27 @@ import ParleySync
 
 /// A SIP call as a realtime transport: no client events (a sideband sees them), the caller's
 /// G.711 in through the telephone input (echo gate, 16 kHz, bandwidth extension), the
-/// session's speech out as G.711 paced by the call, key presses to the agent when it asks.
+/// session's speech out as G.711 paced by the call, key presses to the agent when it asks, and
+/// the call hung up once the agent's goodbye was heard when it called `end_call`.
 final class SIPCallTransport: RealtimeTransport {
     let call: SIPCall
     private let keyPressMessages: Bool
+    private let hangUp: PendingHangUp
     private let log: EventLog
     /// The session's speech, band-limited down to 8 kHz per response.
     private let output: Locked<OutputAudioEncoder>
     /// The audio item of each response still speaking.
     private let audioItems = Locked<[String: String]>([:])
 
-    /// Carries a session's speech on `call`; `keyPressMessages` tells the agent of key presses.
-    init(call: SIPCall, makeResampler: @escaping @Sendable (Int, Int) -> any Resampler, keyPressMessages: Bool, log: EventLog) {
+    /// Carries a session's speech on `call`; `keyPressMessages` tells the agent of key presses;
+    /// `hangUp` says when the agent asked to end the call.
+    init(
+        call: SIPCall, makeResampler: @escaping @Sendable (Int, Int) -> any Resampler, keyPressMessages: Bool, hangUp: PendingHangUp,
+        log: EventLog
+    ) {
         self.call = call
         self.keyPressMessages = keyPressMessages
+        self.hangUp = hangUp
         self.log = log
         var encoder = OutputAudioEncoder(makeResampler: makeResampler)
         encoder.use(.pcmu)
@@ -46,6 +53,7 @@ final class SIPCallTransport: RealtimeTransport {
             case .outputStopped(let responseID):
                 agentPlaying = false
                 log.log("sip.reply_played", session: call.id, ["response": .string(responseID)])
+                if hangUp.isRequested { endCall() }
                 await handle(.event(.outputAudioBufferStopped(responseID: responseID)))
             case .ended(let reason):
                 await handle(.ended(reason: reason))
@@ -69,7 +77,11 @@ final class SIPCallTransport: RealtimeTransport {
             call.enqueueAudio(output.withLock { $0.samples(samples, responseID: responseID) }, responseID: responseID, itemID: itemID)
         case .responseDone(let responseID, let status, _, _):
             let rest = output.withLock { $0.remainingSamples(responseID: responseID) }
-            guard let itemID = audioItems.withLock({ $0.removeValue(forKey: responseID) }) else { return [] }
+            guard let itemID = audioItems.withLock({ $0.removeValue(forKey: responseID) }) else {
+                // Nothing of this response was said: a goodbye-less end_call hangs up now.
+                if hangUp.isRequested { endCall() }
+                return []
+            }
             if status == .cancelled { return clearOutput() }
             call.enqueueAudio(rest, responseID: responseID, itemID: itemID)
             call.flushAudio(responseID: responseID, itemID: itemID)
@@ -83,6 +95,12 @@ final class SIPCallTransport: RealtimeTransport {
             break
         }
         return []
+    }
+
+    /// Hangs up because the agent called `end_call`.
+    private func endCall() {
+        log.log("sip.end_call", session: call.id)
+        call.hangUp()
     }
 
     /// Stops the call's audio at once; the item it was playing is cut to what went out.

@@ -73,7 +73,11 @@ final class SIPDoor: Sendable {
         if configuration.turnDetection == nil {
             configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
         }
-        let session = VoiceSession(providers: setup.providers, configuration: configuration, history: setup.history)
+        // On the phone the agent can hang up.
+        let hangUp = PendingHangUp()
+        var providers = setup.providers
+        providers.tools.register(EndCallTool(hangUp: hangUp))
+        let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         let sessionID: String
         do {
             sessionID = try await admission.admit(session, instanceID: nil, conversationID: setup.conversationID) { call.hangUp() }
@@ -83,7 +87,8 @@ final class SIPDoor: Sendable {
             return call.reject(status: error.sipStatus, reason: error.sipReason)
         }
         let transport = SIPCallTransport(
-            call: call, makeResampler: session.makeOutputResampler, keyPressMessages: agent?.telephony?.keyPressMessages ?? false, log: context.log
+            call: call, makeResampler: session.makeOutputResampler, keyPressMessages: agent?.telephony?.keyPressMessages ?? false,
+            hangUp: hangUp, log: context.log
         )
         let connection = RealtimeConnection(
             transport: transport, dialect: .ga, context: admission.context, session: session, configuration: configuration,
