@@ -12,7 +12,7 @@ import ParleySync
 /// from the address of its SDP or of its signalling; packets from anywhere else are ignored.
 ///
 /// `@unchecked Sendable`: the libre state (`session`, `rtp`, `sdp`, `media`, `remote`, …) is
-/// touched only on the `SIPLoop` thread; `codec` and `mediaPort` are written there before the
+/// touched only on the `SIPLoop` thread; `codec`, `mediaPort` and `takesKeyPresses` are written there before the
 /// call is handed to its owner, and only read after; `outgoing` and `ignored` are `Locked`.
 public final class SIPCall: @unchecked Sendable {
     /// The SIP Call-ID.
@@ -27,6 +27,8 @@ public final class SIPCall: @unchecked Sendable {
     public private(set) var codec = SIPCodec.pcmu
     /// The local UDP port of the call's RTP.
     public private(set) var mediaPort = 0
+    /// Whether the caller takes key presses as RFC 4733 events (it offered `telephone-event`).
+    public private(set) var takesKeyPresses = false
     /// What the call reports, in order; ends after `.ended`.
     public let events: AsyncStream<SIPCallEvent>
     private let continuation: AsyncStream<SIPCallEvent>.Continuation
@@ -40,6 +42,13 @@ public final class SIPCall: @unchecked Sendable {
     private var media: OpaquePointer?
     private var telephoneEvents: OpaquePointer?
     private var telephoneEventPayloadTypes: Set<UInt8> = []
+    /// The payload type the caller takes RFC 4733 events in, if it offered them.
+    private var outgoingEventPayloadType: UInt8?
+    /// Keys waiting to be pressed (`send(keys:)`), as event codes.
+    private var pendingKeys: [Int32] = []
+    /// The key being pressed and the packets left until the next may start.
+    private var pressedKey: (code: Int32, ticksLeft: Int)?
+    private var keyTimestamp: UInt32 = 0
     private var remote = sa()
     private var latched = false
     private var expectedHosts: Set<String>
@@ -129,6 +138,14 @@ public final class SIPCall: @unchecked Sendable {
         loop.perform { [self] in terminate(reason: "hung up by the server") }
     }
 
+    /// Presses `keys` (`0`–`9`, `*`, `#`, `A`–`D`) as RFC 4733 events, 100 ms each with 100 ms
+    /// between them; other characters are skipped. Nothing is sent when the caller did not offer
+    /// `telephone-event` (`takesKeyPresses`).
+    public func send(keys: String) {
+        let codes = keys.uppercased().compactMap { $0.asciiValue }.map { telev_digit2code(Int32($0)) }.filter { $0 >= 0 }
+        loop.perform { [self] in pendingKeys += codes }
+    }
+
     /// Queues speech (8 kHz PCM16) of a response's item, to go out paced 20 ms.
     public func enqueueAudio(_ samples: [Int16], responseID: String, itemID: String) {
         outgoing.withLock { [codec] outgoing in
@@ -179,7 +196,7 @@ public final class SIPCall: @unchecked Sendable {
         guard sdp_media_add(&media, sdp, "audio", UInt16(mediaPort), "RTP/AVP") == 0, let media else { throw .noMediaPort }
         for codec in SIPCodec.allCases { _ = parley_sdp_format_add(media, "\(codec.payloadType)", codec.rawValue, 8_000, 1, nil) }
         _ = parley_sdp_format_add(media, "\(SIPCodec.telephoneEventPayloadType)", "telephone-event", 8_000, 1, "0-15")
-        _ = telev_alloc(&telephoneEvents, UInt32(TELEV_PTIME))
+        _ = telev_alloc(&telephoneEvents, UInt32(SIPCodec.frameSamples * 1_000 / G711.sampleRate))
         try decode(message)
     }
 
@@ -190,7 +207,7 @@ public final class SIPCall: @unchecked Sendable {
         defer { body.pointee.pos = position }
         guard mbuf_get_left(body) > 0, sdp_decode(sdp, body, true) == 0 else { throw .malformed }
         var chosen: SIPCodec?
-        var events: Set<UInt8> = []
+        var events: [UInt8] = []
         var element = sdp_media_format_lst(media, false)?.pointee.head
         while let current = element {
             if let format = current.pointee.data?.assumingMemoryBound(to: sdp_format.self).pointee, format.sup,
@@ -198,14 +215,16 @@ public final class SIPCall: @unchecked Sendable {
                 if let codec = SIPCodec.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
                     if chosen == nil { chosen = codec }
                 } else if name.lowercased() == "telephone-event", (0...127).contains(format.pt) {
-                    events.insert(UInt8(format.pt))
+                    events.append(UInt8(format.pt))
                 }
             }
             element = current.pointee.next
         }
         guard let chosen, sdp_media_rport(media) != 0 else { throw .noCommonCodec }
         codec = chosen
-        telephoneEventPayloadTypes = events.union([UInt8(SIPCodec.telephoneEventPayloadType)])
+        telephoneEventPayloadTypes = Set(events + [UInt8(SIPCodec.telephoneEventPayloadType)])
+        outgoingEventPayloadType = events.first
+        takesKeyPresses = !events.isEmpty
         if let address = sdp_media_raddr(media) {
             let host = address.pointee.hostText
             if !latched {
@@ -286,6 +305,12 @@ public final class SIPCall: @unchecked Sendable {
         // A loop that fell far behind starts over rather than burst.
         if let due = nextFrameAt, now - due > .milliseconds(200) { nextFrameAt = now }
         while let due = nextFrameAt ?? Optional(now), due <= now {
+            // A key press takes the packet's place; the speech waits for it.
+            if sendKeyPacket(rtp) {
+                timestamp &+= UInt32(SIPCodec.frameSamples)
+                nextFrameAt = due + .milliseconds(20)
+                continue
+            }
             let (taken, stopped): ((frame: RTCOutgoingAudio.Frame, starts: String?, stops: String?)?, String?) = outgoing.withLock {
                 if let taken = $0.queue.takeFrame() { return (taken, nil) }
                 return (nil, $0.queue.finishPlaying())
@@ -308,6 +333,31 @@ public final class SIPCall: @unchecked Sendable {
         let wait = (nextFrameAt ?? now) - now
         let milliseconds = max(1, wait.components.seconds * 1_000 + wait.components.attoseconds / 1_000_000_000_000_000)
         tmr_start(timer, UInt64(milliseconds), sipCallTick, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Sends the next RFC 4733 packet of the key being pressed, if any; whether it sent one.
+    private func sendKeyPacket(_ rtp: OpaquePointer) -> Bool {
+        guard let events = telephoneEvents, let payloadType = outgoingEventPayloadType else { return false }
+        if pressedKey == nil, !pendingKeys.isEmpty {
+            let code = pendingKeys.removeFirst()
+            _ = telev_send(events, code, false)
+            pressedKey = (code, 10)
+        }
+        if var key = pressedKey {
+            key.ticksLeft -= 1
+            if key.ticksLeft == 5 { _ = telev_send(events, key.code, true) }
+            pressedKey = key.ticksLeft > 0 ? key : nil
+        }
+        guard let packet = mbuf_alloc(Int(RTP_HEADER_SIZE) + 16) else { return false }
+        defer { _ = mem_deref(packet) }
+        packet.pointee.pos = Int(RTP_HEADER_SIZE)
+        packet.pointee.end = Int(RTP_HEADER_SIZE)
+        var startsEvent = false
+        guard telev_poll(events, &startsEvent, packet) == 0, packet.pointee.end > Int(RTP_HEADER_SIZE) else { return false }
+        if startsEvent { keyTimestamp = timestamp }
+        packet.pointee.pos = Int(RTP_HEADER_SIZE)
+        if !isHeld { _ = rtp_send(rtp, &remote, false, startsEvent, payloadType, keyTimestamp, packet) }
+        return true
     }
 
     /// Ends the call from the server's side, on the loop: BYE once answered, else `480`.

@@ -55,6 +55,21 @@ import Testing
         await parley.stop()
     }
 
+    @Test func sendDTMFPressesKeysTheCallerReceives() async throws {
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_keys_1", name: "send_dtmf", arguments: #"{"digits":"42"}"#)]),
+            .text("Done."),
+        ])
+        let parley = try SIPTestServer.start(languageModel: model)
+        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        defer { caller.remove() }
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            await parley.logs.first("sip.reply_played") != nil
+        }
+        #expect(output.contains("received event: '4' (end=1)") && output.contains("received event: '2' (end=1)"), "\(output)")
+        await parley.stop()
+    }
+
     @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
         let parley = try SIPTestServer.start()
         let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])
