@@ -85,9 +85,6 @@ public final class SIPEndpoint: @unchecked Sendable {
         continuation.finish()
     }
 
-    /// Calls in progress (ringing or answered).
-    public var callCount: Int { loop.run { [self] in calls.count } }
-
     // MARK: Loop side
 
     private func open() -> String? {
