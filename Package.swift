@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),
-        // SIP calls on libre: trunk admission, INVITE to BYE, G.711 over RTP paced 20 ms.
+        // SIP calls on libre: trunk admission, INVITE to BYE, Opus or G.711 over RTP paced 20 ms.
         .target(name: "ParleySIP", dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyRTC", "CLibre"]),
         .target(
             name: "ParleyServer",

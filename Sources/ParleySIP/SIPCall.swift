@@ -6,7 +6,7 @@ import ParleySync
 
 /// One SIP call: its libre session (INVITE, answer, re-INVITE, BYE, CANCEL), its RTP socket and
 /// negotiated codec, and what its owner uses: `events`, `answer()`, `reject`, `hangUp()` and
-/// the outgoing audio (8 kHz, encoded to G.711 and paced one packet per 20 ms).
+/// the outgoing audio (at the codec's `sampleRate`, encoded and paced one packet per 20 ms).
 ///
 /// RTP is symmetric: audio goes back to where the caller's comes from, once a packet arrived
 /// from the address of its SDP or of its signalling; packets from anywhere else are ignored.
@@ -25,6 +25,8 @@ public final class SIPCall: @unchecked Sendable {
     public let sourceAddress: String
     /// The codec the answer speaks.
     public private(set) var codec = SIPCodec.pcmu
+    /// The rate of the call's audio, in and out.
+    public var sampleRate: Int { codec.sampleRate }
     /// The local UDP port of the call's RTP.
     public private(set) var mediaPort = 0
     /// Whether the caller takes key presses as RFC 4733 events (it offered `telephone-event`).
@@ -42,6 +44,11 @@ public final class SIPCall: @unchecked Sendable {
     private var media: OpaquePointer?
     private var telephoneEvents: OpaquePointer?
     private var telephoneEventPayloadTypes: Set<UInt8> = []
+    /// The payload type of the codec, as the caller numbered it.
+    private var payloadType: UInt8 = 0
+    private var decoder: OpusVoiceDecoder?
+    /// A silent packet of the codec, sent while the agent says nothing.
+    private var silence: [UInt8] = []
     /// The payload type the caller takes RFC 4733 events in, if it offered them.
     private var outgoingEventPayloadType: UInt8?
     /// Keys waiting to be pressed (`send(keys:)`), as event codes.
@@ -61,7 +68,7 @@ public final class SIPCall: @unchecked Sendable {
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var marker = true
     private var jitterBuffer = JitterBuffer(depth: 2)
-    private var lastPacketSamples = SIPCodec.frameSamples
+    private var lastPacketSamples = SIPCodec.g711FrameSamples
     private var lastKeyTimestamp: UInt32?
 
     // Guarded by their locks.
@@ -75,6 +82,7 @@ public final class SIPCall: @unchecked Sendable {
     private struct Outgoing {
         var queue = RTCOutgoingAudio()
         var remainder: [Int16] = []
+        var encoder: OpusVoiceEncoder?
     }
 
     /// The largest RTP payload taken: 60 ms of G.711 and then some.
@@ -146,23 +154,31 @@ public final class SIPCall: @unchecked Sendable {
         loop.perform { [self] in pendingKeys += codes }
     }
 
-    /// Queues speech (8 kHz PCM16) of a response's item, to go out paced 20 ms.
+    /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms.
     public func enqueueAudio(_ samples: [Int16], responseID: String, itemID: String) {
         outgoing.withLock { [codec] outgoing in
             outgoing.remainder += samples
             var start = 0
-            while outgoing.remainder.count - start >= SIPCodec.frameSamples {
-                let frame = Array(outgoing.remainder[start..<start + SIPCodec.frameSamples])
-                outgoing.queue.append(.init(packet: G711.encode(frame, law: codec.law), responseID: responseID, itemID: itemID))
-                start += SIPCodec.frameSamples
+            while outgoing.remainder.count - start >= codec.frameSamples {
+                let frame = outgoing.remainder[start..<start + codec.frameSamples]
+                if let packet = Self.encode(frame, codec: codec, encoder: outgoing.encoder) {
+                    outgoing.queue.append(.init(packet: packet, responseID: responseID, itemID: itemID))
+                }
+                start += codec.frameSamples
             }
             outgoing.remainder.removeFirst(start)
         }
     }
 
+    /// One 20 ms frame in `codec`.
+    private static func encode(_ frame: ArraySlice<Int16>, codec: SIPCodec, encoder: OpusVoiceEncoder?) -> [UInt8]? {
+        if let law = codec.law { return G711.encode(Array(frame), law: law) }
+        return encoder?.encode(frame)
+    }
+
     /// Sends the rest of a response's speech (padded to a whole frame): `outputStopped` follows its last frame.
     public func flushAudio(responseID: String, itemID: String) {
-        let padding = outgoing.withLock { $0.remainder.isEmpty ? 0 : SIPCodec.frameSamples - $0.remainder.count }
+        let padding = outgoing.withLock { [codec] in $0.remainder.isEmpty ? 0 : codec.frameSamples - $0.remainder.count }
         if padding > 0 { enqueueAudio([Int16](repeating: 0, count: padding), responseID: responseID, itemID: itemID) }
         outgoing.withLock { $0.queue.finish(responseID: responseID) }
     }
@@ -194,10 +210,20 @@ public final class SIPCall: @unchecked Sendable {
               let rtp else { throw .noMediaPort }
         mediaPort = Int(sa_port(rtp_local(rtp)))
         guard sdp_media_add(&media, sdp, "audio", UInt16(mediaPort), "RTP/AVP") == 0, let media else { throw .noMediaPort }
-        for codec in SIPCodec.allCases { _ = parley_sdp_format_add(media, "\(codec.payloadType)", codec.rawValue, 8_000, 1, nil) }
+        for codec in SIPCodec.allCases {
+            _ = parley_sdp_format_add(media, "\(codec.offeredPayloadType)", codec.rawValue, codec.rtpmap.rate, codec.rtpmap.channels, nil)
+        }
         _ = parley_sdp_format_add(media, "\(SIPCodec.telephoneEventPayloadType)", "telephone-event", 8_000, 1, "0-15")
-        _ = telev_alloc(&telephoneEvents, UInt32(SIPCodec.frameSamples * 1_000 / G711.sampleRate))
+        _ = telev_alloc(&telephoneEvents, 20)
         try decode(message)
+        if codec == .opus {
+            decoder = try? OpusVoiceDecoder(sampleRate: codec.sampleRate)
+            let encoder = try? OpusVoiceEncoder(sampleRate: codec.sampleRate)
+            outgoing.withLock { $0.encoder = encoder }
+            silence = encoder?.encode([Int16](repeating: 0, count: codec.frameSamples)[...]) ?? []
+        } else if let law = codec.law {
+            silence = G711.encode([Int16](repeating: 0, count: codec.frameSamples), law: law)
+        }
     }
 
     /// Reads an offer (the INVITE's or a re-INVITE's): the codec, the telephone events, where audio goes, hold.
@@ -206,22 +232,27 @@ public final class SIPCall: @unchecked Sendable {
         let position = body.pointee.pos
         defer { body.pointee.pos = position }
         guard mbuf_get_left(body) > 0, sdp_decode(sdp, body, true) == 0 else { throw .malformed }
-        var chosen: SIPCodec?
+        var offered: [(codec: SIPCodec, payloadType: UInt8)] = []
         var events: [UInt8] = []
         var element = sdp_media_format_lst(media, false)?.pointee.head
         while let current = element {
             if let format = current.pointee.data?.assumingMemoryBound(to: sdp_format.self).pointee, format.sup,
                let name = format.name.map({ String(cString: $0) }) {
-                if let codec = SIPCodec.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }) {
-                    if chosen == nil { chosen = codec }
+                if let codec = SIPCodec.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(name) == .orderedSame }), (0...127).contains(format.pt) {
+                    offered.append((codec, UInt8(format.pt)))
                 } else if name.lowercased() == "telephone-event", (0...127).contains(format.pt) {
                     events.append(UInt8(format.pt))
                 }
             }
             element = current.pointee.next
         }
-        guard let chosen, sdp_media_rport(media) != 0 else { throw .noCommonCodec }
-        codec = chosen
+        // Opus when offered (wideband), else the caller's first G.711; a re-INVITE keeps the codec.
+        let preferred = offered.first { $0.codec == .opus } ?? offered.first
+        guard let chosen = isAnswered ? offered.first(where: { $0.codec == codec }) : preferred, sdp_media_rport(media) != 0 else {
+            throw .noCommonCodec
+        }
+        codec = chosen.codec
+        payloadType = chosen.payloadType
         telephoneEventPayloadTypes = Set(events + [UInt8(SIPCodec.telephoneEventPayloadType)])
         outgoingEventPayloadType = events.first
         takesKeyPresses = !events.isEmpty
@@ -283,16 +314,20 @@ public final class SIPCall: @unchecked Sendable {
             if digit > 0, let scalar = Unicode.Scalar(UInt32(digit)) { continuation.yield(.keyPressed(String(Character(scalar)))) }
             return
         }
-        guard let law = SIPCodec.allCases.first(where: { $0.payloadType == header.pt })?.law else { ignored.withLock { $0 += 1 }; return }
+        guard header.pt == payloadType else { ignored.withLock { $0 += 1 }; return }
         let payload = Array(UnsafeBufferPointer(start: mbuf_buf(body), count: count))
         var samples: [Int16] = []
         for output in jitterBuffer.insert(sequenceNumber: header.seq, payload: payload) {
-            switch output {
-            case .packet(let packet):
+            switch (output, codec.law) {
+            case (.packet(let packet), let law?):
                 samples += G711.decode(packet, law: law)
                 lastPacketSamples = packet.count
-            case .lost:
+            case (.lost, .some):
                 samples += [Int16](repeating: 0, count: lastPacketSamples)
+            case (.packet(let packet), nil):
+                samples += decoder?.decode(packet) ?? []
+            case (.lost(let next), nil):
+                samples += decoder?.conceal(samples: codec.frameSamples, next: next) ?? []
             }
         }
         if !samples.isEmpty { continuation.yield(.audio(samples)) }
@@ -307,7 +342,7 @@ public final class SIPCall: @unchecked Sendable {
         while let due = nextFrameAt ?? Optional(now), due <= now {
             // A key press takes the packet's place; the speech waits for it.
             if sendKeyPacket(rtp) {
-                timestamp &+= UInt32(SIPCodec.frameSamples)
+                timestamp &+= codec.timestampStep
                 nextFrameAt = due + .milliseconds(20)
                 continue
             }
@@ -318,16 +353,16 @@ public final class SIPCall: @unchecked Sendable {
             if let stopped { continuation.yield(.outputStopped(responseID: stopped)) }
             if let stops = taken?.stops { continuation.yield(.outputStopped(responseID: stops)) }
             if let starts = taken?.starts { continuation.yield(.outputStarted(responseID: starts)) }
-            let payload = taken?.frame.packet ?? [UInt8](repeating: codec.silence, count: SIPCodec.frameSamples)
+            let payload = taken?.frame.packet ?? silence
             if !isHeld, let packet = mbuf_alloc(Int(RTP_HEADER_SIZE) + payload.count) {
                 packet.pointee.pos = Int(RTP_HEADER_SIZE)
                 _ = payload.withUnsafeBufferPointer { mbuf_write_mem(packet, $0.baseAddress, $0.count) }
                 packet.pointee.pos = Int(RTP_HEADER_SIZE)
-                _ = rtp_send(rtp, &remote, false, marker, codec.payloadType, timestamp, packet)
+                _ = rtp_send(rtp, &remote, false, marker, payloadType, timestamp, packet)
                 _ = mem_deref(packet)
                 marker = false
             }
-            timestamp &+= UInt32(SIPCodec.frameSamples)
+            timestamp &+= codec.timestampStep
             nextFrameAt = due + .milliseconds(20)
         }
         let wait = (nextFrameAt ?? now) - now

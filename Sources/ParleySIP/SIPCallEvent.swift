@@ -2,8 +2,8 @@
 public enum SIPCallEvent: Sendable {
     /// The caller acknowledged the answer (ACK): the call is up.
     case established
-    /// The caller's audio: 20 ms or so of 8 kHz samples, in sequence order after the jitter
-    /// buffer, lost packets concealed with silence.
+    /// The caller's audio at the call's `sampleRate`, in sequence order after the jitter buffer,
+    /// lost packets concealed (silence for G.711, Opus's concealment and in-band FEC).
     case audio([Int16])
     /// The caller pressed a key (RFC 4733 `telephone-event`): `0`–`9`, `*`, `#`, `A`–`D`.
     case keyPressed(String)

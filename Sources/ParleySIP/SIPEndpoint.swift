@@ -91,10 +91,27 @@ public final class SIPEndpoint: @unchecked Sendable {
         guard sa_set_str(&bindAddress, settings.host, UInt16(clamping: settings.port)) == 0 else {
             return "\(settings.host) is not an IP address to bind SIP to"
         }
+        // UDP first, then TCP on the same port; a free UDP port may be taken on TCP, so port 0 tries again.
+        var problem: String?
+        for _ in 0..<(settings.port == 0 ? 20 : 1) {
+            problem = bindTransports()
+            guard problem != nil else { break }
+            sip = release(sip)
+        }
+        if let problem { return problem }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard sipsess_listen(&sessions, sip, 32, sipInvite, context) == 0,
+              sip_listen(&options, sip, true, sipRequest, context) == 0 else {
+            return "libre could not listen for SIP sessions"
+        }
+        return nil
+    }
+
+    /// A SIP stack listening on UDP and TCP on one port; what went wrong, if anything.
+    private func bindTransports() -> String? {
         guard sip_alloc(&sip, nil, 32, 32, 32, "Parley", nil, nil) == 0, let sip else { return "libre could not make a SIP stack" }
         var address = bindAddress
         guard parley_sip_transp_add(sip, SIP_TRANSP_UDP, &address) == 0 else {
-            self.sip = release(sip)
             return "SIP cannot listen on UDP \(settings.host):\(settings.port) (in use?)"
         }
         var bound = sa()
@@ -102,13 +119,7 @@ public final class SIPEndpoint: @unchecked Sendable {
         port = Int(sa_port(&bound))
         sa_set_port(&address, UInt16(port))
         guard parley_sip_transp_add(sip, SIP_TRANSP_TCP, &address) == 0 else {
-            self.sip = release(sip)
             return "SIP cannot listen on TCP \(settings.host):\(port) (in use?)"
-        }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        guard sipsess_listen(&sessions, sip, 32, sipInvite, context) == 0,
-              sip_listen(&options, sip, true, sipRequest, context) == 0 else {
-            return "libre could not listen for SIP sessions"
         }
         return nil
     }
@@ -153,7 +164,7 @@ public final class SIPEndpoint: @unchecked Sendable {
             case .noCommonCodec: (488, "Not Acceptable Here", "no_common_codec")
             case .noMediaPort: (500, "Server Internal Error", "media_unavailable")
             }
-            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: PCMU or PCMA\"\r\n" : "")
+            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: Opus, PCMU or PCMA\"\r\n" : "")
             onRefusal(Refusal(reason: reason, source: source))
             call.end(reason: reason)
             return

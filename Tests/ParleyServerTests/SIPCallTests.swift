@@ -32,6 +32,24 @@ import Testing
         await parley.stop()
     }
 
+    @Test func anOpusCallIsAnsweredInOpus() async throws {
+        let parley = try SIPTestServer.start()
+        let caller = try BaresipCaller(
+            microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5), opus: true
+        )
+        defer { caller.remove() }
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            await parley.logs.first("sip.reply_played") != nil
+        }
+        let started = try #require(await parley.logs.first("sip.call_started"), "\(output)")
+        #expect(started["codec"]?.stringValue == "opus")
+        #expect((try caller.heard().map(abs).max() ?? 0) > 0.03, "baresip heard no answer: \(parley.logs.eventNames) \(output)")
+        let ended = try #require(await parley.logs.first("sip.call_ended"))
+        let items = try await parley.storedItems(ofCall: try #require(ended["session"]?.stringValue))
+        #expect(items.first == .user("hello there"), "\(items)")
+        await parley.stop()
+    }
+
     @Test func endCallHangsUpOnceTheGoodbyeWasHeard() async throws {
         let model = ScriptedLanguageModel(replies: [
             .toolCalls([ToolCall(id: "call_end_1", name: "end_call", arguments: #"{"reason":"the caller is done"}"#)]),

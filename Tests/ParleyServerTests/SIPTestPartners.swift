@@ -243,11 +243,16 @@ struct BaresipCaller {
     let directory: URL
     let controlPort: Int
 
-    /// A configuration that plays `microphone` (8 kHz mono WAV) into the call and dumps what it hears.
-    init(microphone: [Int16]) throws {
+    /// A configuration that plays `microphone` (8 kHz) into the call and dumps what it hears;
+    /// with `opus`, baresip offers Opus first (its microphone file then has to be 48 kHz stereo).
+    init(microphone: [Int16], opus: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("heard"), withIntermediateDirectories: true)
-        try WAVFile.pcm16Data(samples: microphone, format: AudioFormat(sampleRate: 8_000)).write(to: directory.appendingPathComponent("microphone.wav"))
+        let file = opus
+            ? WAVFile.pcm16Data(samples: microphone.flatMap { [Int16](repeating: $0, count: 12) }, format: AudioFormat(sampleRate: 48_000, channelCount: 2))
+            : WAVFile.pcm16Data(samples: microphone, format: AudioFormat(sampleRate: 8_000))
+        try file.write(to: directory.appendingPathComponent("microphone.wav"))
+        let codec = opus ? "opus/48000/2" : "PCMU"
         controlPort = try Self.freeTCPPort()
         let config = """
             poll_method epoll
@@ -258,6 +263,7 @@ struct BaresipCaller {
             rtp_ports 30000-40000
             module_path /usr/lib/baresip/modules
             module g711.so
+            module opus.so
             module aufile.so
             module aubridge.so
             module sndfile.so
@@ -268,7 +274,7 @@ struct BaresipCaller {
             snd_path \(directory.appendingPathComponent("heard").path)
             """
         try Data(config.utf8).write(to: directory.appendingPathComponent("config"))
-        try Data("<sip:caller@127.0.0.1>;regint=0;audio_codecs=PCMU\n".utf8).write(to: directory.appendingPathComponent("accounts"))
+        try Data("<sip:caller@127.0.0.1>;regint=0;audio_codecs=\(codec)\n".utf8).write(to: directory.appendingPathComponent("accounts"))
     }
 
     /// Calls `uri`, waits for `hangUpWhen`, hangs up and waits for baresip to quit; its output.

@@ -4,15 +4,15 @@ import ParleySIP
 import ParleySync
 
 /// A SIP call as a realtime transport: no client events (a sideband sees them), the caller's
-/// G.711 in through the telephone input (echo gate, 16 kHz, bandwidth extension), the
-/// session's speech out as G.711 paced by the call, key presses to the agent when it asks, and
+/// audio in (G.711 through the telephone input: echo gate, 16 kHz, bandwidth extension; Opus at
+/// the session's rate), the session's speech out in the call's codec, paced by the call, key presses to the agent when it asks, and
 /// the call hung up once the agent's goodbye was heard when it called `end_call`.
 final class SIPCallTransport: RealtimeTransport {
     let call: SIPCall
     private let keyPressMessages: Bool
     private let hangUp: PendingHangUp
     private let log: EventLog
-    /// The session's speech, band-limited down to 8 kHz per response.
+    /// The session's speech, band-limited down to 8 kHz per response for G.711, as it is for Opus.
     private let output: Locked<OutputAudioEncoder>
     /// The audio item of each response still speaking.
     private let audioItems = Locked<[String: String]>([:])
@@ -28,7 +28,7 @@ final class SIPCallTransport: RealtimeTransport {
         self.hangUp = hangUp
         self.log = log
         var encoder = OutputAudioEncoder(makeResampler: makeResampler)
-        encoder.use(.pcmu)
+        encoder.use(call.sampleRate == G711.sampleRate ? .pcmu : .pcm16)
         output = Locked(encoder)
     }
 
@@ -41,8 +41,10 @@ final class SIPCallTransport: RealtimeTransport {
             switch event {
             case .established:
                 break
-            case .audio(let samples):
+            case .audio(let samples) where call.sampleRate == G711.sampleRate:
                 await handle(.streamedAudio(input.samples(samples, agentPlaying: agentPlaying), sampleRate: TelephoneInput.outputRate))
+            case .audio(let samples):
+                await handle(.streamedAudio(samples, sampleRate: call.sampleRate))
             case .keyPressed(let key):
                 // Which key is never logged: callers type card numbers and PINs.
                 log.log("sip.dtmf", session: call.id)
