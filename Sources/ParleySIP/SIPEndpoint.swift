@@ -43,7 +43,7 @@ public final class SIPEndpoint: @unchecked Sendable {
     }
 
     /// The `Allow` header every answer carries.
-    static let allowHeader = "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS\r\n"
+    static let allowHeader = "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, NOTIFY\r\n"
 
     /// The port SIP listens on (UDP and TCP).
     public private(set) var port = 0
@@ -59,6 +59,8 @@ public final class SIPEndpoint: @unchecked Sendable {
     private var sip: OpaquePointer?
     private var sessions: OpaquePointer?
     private var options: OpaquePointer?
+    /// libre's event subscriptions (the NOTIFYs of a transfer's REFER).
+    private(set) var subscriptions: OpaquePointer?
     private var calls: [ObjectIdentifier: SIPCall] = [:]
     private var bindAddress = sa()
 
@@ -79,6 +81,7 @@ public final class SIPEndpoint: @unchecked Sendable {
         loop.run { [self] in
             for call in Array(calls.values) { call.terminate(reason: "the server shut down") }
             sessions = release(sessions)
+            subscriptions = release(subscriptions)
             options = release(options)
             sip = release(sip)
         }
@@ -101,6 +104,7 @@ public final class SIPEndpoint: @unchecked Sendable {
         if let problem { return problem }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard sipsess_listen(&sessions, sip, 32, sipInvite, context) == 0,
+              sipevent_listen(&subscriptions, sip, 32, 32, nil, nil) == 0,
               sip_listen(&options, sip, true, sipRequest, context) == 0 else {
             return "libre could not listen for SIP sessions"
         }
@@ -193,6 +197,9 @@ public final class SIPEndpoint: @unchecked Sendable {
         if sa_isset(&destination, Int32(SA_ADDR.rawValue)), !["0.0.0.0", "::"].contains(destination.hostText) { return destination }
         return bindAddress
     }
+
+    /// The SIP stack, for requests of a call's dialog.
+    var stack: OpaquePointer? { sip }
 
     /// A call is over: no longer the endpoint's.
     func forget(_ call: SIPCall) {

@@ -88,6 +88,88 @@ import Testing
         await parley.stop()
     }
 
+    @Test func transferCallRefersTheCallerAndHangsUpAfterTheGoodbye() async throws {
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_transfer_1", name: "transfer_call", arguments: #"{"target":"+15005550007"}"#)]),
+            .text("Transferring you now. Goodbye."),
+        ])
+        let parley = try SIPTestServer.start(languageModel: model)
+        let agent = try await parley.server.request(
+            "POST", "/v1/agents", json: #"{"name":"Switchboard","telephony":{"phone_numbers":["+14155550123"],"key_press_messages":true}}"#
+        )
+        #expect(agent.status == 201, "\(agent.body)")
+        // SIPp presses 1, takes the REFER (202), reports the new call answered (NOTIFY), and takes Parley's BYE.
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            SIPp.successACK(),
+            #"<nop><action><exec play_pcap_audio="/usr/share/sip-tester/dtmf_2833_1.pcap"/></action></nop>"#,
+            #"""
+              <recv request="REFER" crlf="true">
+                <action>
+                  <ereg regexp="&lt;sip:\+15005550007@127\.0\.0\.1&gt;" search_in="hdr" header="Refer-To:" check_it="true" assign_to="target"/>
+                  <ereg regexp="tag=([^;]+)" search_in="hdr" header="From:" check_it="true" assign_to="junk,parleytag"/>
+                </action>
+              </recv>
+            """#,
+            #"<Reference variables="target,junk"/>"#,
+            """
+              <send>
+                <![CDATA[
+                  SIP/2.0 202 Accepted
+                  [last_Via:]
+                  [last_From:]
+                  [last_To:]
+                  [last_Call-ID:]
+                  [last_CSeq:]
+                  Contact: <sip:sipp@[local_ip]:[local_port]>
+                  Content-Length: 0
+
+                ]]>
+              </send>
+              <send retrans="500">
+                <![CDATA[
+                  NOTIFY [next_url] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: sipp <sip:+15005550006@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>;tag=[$parleytag]
+                  Call-ID: [call_id]
+                  CSeq: 2 NOTIFY
+                  Contact: <sip:sipp@[local_ip]:[local_port]>
+                  Event: refer
+                  Subscription-State: terminated;reason=noresource
+                  Content-Type: message/sipfrag;version=2.0
+                  Content-Length: [len]
+
+                  SIP/2.0 200 OK
+                ]]>
+              </send>
+              <recv response="200"/>
+              <recv request="BYE"/>
+              <send>
+                <![CDATA[
+                  SIP/2.0 200 OK
+                  [last_Via:]
+                  [last_From:]
+                  [last_To:]
+                  [last_Call-ID:]
+                  [last_CSeq:]
+                  Content-Length: 0
+
+                ]]>
+              </send>
+            """
+        ), port: parley.sipPort)
+        #expect(result.status == 0, "\(result.output)")
+        let ended = try #require(await parley.logs.first("sip.call_ended"))
+        #expect(parley.logs.lines(of: "sip.end_call").count == 1, "\(parley.logs.eventNames)")
+        let items = try await parley.storedItems(ofCall: try #require(ended["session"]?.stringValue))
+        #expect(items.contains(.assistant(text: "Transferring you now. Goodbye.", toolCalls: [], interrupted: false)), "\(items)")
+        await parley.stop()
+    }
+
     @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
         let parley = try SIPTestServer.start()
         let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])

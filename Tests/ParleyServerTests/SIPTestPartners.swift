@@ -256,7 +256,7 @@ struct BaresipCaller {
         controlPort = try Self.freeTCPPort()
         let config = """
             poll_method epoll
-            sip_listen 127.0.0.1:\(try SIPp.freeUDPPort())
+            sip_listen 127.0.0.1:0
             audio_player aubridge,parley
             audio_source aufile,\(directory.appendingPathComponent("microphone.wav").path)
             audio_alert aubridge,parley
@@ -288,15 +288,16 @@ struct BaresipCaller {
         let output = OutputCollector()
         try process.run()
         let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
-        if await hangUpWhen() { try command(#"{"command":"hangup","params":"","token":"1"}"#) }
-        try command(#"{"command":"quit","params":"","token":"2"}"#)
+        if await hangUpWhen() { command(#"{"command":"hangup","params":"","token":"1"}"#) }
+        command(#"{"command":"quit","params":"","token":"2"}"#)
         if await process.exitStatus(within: TestDeadline.seconds(deadline)) == nil { process.terminate() }
         await reader.end()
         return output.text
     }
 
-    /// Sends one command to baresip's control socket (a netstring of JSON).
-    private func command(_ json: String) throws {
+    /// Sends one command to baresip's control socket (a netstring of JSON); a baresip that is
+    /// gone already shows in its output.
+    private func command(_ json: String) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -306,7 +307,7 @@ struct BaresipCaller {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw CocoaError(.fileReadNoPermission) }
+        guard connected == 0 else { return }
         let message = Array("\(json.utf8.count):\(json),".utf8)
         _ = message.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }

@@ -39,6 +39,12 @@ static inline int parley_sipsess_reject(struct sipsess *sess, uint16_t scode, co
     return sipsess_reject(sess, scode, reason, "%s", headers);
 }
 
+/* A blind transfer: REFER to `target` (a SIP URI) in the session's dialog, its NOTIFYs to `notifyh`. */
+static inline int parley_sipevent_drefer(struct sipsub **subp, struct sipevent_sock *sock, struct sip_dialog *dlg,
+                                         sipsub_notify_h *notifyh, sipsub_close_h *closeh, void *arg, const char *target) {
+    return sipevent_drefer(subp, sock, dlg, "parley", NULL, NULL, false, notifyh, closeh, arg, "Refer-To: <%s>\r\n", target);
+}
+
 static inline int parley_sip_transp_add(struct sip *sip, enum sip_transp tp, const struct sa *laddr) {
     return sip_transp_add(sip, tp, laddr);
 }

@@ -73,11 +73,12 @@ final class SIPDoor: Sendable {
         if configuration.turnDetection == nil {
             configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
         }
-        // On the phone the agent can hang up and press keys.
+        // On the phone the agent can hang up, press keys and transfer the caller.
         let hangUp = PendingHangUp()
         var providers = setup.providers
         providers.tools.register(EndCallTool(hangUp: hangUp))
         providers.tools.register(SendDTMFTool(call: call))
+        providers.tools.register(TransferCallTool(call: call, hangUp: hangUp))
         let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         let sessionID: String
         do {
