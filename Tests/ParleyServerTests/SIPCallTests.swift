@@ -170,6 +170,32 @@ import Testing
         await parley.stop()
     }
 
+    @Test func theBackendWatchesAndSteersACallOnTheSideband() async throws {
+        let parley = try SIPTestServer.start()
+        let caller = Task {
+            try await SIPp.run(SIPp.scenario(
+                SIPp.invite(sdp: Self.pcmuOffer),
+                #"<recv response="100" optional="true"/>"#,
+                #"<recv response="180" optional="true"/>"#,
+                #"<recv response="200" rrs="true"/>"#,
+                SIPp.successACK(),
+                #"<pause milliseconds="5000"/>"#,
+                SIPp.bye(cseq: 2)
+            ), port: parley.sipPort)
+        }
+        let started = try #require(await parley.logs.first("sip.call_started"))
+        let callID = try #require(started["call_id"]?.stringValue)
+        let sideband = try await RealtimeTestClient.connect(parley.server, query: "?call_id=\(callID)")
+        #expect(await sideband.next("session.updated") != nil)
+        try sideband.send(#"{"type":"response.create"}"#)
+        let done = try #require(await sideband.next("response.done", seconds: 5))
+        #expect(done["response"]?["status"]?.stringValue == "completed", "\(done)")
+        let result = try await caller.value
+        #expect(result.status == 0, "\(result.output)")
+        #expect(await sideband.closes(within: 10), "the sideband closes when the call ends")
+        await parley.stop()
+    }
+
     @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
         let parley = try SIPTestServer.start()
         let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])

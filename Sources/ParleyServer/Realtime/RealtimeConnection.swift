@@ -38,7 +38,7 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
-    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC only).
+    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC and SIP calls).
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?

@@ -98,12 +98,16 @@ final class SIPDoor: Sendable {
             tracer: context.traces.map { TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID) },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy
         )
+        // The backend watches and steers the call on `/v1/realtime?call_id=`, as a WebRTC call.
+        let sidebandID = RealtimeID.make("sip")
+        context.calls.attach(connection, callID: sidebandID)
         call.answer()
         context.log.log("sip.call_started", session: call.id, [
-            "conversation": .string(setup.conversationID), "agent": .string(agentID ?? "default"),
+            "call_id": .string(sidebandID), "conversation": .string(setup.conversationID), "agent": .string(agentID ?? "default"),
             "codec": .string(call.codec.rawValue), "rtp_port": .number(Double(call.mediaPort)),
         ])
         await connection.run()
+        context.calls.detach(callID: sidebandID)
         call.hangUp()
         await admission.end(sessionID: sessionID)
         context.log.log("sip.call_ended", session: call.id, ["ignored_rtp_packets": .number(Double(call.ignoredPackets))])
