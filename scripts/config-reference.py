@@ -143,6 +143,10 @@ VARIABLES = {
         meaning="The IP address SDP answers give for the call's audio, when callers reach the server at another one (behind NAT)."),
     "PARLEY_SIP_RTP_PORTS": dict(group="telephony", default="10000-20000",
         meaning="The UDP port range each SIP call's RTP binds in (one port per call)."),
+    "PARLEY_SIP_WEBHOOK_URL": dict(group="telephony", default="none (calls go to the agent of the called number)",
+        meaning="Where each ringing SIP call is announced with a signed `realtime.call.incoming` event, as OpenAI does; the backend then answers `POST /v1/realtime/calls/{call_id}/accept` or `/reject` within 30 s, or the call is refused (480)."),
+    "PARLEY_SIP_WEBHOOK_SECRET": dict(group="telephony", default="none (required with the webhook URL)",
+        meaning="The Standard Webhooks secret the call events are signed with (`whsec_` and base64, as OpenAI's, or any text)."),
     # tools
     "PARLEY_MCP_CLIENT_SERVERS": dict(group="tools", prop="clientsNameMCPServers",
         meaning="`on` lets sessions opened with a client token name MCP servers of their own in `session.tools` (the server then calls the public URLs a token holder gives it); off, only the backend and agents name them."),

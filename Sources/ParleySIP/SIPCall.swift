@@ -23,6 +23,8 @@ public final class SIPCall: @unchecked Sendable {
     public let called: String
     /// The address the INVITE came from.
     public let sourceAddress: String
+    /// The INVITE's `From` and `To` header values.
+    public let fromHeader: String, toHeader: String
     /// The codec the answer speaks.
     public private(set) var codec = SIPCodec.pcmu
     /// The rate of the call's audio, in and out.
@@ -99,6 +101,8 @@ public final class SIPCall: @unchecked Sendable {
         let requestUser = msg.uri.user.text
         called = requestUser.isEmpty ? msg.to.uri.user.text : requestUser
         sourceAddress = msg.src.hostText
+        fromHeader = msg.from.val.text
+        toHeader = msg.to.val.text
         expectedHosts = [sourceAddress]
         self.endpoint = endpoint
         (events, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self, bufferingPolicy: .bufferingNewest(1_024))

@@ -20,6 +20,8 @@ public final class ParleyApp: Sendable {
     private let housekeeping: RecordingHousekeeping
     /// The SIP door, once `start()` opened it (when `PARLEY_SIP_PORT` is set).
     private let sip = Locked<SIPDoor?>(nil)
+    /// The backend's hold on SIP calls (accept, reject, refer, hang up).
+    private let sipCalls = SIPCallControl()
 
     /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
     /// - Parameters:
@@ -66,6 +68,7 @@ public final class ParleyApp: Sendable {
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
         RealtimeCallsRoute.register(on: &router, context: context)
         TwilioRoutes.register(on: &router, context: context)
+        SIPCallRoutes.register(on: &router, control: sipCalls, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host
@@ -84,7 +87,7 @@ public final class ParleyApp: Sendable {
     public func start() throws {
         try server.start()
         if context.settings.sip.port != nil {
-            let door = try SIPDoor(settings: context.settings.sip, context: context)
+            let door = try SIPDoor(settings: context.settings.sip, control: sipCalls, context: context)
             sip.withLock { $0 = door }
         }
         housekeeping.start()

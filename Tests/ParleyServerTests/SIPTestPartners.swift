@@ -12,8 +12,10 @@ struct SIPTestServer {
 
     /// Starts a server whose SIP door admits `trunks` (loopback by default) and, when given, digest `credentials`.
     /// - Parameter languageModel: the agent's model, when not the keyword one (which answers "Hello from Parley.").
+    /// - Parameter configure: further settings.
     static func start(
-        trunks: [String] = ["127.0.0.1"], credentials: (username: String, password: String)? = nil, languageModel: (any LanguageModel)? = nil
+        trunks: [String] = ["127.0.0.1"], credentials: (username: String, password: String)? = nil, languageModel: (any LanguageModel)? = nil,
+        configure: (inout ServerSettings) -> Void = { _ in }
     ) throws -> SIPTestServer {
         let logs = SIPLogLines()
         var providers = TwilioCallTests.providers()
@@ -22,6 +24,7 @@ struct SIPTestServer {
             settings.sip.port = 0
             settings.sip.trunks = trunks.map { try! IPAddressRange($0) }
             settings.sip.credentials = credentials.map { .init(username: $0.username, password: $0.password) }
+            configure(&settings)
         }
         return SIPTestServer(server: server, logs: logs)
     }

@@ -31,7 +31,7 @@ struct SIPCommand: ParleyCommand {
         typealias Finding = TwilioCommand.Finding
         var findings: [Finding] = []
         let (settings, settingProblems) = ServerSettings.load(environment: context.environment)
-        findings += settingProblems.filter { $0.hasPrefix("PARLEY_SIP") }.map(Finding.problem)
+        findings += settingProblems.filter { $0.hasPrefix("PARLEY_SIP_") }.map(Finding.problem)
         let sip = settings.sip
         if let port = sip.port {
             let host = sip.mediaAddress ?? settings.host

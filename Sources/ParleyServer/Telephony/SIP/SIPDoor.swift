@@ -6,14 +6,15 @@ import ParleySIP
 /// The SIP door: calls from the configured trunks (`SIPSettings`) ring while they are admitted
 /// like any session (`SessionAdmission`), are answered once admitted, and run as realtime
 /// sessions of the agent whose `telephony.phone_numbers` holds the called number (the
-/// default agent otherwise), stored like any conversation. Refused calls are counted per reason
+/// default agent otherwise), stored like any conversation. With a call webhook, the backend
+/// decides first (`SIPCallControl`): it accepts the call (an agent, session settings) or rejects it. Refused calls are counted per reason
 /// (`parley_door_refusals_total{door="sip"}`).
 final class SIPDoor: Sendable {
     private let endpoint: SIPEndpoint
 
     /// Opens the SIP port and starts answering.
     /// - Throws: `SIPEndpoint.OpenError` when the port cannot be bound.
-    init(settings: SIPSettings, context: ServerContext) throws(SIPEndpoint.OpenError) {
+    init(settings: SIPSettings, control: SIPCallControl, context: ServerContext) throws(SIPEndpoint.OpenError) {
         var endpointSettings = SIPEndpoint.Settings()
         endpointSettings.host = context.settings.host
         endpointSettings.port = settings.port ?? 0
@@ -27,7 +28,9 @@ final class SIPDoor: Sendable {
         Task.detached { [endpoint] in
             await withTaskGroup(of: Void.self) { group in
                 for await call in endpoint.incoming {
-                    group.addTask { await withTaskExecutorPreference(globalConcurrentExecutor) { await Self.serve(call, context: context) } }
+                    group.addTask {
+                        await withTaskExecutorPreference(globalConcurrentExecutor) { await Self.serve(call, settings: settings, control: control, context: context) }
+                    }
                 }
             }
         }
@@ -40,12 +43,28 @@ final class SIPDoor: Sendable {
     func close() { endpoint.close() }
 
     /// One call from ringing to its end.
-    private static func serve(_ call: SIPCall, context: ServerContext) async {
+    private static func serve(_ call: SIPCall, settings: SIPSettings, control: SIPCallControl, context: ServerContext) async {
         let owner = LiveSessions.Owner(user: "phone:\(call.caller)", tokenID: "sip:\(call.id)")
+        // The backend (and its sideband socket) knows the call by this id.
+        let callID = RealtimeID.make("sip")
+        var chosenAgent: String?
+        var sessionUpdate: String?
+        if let url = settings.webhookURL, let secret = settings.webhookSecret {
+            switch await backendDecision(on: call, callID: callID, url: url, secret: secret, settings: settings, control: control, context: context) {
+            case .accept(let agentID, let update)?:
+                chosenAgent = agentID
+                sessionUpdate = update
+            case .reject(let status)?:
+                context.log.log("sip.call_rejected", session: call.id, ["call_id": .string(callID), "status": .number(Double(status))])
+                return call.reject(status: status, reason: status == 486 ? "Busy Here" : "Declined")
+            case nil:
+                return call.reject(status: 480, reason: "Temporarily Unavailable")
+            }
+        }
         let agentID: String?
         var agent: AgentDefinition?
         do {
-            agentID = try await TwilioVoiceWebhook.agent(for: nil, calledNumber: calledNumber(call.called), store: context.store)
+            agentID = try await TwilioVoiceWebhook.agent(for: chosenAgent, calledNumber: calledNumber(call.called), store: context.store)
             if let agentID, let record = try await context.store.agent(id: agentID) { agent = try AgentRoutes.decode(record) }
         } catch {
             context.log.log("sip.session_setup_failed", session: call.id, ["problem": .string("\(error)")])
@@ -98,19 +117,39 @@ final class SIPDoor: Sendable {
             tracer: context.traces.map { TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID) },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy
         )
-        // The backend watches and steers the call on `/v1/realtime?call_id=`, as a WebRTC call.
-        let sidebandID = RealtimeID.make("sip")
-        context.calls.attach(connection, callID: sidebandID)
+        // The backend watches and steers the call on `/v1/realtime?call_id=`, as a WebRTC call,
+        // and transfers or hangs it up through `/v1/realtime/calls/{id}/…`.
+        context.calls.attach(connection, callID: callID)
+        control.add(call, id: callID)
         call.answer()
         context.log.log("sip.call_started", session: call.id, [
-            "call_id": .string(sidebandID), "conversation": .string(setup.conversationID), "agent": .string(agentID ?? "default"),
+            "call_id": .string(callID), "conversation": .string(setup.conversationID), "agent": .string(agentID ?? "default"),
             "codec": .string(call.codec.rawValue), "rtp_port": .number(Double(call.mediaPort)),
         ])
-        await connection.run()
-        context.calls.detach(callID: sidebandID)
+        await connection.run(applying: sessionUpdate)
+        control.remove(callID)
+        context.calls.detach(callID: callID)
         call.hangUp()
         await admission.end(sessionID: sessionID)
         context.log.log("sip.call_ended", session: call.id, ["ignored_rtp_packets": .number(Double(call.ignoredPackets))])
+    }
+
+    /// Announces the ringing call to the backend and waits for its decision; `nil` when the
+    /// webhook failed or no decision came in time (both logged).
+    private static func backendDecision(
+        on call: SIPCall, callID: String, url: URL, secret: String, settings: SIPSettings, control: SIPCallControl, context: ServerContext
+    ) async -> SIPCallControl.Decision? {
+        control.announce(callID)
+        do {
+            try await SIPIncomingWebhook.post(to: url, secret: secret, callID: callID, call: call)
+        } catch {
+            context.log.log("sip.webhook_failed", session: call.id, ["call_id": .string(callID), "problem": .string("\(error)")])
+            control.forget(callID)
+            return nil
+        }
+        let decided = await control.decision(on: callID, within: settings.decisionTimeout)
+        if decided == nil { context.log.log("sip.decision_timed_out", session: call.id, ["call_id": .string(callID)]) }
+        return decided
     }
 
     /// The called user part as an E.164 number when it is one without its `+` (`14155550123`).

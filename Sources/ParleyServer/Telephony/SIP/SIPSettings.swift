@@ -14,6 +14,13 @@ public struct SIPSettings: Sendable {
     public var mediaAddress: String?
     /// The UDP ports RTP binds in (`PARLEY_SIP_RTP_PORTS`, `10000-20000` by default).
     public var rtpPorts: ClosedRange<UInt16> = 10_000...20_000
+    /// Where a ringing call is announced (`PARLEY_SIP_WEBHOOK_URL`): the backend then accepts or
+    /// rejects it; without it, calls are answered by the agent of the called number.
+    public var webhookURL: URL?
+    /// The secret the webhook is signed with (`PARLEY_SIP_WEBHOOK_SECRET`, `whsec_…` as OpenAI's).
+    public var webhookSecret: String?
+    /// How long a ringing call waits for the backend's decision before it is refused (480).
+    public var decisionTimeout: Duration = .seconds(30)
 
     /// The door closed.
     public init() {}
@@ -51,6 +58,15 @@ public struct SIPSettings: Sendable {
             if bounds.count == 2, bounds[0] > 0, bounds[0] < bounds[1] { settings.rtpPorts = bounds[0]...bounds[1] } else {
                 problems.append("PARLEY_SIP_RTP_PORTS: \"\(raw)\" is not a port range such as 10000-20000")
             }
+        }
+        if let raw = value("PARLEY_SIP_WEBHOOK_URL") {
+            if let url = URL(string: raw), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil { settings.webhookURL = url } else {
+                problems.append("PARLEY_SIP_WEBHOOK_URL: \"\(raw)\" is not an http(s) URL")
+            }
+        }
+        settings.webhookSecret = value("PARLEY_SIP_WEBHOOK_SECRET")
+        if settings.webhookURL != nil, settings.webhookSecret == nil {
+            problems.append("PARLEY_SIP_WEBHOOK_SECRET: set it with PARLEY_SIP_WEBHOOK_URL, so the backend can check that Parley sent each call event")
         }
         return settings
     }
