@@ -13,7 +13,7 @@ import ParleySync
 ///
 /// `@unchecked Sendable`: the libre state (`session`, `rtp`, `sdp`, `media`, `remote`, …) is
 /// touched only on the `SIPLoop` thread; `codec`, `mediaPort` and `takesKeyPresses` are written there before the
-/// call is handed to its owner, and only read after; `outgoing` and `ignored` are `Locked`.
+/// call is handed to its owner, and only read after; `outgoing`, `ignored` and `transferWaiter` are `Locked`.
 public final class SIPCall: @unchecked Sendable {
     /// The SIP Call-ID.
     public let id: String
@@ -36,8 +36,8 @@ public final class SIPCall: @unchecked Sendable {
     /// What the call reports, in order; ends after `.ended`.
     public let events: AsyncStream<SIPCallEvent>
     private let continuation: AsyncStream<SIPCallEvent>.Continuation
-    private weak var endpoint: SIPEndpoint?
-    private let loop = SIPLoop.shared
+    private(set) weak var endpoint: SIPEndpoint?
+    let loop = SIPLoop.shared
 
     // Loop thread only.
     var session: OpaquePointer?
@@ -66,16 +66,15 @@ public final class SIPCall: @unchecked Sendable {
     private var isHeld = false
     private let timer = UnsafeMutablePointer<tmr>.allocate(capacity: 1)
     private var nextFrameAt: ContinuousClock.Instant?
-    private var sequenceNumberOut = UInt16.random(in: 0...UInt16.max)
     private var timestamp = UInt32.random(in: 0...UInt32.max)
     private var marker = true
     private var jitterBuffer = JitterBuffer(depth: 2)
     private var lastPacketSamples = SIPCodec.g711FrameSamples
     private var lastKeyTimestamp: UInt32?
 
-    /// The REFER of a transfer under way, and who waits for its outcome.
-    private var transferSubscription: OpaquePointer?
-    private let transferWaiter = Locked<CheckedContinuation<TransferOutcome, Never>?>(nil)
+    /// The REFER of a transfer under way, and who waits for its outcome (`SIPCall+Transfer`).
+    var transferSubscription: OpaquePointer?
+    let transferWaiter = Locked<CheckedContinuation<TransferOutcome, Never>?>(nil)
 
     // Guarded by their locks.
     private let outgoing = Locked(Outgoing())
@@ -160,23 +159,6 @@ public final class SIPCall: @unchecked Sendable {
     public func send(keys: String) {
         let codes = keys.uppercased().compactMap { $0.asciiValue }.map { telev_digit2code(Int32($0)) }.filter { $0 >= 0 }
         loop.perform { [self] in pendingKeys += codes }
-    }
-
-    /// How a blind transfer went.
-    public enum TransferOutcome: Sendable, Equatable {
-        /// The caller took the REFER and is calling the target.
-        case accepted
-        /// The REFER was refused, or the caller's call to the target failed, for this reason.
-        case refused(String)
-    }
-
-    /// Transfers the caller to `target` (a SIP URI) with REFER (RFC 3515): the outcome once the
-    /// caller accepted or refused it, or its first progress report arrived.
-    public func transfer(to target: String) async -> TransferOutcome {
-        await withCheckedContinuation { continuation in
-            transferWaiter.withLock { $0 = continuation }
-            loop.perform { [self] in startTransfer(to: target) }
-        }
     }
 
     /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms.
@@ -420,48 +402,6 @@ public final class SIPCall: @unchecked Sendable {
         return true
     }
 
-    private func startTransfer(to target: String) {
-        guard !isEnded, isAnswered, let session, let dialog = sipsess_dialog(session), let subscriptions = endpoint?.subscriptions else {
-            return finishTransfer(.refused("the call is not up"))
-        }
-        transferSubscription = release(transferSubscription)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        guard parley_sipevent_drefer(&transferSubscription, subscriptions, dialog, sipTransferNotified, sipTransferClosed, context, target) == 0 else {
-            return finishTransfer(.refused("the REFER could not be sent"))
-        }
-    }
-
-    /// A NOTIFY of the transfer: its `message/sipfrag` body says how the caller's call to the target goes.
-    func transferNotified(_ sip: OpaquePointer?, _ message: UnsafePointer<sip_msg>) {
-        let body = message.pointee.mb.map { String(decoding: UnsafeBufferPointer(start: mbuf_buf($0), count: mbuf_get_left($0)), as: UTF8.self) } ?? ""
-        let status = body.split(separator: "\r\n").first?.split(separator: " ", maxSplits: 2) ?? []
-        guard status.count >= 2, status[0].hasPrefix("SIP/2.0"), let code = Int(status[1]) else {
-            _ = sip_reply(sip, message, 400, "Bad sipfrag")
-            return
-        }
-        _ = sip_reply(sip, message, 200, "OK")
-        finishTransfer(code >= 300 ? .refused(status.dropFirst().joined(separator: " ")) : .accepted)
-    }
-
-    /// The transfer's subscription ended: a refused REFER says why.
-    func transferClosed(_ error: Int32, _ message: UnsafePointer<sip_msg>?) {
-        transferSubscription = release(transferSubscription)
-        if let message, !message.pointee.req, message.pointee.scode >= 300 {
-            finishTransfer(.refused("\(message.pointee.scode) \(message.pointee.reason.text)"))
-        } else if error != 0 {
-            finishTransfer(.refused(String(cString: strerror(error))))
-        } else {
-            finishTransfer(.accepted)
-        }
-    }
-
-    private func finishTransfer(_ outcome: TransferOutcome) {
-        transferWaiter.withLock { waiter in
-            defer { waiter = nil }
-            return waiter
-        }?.resume(returning: outcome)
-    }
-
     /// Ends the call from the server's side, on the loop: BYE once answered, else `480`.
     func terminate(reason: String) {
         guard !isEnded else { return }
@@ -500,18 +440,4 @@ func sipRTPReceived(
 func sipCallTick(_ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     Unmanaged<SIPCall>.fromOpaque(context).takeUnretainedValue().tick()
-}
-
-/// libre's handler of a transfer's NOTIFYs.
-func sipTransferNotified(_ sip: OpaquePointer?, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
-    guard let message, let context else { return }
-    Unmanaged<SIPCall>.fromOpaque(context).takeUnretainedValue().transferNotified(sip, message)
-}
-
-/// libre's handler of the end of a transfer's subscription.
-func sipTransferClosed(
-    _ error: Int32, _ message: UnsafePointer<sip_msg>?, _ state: UnsafePointer<sipevent_substate>?, _ context: UnsafeMutableRawPointer?
-) {
-    guard let context else { return }
-    Unmanaged<SIPCall>.fromOpaque(context).takeUnretainedValue().transferClosed(error, message)
 }
