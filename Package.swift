@@ -49,6 +49,8 @@ let package = Package(
         cLibrary("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"], brew: ["srtp"]),
         cLibrary("CUsrsctp", apt: ["libusrsctp-dev"], brew: ["usrsctp"]),
         cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"], brew: ["opus"]),
+        // The SIP door: baresip's libre (SIP transactions and sessions, SDP, RTP, RFC 4733, digest).
+        cLibrary("CLibre", pkgConfig: "libre", apt: ["libre-dev"], brew: ["libre"]),
 
         // The Silero network's inner loop: optimised and vectorised in every configuration, so
         // debug builds (the tests) do not spend seconds of CPU per session-minute in it.
@@ -71,9 +73,11 @@ let package = Package(
         .target(name: "ParleyStore", dependencies: ["ParleyCore", "CSQLite", "CLibPQ"]),
         // WebRTC calls: ICE-lite, DTLS, SRTP, SCTP data channels and Opus, on Debian's libraries.
         .target(name: "ParleyRTC", dependencies: ["COpenSSL", "CSRTP", "CUsrsctp", "COpus"]),
+        // SIP calls on libre: trunk admission, INVITE to BYE, Opus or G.711 over RTP paced 20 ms.
+        .target(name: "ParleySIP", dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyRTC", "CLibre"]),
         .target(
             name: "ParleyServer",
-            dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "COpenSSL"]
+            dependencies: ["ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyRTC", "ParleySIP", "COpenSSL"]
         ),
         // On Apple platforms the client speaks WebSocket through URLSession; libwebsockets is for Linux.
         .target(name: "ParleyClient", dependencies: ["ParleyCore", .target(name: "ParleyNet", condition: .when(platforms: [.linux]))]),
@@ -114,7 +118,7 @@ let package = Package(
         .testTarget(name: "ParleyLocalTests", dependencies: ["ParleyLocal", "ParleyCore", "ParleyOpenAI", "ParleyTesting"]),
         .testTarget(name: "ParleyStoreTests", dependencies: ["ParleyStore", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "ParleyRTCTests", dependencies: ["ParleyRTC"]),
-        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
+        .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleySIP", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
         .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
         .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),

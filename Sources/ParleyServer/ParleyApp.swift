@@ -3,6 +3,7 @@ import ParleyCore
 import ParleyNet
 import ParleyRTC
 import ParleyStore
+import ParleySync
 
 /// A running Parley server: the realtime endpoint, the REST API, the web client and metrics on
 /// one port, with its store (SQLite, or PostgreSQL in cluster mode).
@@ -17,6 +18,10 @@ public final class ParleyApp: Sendable {
     public let context: ServerContext
     private let server: HTTPServer
     private let housekeeping: RecordingHousekeeping
+    /// The SIP door, once `start()` opened it (when `PARLEY_SIP_PORT` is set).
+    private let sip = Locked<SIPDoor?>(nil)
+    /// The backend's hold on SIP calls (accept, reject, refer, hang up).
+    private let sipCalls = SIPCallControl()
 
     /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
     /// - Parameters:
@@ -63,6 +68,7 @@ public final class ParleyApp: Sendable {
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
         RealtimeCallsRoute.register(on: &router, context: context)
         TwilioRoutes.register(on: &router, context: context)
+        SIPCallRoutes.register(on: &router, control: sipCalls, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host
@@ -77,10 +83,18 @@ public final class ParleyApp: Sendable {
     }
 
     /// Binds and starts serving, and keeps the recordings within their limits (`RecordingHousekeeping`).
+    /// - Throws: when the HTTP port, or the SIP port when configured, cannot be bound.
     public func start() throws {
         try server.start()
+        if context.settings.sip.port != nil {
+            let door = try SIPDoor(settings: context.settings.sip, control: sipCalls, context: context)
+            sip.withLock { $0 = door }
+        }
         housekeeping.start()
     }
+
+    /// The port SIP listens on (UDP and TCP), when the SIP door is open.
+    public var sipPort: Int? { sip.withLock { $0?.port } }
 
     /// The port the server listens on.
     public var port: Int { server.port }
@@ -103,6 +117,7 @@ public final class ParleyApp: Sendable {
         for entry in context.sessions.all { await entry.session.close() }
         await server.shutdown()
         context.calls.shutdown()
+        sip.withLock { $0 }?.close()
         housekeeping.stop()
         await context.recordings.finishAll()
         await context.traces?.shutdown()

@@ -50,6 +50,7 @@ Commands:
   token          Mint a client token from the server secret.
   agents         Manage the agents of a running server.
   twilio         Print the Twilio webhook URL and check the phone-call setup.
+  sip            Check the SIP door's setup and print the URI trunks call.
   help           Show the help of a command.
 
 Options:
@@ -245,6 +246,35 @@ Environment:
 Examples:
   parley say "Hello there." -o hello.wav
   echo "Hello there." | parley say -o hello.wav
+
+"""#,
+        "sip": #"""
+Check the SIP door's setup and print the URI trunks call.
+
+Checks that PARLEY_SIP_PORT opens the SIP door, that trunks may call it
+(PARLEY_SIP_TRUNKS, or PARLEY_SIP_USERNAME and PARLEY_SIP_PASSWORD for digest
+authentication) and which agent answers each phone number. Exits 1 when a check
+fails.
+
+Usage: parley sip [--url <url>]
+
+Options:
+      --url <url>       The server (default $PARLEY_URL, else
+                        http://127.0.0.1:8080).
+  -h, --help            Show this help.
+
+Environment:
+  PARLEY_SIP_PORT       The SIP port, UDP and TCP.
+  PARLEY_SIP_TRUNKS     Addresses or CIDR blocks of trunks taken without a
+                        challenge.
+  PARLEY_SIP_USERNAME   The digest username of trunks calling from elsewhere.
+  PARLEY_SIP_PASSWORD   Its password.
+  PARLEY_SERVER_SECRET  The server secret (else the secret in ./.parley).
+  PARLEY_URL            The server when --url is not given.
+
+Examples:
+  parley sip
+  PARLEY_SIP_PORT=5060 PARLEY_SIP_TRUNKS=192.0.2.20 parley sip
 
 """#,
         "twilio": #"""

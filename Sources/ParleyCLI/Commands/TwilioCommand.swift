@@ -45,6 +45,22 @@ struct TwilioCommand: ParleyCommand {
         case problem(String)
     }
 
+    /// Prints `findings`, one line each; throws when any is a problem.
+    static func report(_ findings: [Finding], context: CommandContext) throws {
+        let style = context.outputStyle
+        for finding in findings {
+            switch finding {
+            case .ok(let text): context.output.line(style.bold("ok   ") + " " + text)
+            case .note(let text): context.output.line(style.bold("note ") + " " + text)
+            case .problem(let text): context.output.line(style.bold("FAIL ") + " " + text)
+            }
+        }
+        let problems = findings.filter { if case .problem = $0 { true } else { false } }.count
+        if problems > 0 {
+            throw CommandFailure("the phone setup has \(problems) problem\(problems == 1 ? "" : "s")")
+        }
+    }
+
     func run(_ context: CommandContext) async throws {
         var findings: [Finding] = []
         let (settings, settingProblems) = ServerSettings.load(environment: context.environment)
@@ -70,19 +86,9 @@ struct TwilioCommand: ParleyCommand {
         findings.append(settings.telephony.twilioAuthToken == nil
             ? .problem("PARLEY_TWILIO_AUTH_TOKEN is not set: the server refuses every call until it is (the token is on the Twilio console's account page)")
             : .ok("PARLEY_TWILIO_AUTH_TOKEN is set: every call's X-Twilio-Signature is verified"))
-        findings += await agentFindings(context)
+        findings += await Self.agentFindings(url: url, agentID: agentID, context: context)
 
-        for finding in findings {
-            switch finding {
-            case .ok(let text): context.output.line(style.bold("ok   ") + " " + text)
-            case .note(let text): context.output.line(style.bold("note ") + " " + text)
-            case .problem(let text): context.output.line(style.bold("FAIL ") + " " + text)
-            }
-        }
-        let problems = findings.filter { if case .problem = $0 { true } else { false } }.count
-        if problems > 0 {
-            throw CommandFailure("the phone setup has \(problems) problem\(problems == 1 ? "" : "s")")
-        }
+        try Self.report(findings, context: context)
     }
 
     /// Whether `GET /healthz` answers 200 at `base`.
@@ -98,8 +104,8 @@ struct TwilioCommand: ParleyCommand {
         }
     }
 
-    /// Which agent answers which number, from the running server's agents.
-    private func agentFindings(_ context: CommandContext) async -> [Finding] {
+    /// Which agent answers which number, from the running server's agents (`agentID`: the one asked for).
+    static func agentFindings(url: URL?, agentID: String?, context: CommandContext) async -> [Finding] {
         let agents: [JSONValue]
         do {
             let server = try ServerConnection.resolve(url, context: context)

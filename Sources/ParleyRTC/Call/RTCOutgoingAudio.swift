@@ -1,18 +1,26 @@
-/// A call's outgoing audio: Opus frames queued by the session side, taken one per 20 ms by
-/// the event loop, with the milliseconds of each item actually sent (the heard-text rule
-/// uses them). A value guarded by its call's lock.
-struct RTCOutgoingAudio {
-    struct Frame {
-        var packet: [UInt8]
-        var responseID: String
-        var itemID: String
+/// A call's outgoing audio: encoded 20 ms frames (Opus on WebRTC, G.711 on SIP) queued by the
+/// session side, taken one per 20 ms by the event loop, with the milliseconds of each item
+/// actually sent (the heard-text rule uses them). A value guarded by its call's lock.
+public struct RTCOutgoingAudio: Sendable {
+    /// One encoded 20 ms frame of a response's item.
+    public struct Frame: Sendable {
+        public var packet: [UInt8]
+        public var responseID: String
+        public var itemID: String
+
+        /// A frame of `itemID` of `responseID`.
+        public init(packet: [UInt8], responseID: String, itemID: String) {
+            self.packet = packet
+            self.responseID = responseID
+            self.itemID = itemID
+        }
     }
 
     /// Queued frames, oldest first.
-    private(set) var frames: [Frame] = []
+    public private(set) var frames: [Frame] = []
     private var head = 0
     /// The response whose audio is going out now (between `outputStarted` and `outputStopped`).
-    private(set) var playingResponseID: String?
+    public private(set) var playingResponseID: String?
     /// Responses whose last frame is queued: when the queue runs dry on one of them it has
     /// stopped; on any other the speech only fell behind, and it goes on when more comes.
     private var finishedResponseIDs: Set<String> = []
@@ -21,23 +29,28 @@ struct RTCOutgoingAudio {
     private var lastItemID: String?
     /// Whether the audio is held (`pause()`): the user may be interrupting, and the session
     /// decides whether the agent goes on (`resume()`) or stops (`clear()`).
-    private(set) var isPaused = false
+    public private(set) var isPaused = false
 
-    var isEmpty: Bool { head == frames.count }
+    /// An empty queue.
+    public init() {}
+
+    /// Whether no frame waits.
+    public var isEmpty: Bool { head == frames.count }
 
     /// Holds the audio: nothing is taken until `resume()` or `clear()`, and the playing
     /// response neither stops nor counts milliseconds meanwhile.
-    mutating func pause() { isPaused = true }
+    public mutating func pause() { isPaused = true }
 
     /// Lets held audio go on from where it was held.
-    mutating func resume() { isPaused = false }
+    public mutating func resume() { isPaused = false }
 
-    mutating func append(_ frame: Frame) {
+    /// Queues a frame.
+    public mutating func append(_ frame: Frame) {
         frames.append(frame)
     }
 
     /// The next frame to send, with the response it starts (if it starts one).
-    mutating func takeFrame() -> (frame: Frame, starts: String?, stops: String?)? {
+    public mutating func takeFrame() -> (frame: Frame, starts: String?, stops: String?)? {
         guard !isPaused, head < frames.count else { return nil }
         let frame = frames[head]
         head += 1
@@ -61,7 +74,7 @@ struct RTCOutgoingAudio {
     }
 
     /// Marks a response's speech as complete: its last frame is queued.
-    mutating func finish(responseID: String) {
+    public mutating func finish(responseID: String) {
         finishedResponseIDs.insert(responseID)
         if finishedResponseIDs.count > 64 { finishedResponseIDs = [responseID] }
     }
@@ -69,14 +82,14 @@ struct RTCOutgoingAudio {
     /// Called when nothing is queued: the playing response, if it has stopped (its speech is
     /// complete). A response whose speech is still being made has only fallen behind: it
     /// stays playing, and the milliseconds it sent keep counting.
-    mutating func finishPlaying() -> String? {
+    public mutating func finishPlaying() -> String? {
         guard !isPaused, let responseID = playingResponseID, finishedResponseIDs.remove(responseID) != nil else { return nil }
         playingResponseID = nil
         return responseID
     }
 
     /// Drops everything queued and any hold; what the playing item had sent.
-    mutating func clear() -> RTCSentAudio? {
+    public mutating func clear() -> RTCSentAudio? {
         let waiting = head < frames.count ? frames[head] : nil
         frames.removeAll()
         head = 0

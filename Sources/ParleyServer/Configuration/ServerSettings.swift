@@ -132,6 +132,8 @@ public struct ServerSettings: Sendable {
     public var tracing: OTLPConfiguration?
     /// Phone calls: the Twilio auth token and the public URL Twilio reaches the server at.
     public var telephony = TelephonySettings()
+    /// The SIP door: its port and the trunks that may call (`PARLEY_SIP_*`).
+    public var sip = SIPSettings()
     /// The certificate and key of HTTPS and WSS (`PARLEY_TLS_CERT`, `PARLEY_TLS_KEY`); `nil` serves plain HTTP.
     public var tls: TLSConfiguration?
 
@@ -330,6 +332,7 @@ public struct ServerSettings: Sendable {
         }
         settings.tracing = OTLPConfiguration.load(environment: environment, problems: &problems)
         settings.telephony = TelephonySettings.load(value, problems: &problems)
+        settings.sip = SIPSettings.load(value, problems: &problems)
         settings.tls = TLSSettings.configuration(certificate: value("PARLEY_TLS_CERT"), privateKey: value("PARLEY_TLS_KEY"), problems: &problems)
         return (settings, problems)
     }

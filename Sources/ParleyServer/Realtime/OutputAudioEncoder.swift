@@ -25,16 +25,28 @@ struct OutputAudioEncoder {
     /// resampler still holds everything back).
     mutating func delta(_ samples: [Int16], responseID: String) -> String {
         guard format != .pcm16 else { return format.base64(samples) }
+        let converted = self.samples(samples, responseID: responseID)
+        return converted.isEmpty ? "" : format.base64(converted)
+    }
+
+    /// A chunk of response `responseID`'s audio at the format's rate, before encoding (as is for pcm16).
+    mutating func samples(_ samples: [Int16], responseID: String) -> [Int16] {
+        guard format != .pcm16 else { return samples }
         var resampler = resamplers[responseID] ?? makeResampler(RealtimeSessionSettings.supportedAudioRate, format.sampleRate)
         let converted = resampler.process(SampleConversion.float(samples))
         resamplers[responseID] = resampler
-        return converted.isEmpty ? "" : format.base64(SampleConversion.pcm16(converted))
+        return SampleConversion.pcm16(converted)
     }
 
     /// The last delta of response `responseID`'s audio: what its resampler held back, if any.
     mutating func finish(responseID: String) -> String? {
-        guard var resampler = resamplers.removeValue(forKey: responseID) else { return nil }
-        let rest = resampler.flush()
-        return rest.isEmpty ? nil : format.base64(SampleConversion.pcm16(rest))
+        let rest = remainingSamples(responseID: responseID)
+        return rest.isEmpty ? nil : format.base64(rest)
+    }
+
+    /// What response `responseID`'s resampler held back, before encoding.
+    mutating func remainingSamples(responseID: String) -> [Int16] {
+        guard var resampler = resamplers.removeValue(forKey: responseID) else { return [] }
+        return SampleConversion.pcm16(resampler.flush())
     }
 }

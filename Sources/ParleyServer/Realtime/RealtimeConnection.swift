@@ -38,7 +38,7 @@ actor RealtimeConnection {
     private var cancelledResponseIDs: [String] = []
     /// Whether the last response to end was cancelled (a `response.cancel` racing it is a no-op).
     private var lastResponseWasCancelled = false
-    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC only).
+    /// Backends watching and steering this call over `/v1/realtime?call_id=…` (WebRTC and SIP calls).
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?
@@ -200,6 +200,10 @@ actor RealtimeConnection {
             send(event)
         case .refused(let message):
             reportError(RealtimeProtocolError(code: "invalid_event", message: message))
+        case .keyPressed(let key):
+            perform(transport.clearOutput())
+            await session.addItem(.user("The caller pressed \(key)."))
+            await session.createResponse()
         case .ended(let reason):
             context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
         }

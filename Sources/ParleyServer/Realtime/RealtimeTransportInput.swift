@@ -13,6 +13,8 @@ enum RealtimeTransportInput: Sendable {
     case event(RealtimeServerEvent)
     /// A client message the transport refused, with the reason to report.
     case refused(String)
+    /// A caller pressed a key (a phone's `0`–`9`, `*`, `#`): the agent is told and answers.
+    case keyPressed(String)
     /// The client hung up, saying why; the input ends.
     case ended(reason: String)
 }

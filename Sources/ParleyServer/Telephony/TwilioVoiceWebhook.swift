@@ -65,12 +65,12 @@ enum TwilioVoiceWebhook {
         return .text(twiML(streamURL: streamURL(of: request, settings: settings), token: token), contentType: "text/xml; charset=utf-8")
     }
 
-    private struct AgentNotFound: Error {
+    struct AgentNotFound: Error {
         var agentID: String
     }
 
     /// The agent named in the query, else the one with the called number, else `nil` (the default agent).
-    private static func agent(for requested: String?, calledNumber: String?, store: any ParleyStore) async throws -> String? {
+    static func agent(for requested: String?, calledNumber: String?, store: any ParleyStore) async throws -> String? {
         if let requested {
             guard try await store.agent(id: requested) != nil else { throw AgentNotFound(agentID: requested) }
             return requested

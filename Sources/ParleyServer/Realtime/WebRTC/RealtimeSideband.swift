@@ -1,7 +1,7 @@
 import Foundation
 import ParleyNet
 
-/// `GET /v1/realtime?call_id=…`: a backend's WebSocket on a live WebRTC call (OpenAI's
+/// `GET /v1/realtime?call_id=…`: a backend's WebSocket on a live WebRTC or SIP call (OpenAI's
 /// sideband connection). It needs the server secret, sees the call's server events from the
 /// moment it joins (starting with `session.updated`), and sends client events that act on the
 /// call's session as the browser's would. It ends when the call ends.

@@ -36,7 +36,17 @@ public final class WebRTCCalls: @unchecked Sendable {
 
     /// Records the realtime connection serving a call (for sideband sockets).
     func attach(_ connection: RealtimeConnection, to call: RTCCall) {
-        lock.withLock { connections[call.id] = connection }
+        attach(connection, callID: call.id)
+    }
+
+    /// Records the realtime connection serving a call of another door (a SIP call), for sideband sockets.
+    func attach(_ connection: RealtimeConnection, callID: String) {
+        lock.withLock { connections[callID] = connection }
+    }
+
+    /// Forgets the connection of a call of another door, which ended.
+    func detach(callID: String) {
+        lock.withLock { connections[callID] = nil }
     }
 
     /// The realtime connection serving the call `callID`, while it runs.

@@ -1,0 +1,339 @@
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyServer
+import ParleyTesting
+
+/// A Parley server with its SIP door open on a free port, and what SIP tests read of it.
+struct SIPTestServer {
+    let server: TestServer
+    let logs: SIPLogLines
+    var sipPort: Int { server.app.sipPort ?? 0 }
+
+    /// Starts a server whose SIP door admits `trunks` (loopback by default) and, when given, digest `credentials`.
+    /// - Parameter languageModel: the agent's model, when not the keyword one (which answers "Hello from Parley.").
+    /// - Parameter configure: further settings.
+    static func start(
+        trunks: [String] = ["127.0.0.1"], credentials: (username: String, password: String)? = nil, languageModel: (any LanguageModel)? = nil,
+        configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws -> SIPTestServer {
+        let logs = SIPLogLines()
+        var providers = TwilioCallTests.providers()
+        if let languageModel { providers.languageModel = languageModel }
+        let server = try TestServer.start(providers: providers, log: logs.log) { settings in
+            settings.sip.port = 0
+            settings.sip.trunks = trunks.map { try! IPAddressRange($0) }
+            settings.sip.credentials = credentials.map { .init(username: $0.username, password: $0.password) }
+            configure(&settings)
+        }
+        return SIPTestServer(server: server, logs: logs)
+    }
+
+    /// The conversation a call was stored in, once the call ended.
+    func storedItems(ofCall callID: String) async throws -> [ChatMessage] {
+        guard let started = logs.lines(of: "sip.call_started").first(where: { $0["session"]?.stringValue == callID }),
+              let conversationID = started["conversation"]?.stringValue else { return [] }
+        return try await server.app.context.store.items(conversationID: conversationID).map(\.message)
+    }
+
+    /// The server's `parley_door_refusals_total` for the SIP door and `reason`.
+    func refusals(_ reason: String) -> Int {
+        let text = server.app.context.metrics.prometheusText()
+        let prefix = "parley_door_refusals_total{door=\"sip\",reason=\"\(reason)\"} "
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    func stop() async { await server.stop() }
+}
+
+/// The server's log lines, awaited by event name. `@unchecked Sendable`: `lines` and `waiters` are guarded by `lock`.
+final class SIPLogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [JSONValue] = []
+    private var waiters: [(event: String, continuation: CheckedContinuation<JSONValue?, Never>)] = []
+
+    var log: EventLog {
+        EventLog { [self] line in
+            guard let json = try? JSONValue(parsing: line) else { return }
+            let woken: [CheckedContinuation<JSONValue?, Never>] = lock.withLock {
+                lines.append(json)
+                let name = json["event"]?.stringValue
+                let matching = waiters.filter { $0.event == name }.map(\.continuation)
+                waiters.removeAll { $0.event == name }
+                return matching
+            }
+            for continuation in woken { continuation.resume(returning: json) }
+        }
+    }
+
+    /// Every event name logged, in order (for failure messages).
+    var eventNames: [String] { lock.withLock { lines.compactMap { $0["event"]?.stringValue } } }
+
+    func lines(of event: String) -> [JSONValue] { lock.withLock { lines.filter { $0["event"]?.stringValue == event } } }
+
+    /// The first line of `event` (already logged or the next one), or `nil` after `seconds`.
+    func first(_ event: String, within seconds: Double = 30) async -> JSONValue? {
+        return await withTaskGroup(of: JSONValue?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let existing: JSONValue? = self.lock.withLock {
+                        if let line = self.lines.first(where: { $0["event"]?.stringValue == event }) { return line }
+                        self.waiters.append((event, continuation))
+                        return nil
+                    }
+                    if let existing { continuation.resume(returning: existing) }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: TestDeadline.seconds(seconds)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            if first == nil { self.wakeAll(event) }
+            return first
+        }
+    }
+
+    /// Resumes every waiter of `event` empty-handed (its deadline passed).
+    private func wakeAll(_ event: String) {
+        let woken = lock.withLock {
+            let matching = waiters.filter { $0.event == event }.map(\.continuation)
+            waiters.removeAll { $0.event == event }
+            return matching
+        }
+        for continuation in woken { continuation.resume(returning: nil) }
+    }
+}
+
+/// SIPp (Debian's `sip-tester`) running one scenario against the SIP door.
+enum SIPp {
+    /// Runs `scenario` (SIPp XML) once against `port`; SIPp's exit status 0 means every step happened as written.
+    static func run(_ scenario: String, port: Int, service: String = "+14155550123", extraArguments: [String] = [], deadline: Double = 60) async throws -> ChildProcess.Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-sipp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("scenario.xml")
+        try Data(scenario.utf8).write(to: file)
+        let (mediaPort, localPort) = (try freeUDPPort(), try freeUDPPort())
+        let result = try await ChildProcess.run("/usr/bin/sipp", [
+            "127.0.0.1:\(port)", "-sf", file.path, "-m", "1", "-i", "127.0.0.1", "-mi", "127.0.0.1", "-mp", "\(mediaPort)", "-p", "\(localPort)",
+            "-s", service, "-t", "u1", "-timeout", "\(Int(deadline * TestDeadline.scale))s", "-timeout_error", "-nostdin", "-max_recv_loops", "1000",
+            "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
+        ] + extraArguments, deadline: TestDeadline.seconds(deadline + 10))
+        let errors = (try? String(contentsOf: directory.appendingPathComponent("errors.log"), encoding: .utf8)) ?? ""
+        return ChildProcess.Result(status: result.status, output: result.output + errors)
+    }
+
+    /// A UDP port free now (SIPp's media port cannot be chosen by the system).
+    static func freeUDPPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// An SDP offer of `formats` (`m=` payload types, then their `a=rtpmap` lines).
+    static func offer(payloadTypes: String, rtpmaps: [String]) -> String {
+        """
+        v=0
+        o=sipp 1 1 IN IP4 [local_ip]
+        s=-
+        c=IN IP4 [media_ip]
+        t=0 0
+        m=audio [media_port] RTP/AVP \(payloadTypes)
+        \(rtpmaps.map { "a=rtpmap:\($0)" }.joined(separator: "\n"))
+        """
+    }
+
+    /// The INVITE of a scenario (`authentication` adds SIPp's answer to the last challenge).
+    static func invite(sdp: String, cseq: Int = 1, authentication: Bool = false) -> String {
+        """
+          <send retrans="500">
+            <![CDATA[
+              INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              From: sipp <sip:+15005550006@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+              To: <sip:[service]@[remote_ip]:[remote_port]>
+              Call-ID: [call_id]
+              CSeq: \(cseq) INVITE
+              Contact: sip:sipp@[local_ip]:[local_port]
+              Max-Forwards: 70\(authentication ? "\n              [authentication]" : "")
+              Content-Type: application/sdp
+              Content-Length: [len]
+
+              \(sdp.split(separator: "\n").joined(separator: "\n      "))
+            ]]>
+          </send>
+        """
+    }
+
+    /// The ACK of a final failure, in the INVITE's transaction.
+    static func failureACK(cseq: Int = 1) -> String {
+        """
+          <send>
+            <![CDATA[
+              ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+              [last_Via:]
+              [last_From:]
+              [last_To:]
+              Call-ID: [call_id]
+              CSeq: \(cseq) ACK
+              Max-Forwards: 70
+              Content-Length: 0
+
+            ]]>
+          </send>
+        """
+    }
+
+    /// The ACK of a `200 OK`, a request of the dialog.
+    static func successACK(cseq: Int = 1) -> String {
+        """
+          <send>
+            <![CDATA[
+              ACK [next_url] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              [last_From:]
+              [last_To:]
+              Call-ID: [call_id]
+              CSeq: \(cseq) ACK
+              Max-Forwards: 70
+              Content-Length: 0
+
+            ]]>
+          </send>
+        """
+    }
+
+    /// A request of the dialog (`BYE`) and its `200 OK`.
+    static func bye(cseq: Int) -> String {
+        """
+          <send retrans="500">
+            <![CDATA[
+              BYE [next_url] SIP/2.0
+              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+              [last_From:]
+              [last_To:]
+              Call-ID: [call_id]
+              CSeq: \(cseq) BYE
+              Max-Forwards: 70
+              Content-Length: 0
+
+            ]]>
+          </send>
+          <recv response="200" crlf="true"/>
+        """
+    }
+
+    /// A scenario of `steps`.
+    static func scenario(_ steps: String...) -> String {
+        """
+        <?xml version="1.0" encoding="ISO-8859-1" ?>
+        <!DOCTYPE scenario SYSTEM "sipp.dtd">
+        <scenario name="parley">
+        \(steps.joined(separator: "\n"))
+        </scenario>
+        """
+    }
+}
+
+/// baresip (from Debian) as a caller: a WAV as its microphone, what it hears dumped to WAV
+/// files, hung up through its `ctrl_tcp` control socket.
+struct BaresipCaller {
+    let directory: URL
+    let controlPort: Int
+
+    /// A configuration that plays `microphone` (8 kHz) into the call and dumps what it hears;
+    /// with `opus`, baresip offers Opus first (its microphone file then has to be 48 kHz stereo).
+    init(microphone: [Int16], opus: Bool = false) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-baresip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("heard"), withIntermediateDirectories: true)
+        let file = opus
+            ? WAVFile.pcm16Data(samples: microphone.flatMap { [Int16](repeating: $0, count: 12) }, format: AudioFormat(sampleRate: 48_000, channelCount: 2))
+            : WAVFile.pcm16Data(samples: microphone, format: AudioFormat(sampleRate: 8_000))
+        try file.write(to: directory.appendingPathComponent("microphone.wav"))
+        let codec = opus ? "opus/48000/2" : "PCMU"
+        controlPort = try Self.freeTCPPort()
+        let config = """
+            poll_method epoll
+            sip_listen 127.0.0.1:0
+            audio_player aubridge,parley
+            audio_source aufile,\(directory.appendingPathComponent("microphone.wav").path)
+            audio_alert aubridge,parley
+            rtp_ports 30000-40000
+            module_path /usr/lib/baresip/modules
+            module g711.so
+            module opus.so
+            module aufile.so
+            module aubridge.so
+            module sndfile.so
+            module_app account.so
+            module_app menu.so
+            module_app ctrl_tcp.so
+            ctrl_tcp_listen 127.0.0.1:\(controlPort)
+            snd_path \(directory.appendingPathComponent("heard").path)
+            """
+        try Data(config.utf8).write(to: directory.appendingPathComponent("config"))
+        try Data("<sip:caller@127.0.0.1>;regint=0;audio_codecs=\(codec)\n".utf8).write(to: directory.appendingPathComponent("accounts"))
+    }
+
+    /// Calls `uri`, waits for `hangUpWhen`, hangs up and waits for baresip to quit; its output.
+    func call(_ uri: String, hangUpWhen: () async -> Bool, deadline: Double = 60) async throws -> String {
+        let process = Subprocess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
+        process.arguments = ["-f", directory.path, "-e", "/dial \(uri)", "-t", "\(Int(deadline * TestDeadline.scale))"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = OutputCollector()
+        try process.run()
+        let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
+        if await hangUpWhen() { command(#"{"command":"hangup","params":"","token":"1"}"#) }
+        command(#"{"command":"quit","params":"","token":"2"}"#)
+        if await process.exitStatus(within: TestDeadline.seconds(deadline)) == nil { process.terminate() }
+        await reader.end()
+        return output.text
+    }
+
+    /// Sends one command to baresip's control socket (a netstring of JSON); a baresip that is
+    /// gone already shows in its output.
+    private func command(_ json: String) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(controlPort).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return }
+        let message = Array("\(json.utf8.count):\(json),".utf8)
+        _ = message.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// A TCP port free now.
+    static func freeTCPPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// What baresip heard (decoded), as samples in [-1, 1].
+    func heard() throws -> [Float] {
+        let files = try FileManager.default.contentsOfDirectory(at: directory.appendingPathComponent("heard"), includingPropertiesForKeys: nil)
+        guard let decoded = files.first(where: { $0.lastPathComponent.hasSuffix("-dec.wav") }) else { return [] }
+        return try WAVFile.read(Data(contentsOf: decoded)).samples
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
