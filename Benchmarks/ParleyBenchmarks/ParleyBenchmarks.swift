@@ -32,6 +32,7 @@ struct ParleyBenchmarks {
         ("turns-over-agent", turnOverAgentBenchmarks),  // the corpus over the agent, part of `turns`
         ("turns-semantic-vad", turnSemanticVADBenchmarks),  // the text judge and semantic_vad's turn endings, part of `turns`
         ("turns-noise-reduction", turnNoiseReductionBenchmarks),  // WER without and with noise_reduction, part of `turns`
+        ("server-trial", runServerTrialBenchmarks),  // one `server` defaults trial at PARLEY_BENCH_SESSIONS sessions
     ]
 
     static func main() async {

@@ -36,6 +36,22 @@ func runServerBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     return results
 }
 
+/// One trial of the defaults profile at a fixed count (`PARLEY_BENCH_SESSIONS`, 100 when
+/// unset) with its full figures: for comparing two builds' servers at the same load, where a
+/// capacity search's trials would differ between them.
+func runServerTrialBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let setting = ProcessInfo.processInfo.environment["PARLEY_BENCH_SESSIONS"] ?? "100"
+    guard let sessions = Int(setting), (1...2_000).contains(sessions) else {
+        throw BenchmarkToolError("PARLEY_BENCH_SESSIONS must be a count from 1 to 2000, not '\(setting)'")
+    }
+    let profile = try await ServerLoadProfile.defaults(quick: quick)
+    let turns = quick ? 2 : 4
+    let trial = ServerTrial(
+        outcome: try await ServerLoad(sessions: sessions, turnsPerSession: turns, profile: profile).run(),
+        sessions: sessions, turns: turns, p99LimitMs: profile.p99LimitMs)
+    return figures(of: trial, profile: profile, atLargestHeld: trial.held)
+}
+
 /// The profile's capacity, found by the search every capacity figure uses (`CapacitySearch`,
 /// each trial on fresh processes warmed up by one unmeasured turn per node), with a line for
 /// every trial and the full figures of the trials at the largest count that held and the

@@ -6,9 +6,11 @@ harness.py.
 Run: PARLEY_URL=… PARLEY_SPEECH_WAV=… PARLEY_SPEECH_TEXT=… python -m unittest -v test_web_client
 """
 
+import json
 import os
 import tempfile
 import unittest
+import urllib.request
 
 from harness import Page, Settings, content_words, control_server, make_fake_microphone, wait_until
 
@@ -152,6 +154,14 @@ class WebClientTests(unittest.TestCase):
         for name in os.environ["PARLEY_EXPECT_ENGINES"].split(","):
             self.assertIn(name, line.text)
         self.assertIn("tiny demo model", line.text)
+        # Each engine that says its languages is shown with them: named when few, counted when many.
+        status = json.load(urllib.request.urlopen(self.settings.url + "v1/status", timeout=10))
+        for engine in status["providers"]:
+            languages = engine.get("languages") or []
+            if engine["role"] in ("speech-to-text", "text-to-speech") and languages:
+                said = ", ".join(languages) if len(languages) <= 4 else f"{len(languages)} languages"
+                self.assertIn(f"{engine['name']} ({said})", line.text)
+                self.assertIn(f"{engine['name']}: {', '.join(languages)}", line.get_attribute("title"))
         self.assert_no_page_errors(page)
 
     def test_quick_tap_settles_silently_and_leaves_no_open_microphone(self):
