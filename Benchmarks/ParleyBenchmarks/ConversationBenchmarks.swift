@@ -16,8 +16,9 @@ import ParleyServer
 /// next question. Per
 /// turn: from sending the question's last voiced sample to receiving the first
 /// `response.output_audio.delta`, with the stages the server reports in `parley.turn_metrics`.
-/// Then the same with preemptive transcription and generation off. The server reads its
-/// settings from the environment as `parley serve` does (scripts/bench sets none).
+/// Then the same with `semantic_vad` (eagerness auto) as the client's turn detection, and with
+/// preemptive transcription and generation off. The server reads its settings from the
+/// environment as `parley serve` does (scripts/bench sets none).
 func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let questions = try ConversationQuestion.script(turns: quick ? 4 : 10)
     for question in questions {
@@ -25,28 +26,56 @@ func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
     let warmUp = try ConversationQuestion(text: "Hello, can you hear me?", voice: "slt")
     var results: [BenchmarkResult] = []
-    for preemption in [true, false] {
+    for setting in ConversationSetting.all {
         // The settings `parley serve` would read from this environment: the defaults, unless a
         // PARLEY_* variable says otherwise (to compare a setting, run with it set).
         var settings = ServerSettings.load(environment: ProcessInfo.processInfo.environment).0
         settings.port = 0
         settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-conversation-\(getpid())")
-        if !preemption {
+        if !setting.preemption {
             settings.preemptiveTranscriptionAfterMs = nil
             settings.preemptiveGeneration = false
         }
         defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
-        let (figures, otherLoad) = try await measureConversation(questions, warmUp: warmUp, settings: settings)
-        results += conversationResults(figures, otherLoad: otherLoad, preemption: preemption)
+        let (figures, otherLoad) = try await measureConversation(questions, warmUp: warmUp, settings: settings, setting: setting)
+        results += conversationResults(figures, otherLoad: otherLoad, setting: setting)
     }
     return results
+}
+
+/// One way the conversation runs: what it changes from the defaults, how figure names say it,
+/// and the targets its p50 and p90 are judged against.
+private struct ConversationSetting {
+    /// How stage and turn figures name the setting.
+    var label: String
+    /// The turn detection and preemption part of the main figures' names.
+    var conditions: String
+    var preemption = true
+    /// The client's `turn_detection` (JSON), sent in a `session.update` before the first question;
+    /// `nil` keeps the server's default (`server_vad`, 300 ms of silence).
+    var turnDetection: String?
+    var p50TargetMs: Double?
+    var p90TargetMs: Double?
+
+    static let all = [
+        ConversationSetting(
+            label: "defaults", conditions: "Silero VAD, 300 ms silence, preemptive transcription and generation on (defaults)",
+            p50TargetMs: 700, p90TargetMs: 900),
+        ConversationSetting(
+            label: "semantic_vad auto",
+            conditions: "Silero VAD, semantic_vad (eagerness auto), preemptive transcription and generation on",
+            turnDetection: #"{"type":"semantic_vad","eagerness":"auto"}"#, p50TargetMs: 750, p90TargetMs: 1_200),
+        ConversationSetting(
+            label: "preemption off", conditions: "Silero VAD, 300 ms silence, preemptive transcription and generation off",
+            preemption: false),
+    ]
 }
 
 /// Runs the conversation against a fresh server (and llama-server) with `settings`, after
 /// one warm-up turn in a session of its own. Also returns how much of one core other
 /// programs used meanwhile (on a shared machine, what the figures had to compete with).
 private func measureConversation(
-    _ questions: [ConversationQuestion], warmUp: ConversationQuestion, settings: ServerSettings
+    _ questions: [ConversationQuestion], warmUp: ConversationQuestion, settings: ServerSettings, setting: ConversationSetting
 ) async throws -> ([ConversationTurnFigures], otherLoad: Double) {
     let providers = try await ProviderFactory.make(settings)
     let secret = "parley-benchmark-secret-0123456789"
@@ -62,12 +91,11 @@ private func measureConversation(
         guard let url = URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime?parley_events=true") else {
             throw ConversationBenchmarkFailure("no URL for port \(app.port)")
         }
-        _ = try await converse([warmUp], url: url, secret: secret, label: "warm-up")
-        let label = settings.preemptiveGeneration ? "defaults" : "no preemption"
+        _ = try await converse([warmUp], url: url, secret: secret, label: "warm-up", turnDetection: setting.turnDetection)
         let load = OtherProgramsLoad()
-        let figures = try await converse(questions, url: url, secret: secret, label: label)
+        let figures = try await converse(questions, url: url, secret: secret, label: setting.label, turnDetection: setting.turnDetection)
         let otherLoad = load.shareOfOneCore()
-        log(String(format: "%@: other programs used %.0f %% of one core", label, otherLoad * 100))
+        log(String(format: "%@: other programs used %.0f %% of one core", setting.label, otherLoad * 100))
         // Closes the sessions and stops the providers it was given.
         await app.shutdown()
         return (figures, otherLoad)
@@ -77,9 +105,10 @@ private func measureConversation(
     }
 }
 
-/// Asks `questions` one after the other in one realtime session; returns each turn's figures.
+/// Asks `questions` one after the other in one realtime session (with `turnDetection`, when
+/// given, set first); returns each turn's figures.
 private func converse(
-    _ questions: [ConversationQuestion], url: URL, secret: String, label: String
+    _ questions: [ConversationQuestion], url: URL, secret: String, label: String, turnDetection: String?
 ) async throws -> [ConversationTurnFigures] {
     let connection = try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(secret)"])
     let recorder = ConversationRecorder()
@@ -91,6 +120,9 @@ private func converse(
     defer {
         connection.close()
         listener.cancel()
+    }
+    if let turnDetection {
+        try connection.send(.text(#"{"type":"session.update","session":{"type":"realtime","audio":{"input":{"turn_detection":\#(turnDetection)}}}}"#))
     }
     let microphone = PacedMicrophone(connection: connection)
     try await microphone.sendSilence(for: .milliseconds(500))
@@ -151,9 +183,8 @@ final class PacedMicrophone {
 
 /// p50 and p90 (against the targets with preemption on, as a user gets it), max, each stage's
 /// p50, and every turn's figure with its stages.
-private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad: Double, preemption: Bool) -> [BenchmarkResult] {
-    let conditions = "\(figures.count) turns in one session (history kept), different questions, 2 flite voices (slt, rms), "
-        + "Silero VAD, 300 ms silence, " + (preemption ? "preemptive transcription and generation on (defaults)" : "preemptive transcription and generation off")
+private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad: Double, setting: ConversationSetting) -> [BenchmarkResult] {
+    let conditions = "\(figures.count) turns in one session (history kept), different questions, 2 flite voices (slt, rms), \(setting.conditions)"
     let name = "conversation: last voiced sample (\(EndOfSpeech.voicedLevelLabel)) sent -> first response.output_audio.delta received, \(conditions)"
     let latencies = figures.map(\.voiceToVoiceMs)
     let p50 = percentile(latencies, 50)
@@ -163,20 +194,19 @@ private func conversationResults(_ figures: [ConversationTurnFigures], otherLoad
                         target: target.map { String(format: "<= %.0f ms", $0) } ?? "", meetsTarget: target.map { value <= $0 })
     }
     var results = [
-        result("\(name), p50", p50, target: preemption ? 700 : nil),
-        result("\(name), p90", p90, target: preemption ? 900 : nil),
+        result("\(name), p50", p50, target: setting.p50TargetMs),
+        result("\(name), p90", p90, target: setting.p90TargetMs),
         result("\(name), max", latencies.max() ?? .nan),
     ]
-    let setting = preemption ? "defaults" : "preemption off"
     results.append(BenchmarkResult(
-        area: "conversation", name: "  CPU other programs used during the conversation (machine busy time less Parley's and llama-server's), \(setting)",
+        area: "conversation", name: "  CPU other programs used during the conversation (machine busy time less Parley's and llama-server's), \(setting.label)",
         value: otherLoad * 100, unit: "% of one core", target: "", meetsTarget: nil
     ))
     for (stage, values) in ConversationTurnFigures.stages(of: figures) {
-        results.append(result("  stage \(stage), \(setting), p50", percentile(values, 50)))
+        results.append(result("  stage \(stage), \(setting.label), p50", percentile(values, 50)))
     }
     for (index, turn) in figures.enumerated() {
-        results.append(result("  turn \(index + 1), \(turn.question.voice), \"\(turn.question.text)\", \(setting): \(turn.split)", turn.voiceToVoiceMs))
+        results.append(result("  turn \(index + 1), \(turn.question.voice), \"\(turn.question.text)\", \(setting.label): \(turn.split)", turn.voiceToVoiceMs))
     }
     return results
 }

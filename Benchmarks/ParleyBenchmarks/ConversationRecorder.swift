@@ -27,7 +27,7 @@ struct ConversationTurnFigures: Sendable {
     /// Each stage with its values over `figures`, in pipeline order.
     static func stages(of figures: [ConversationTurnFigures]) -> [(String, [Double])] {
         [
-            ("last voiced sample sent -> speech_stopped received (VAD lag + 300 ms silence window)", figures.map(\.turnEndMs)),
+            ("last voiced sample sent -> speech_stopped received (VAD lag + silence window or turn judge)", figures.map(\.turnEndMs)),
             ("turn end -> final transcript (server, whisper)", figures.map(\.transcriptionMs)),
             ("turn end -> first LLM token (server)", figures.map(\.firstTokenMs)),
             ("turn end -> first text chunk to speech synthesis (server)", figures.map(\.firstSynthesisMs)),

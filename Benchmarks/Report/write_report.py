@@ -16,6 +16,7 @@ import platform
 import subprocess
 
 import earlier_report
+import headline
 
 AREA_ORDER = [
     "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation", "session", "server", "store",
@@ -97,7 +98,8 @@ AREA_NOTES = {
         "as a listener waits out an answer. Latency: from sending the chunk with the question's "
         "last sample above -36 dBFS to receiving the first `response.output_audio.delta`. The stages come from the "
         "server's `parley.turn_metrics` (from the turn's end); \"delivery\" is what is left. Then the same with "
-        "preemptive transcription and generation off, against a fresh server."
+        "the client's turn detection set to `semantic_vad` (eagerness auto) by a `session.update` before the first "
+        "question, and with preemptive transcription and generation off, each against a fresh server."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
@@ -653,6 +655,9 @@ def main(argv=None):
             f"kept from earlier runs (each section names its run): {', '.join(sorted(kept_areas))}.",
             "",
         ]
+    lines += headline.headline_lines(
+        figures, kept_sections, git_commit(args.root), {area: run.get("commit", "unknown") for area, run in kept_from.items()},
+        value_cell, verdict_cell)
     lines += area_sections(figures, failed, args.root, kept_from, kept_sections)
     if comparison_kept:
         lines += ["## Parley vs Pipecat", ""] + earlier_report.provenance_lines(comparison_kept["info"], args.root, "comparison")
