@@ -112,17 +112,19 @@ private func turnEndResults(
     let cutOff = percent(paused.filter(\.cutOffMidThought).count, of: paused.count)
     let delays = complete.compactMap(\.lastVoicedToTurnEndMs)
     let received = complete.compactMap(\.lastVoicedSentToStoppedReceivedMs)
-    let p50 = percentile(delays, 50)
+    let waitedP50 = percentile(received, 50)
     let words = totalWordErrors(complete.map { (reference: $0.clip.text, hypothesis: $0.transcript ?? "") })
     return [
         BenchmarkResult(area: "turns", name: "premature cut-offs: turn ended inside a 0.5–1.5 s mid-thought pause (\(paused.count) clips\(hasTargets ? ", \(voices)" : "")), \(label)",
                         value: cutOff, unit: "%", target: cutOffTarget ? "<= 5 %" : "", meetsTarget: cutOffTarget ? cutOff <= 5 : nil),
-        BenchmarkResult(area: "turns", name: "complete question: last voiced sample → turn end (speech_stopped audio_end_ms), audio time, p50 (\(delays.count) of \(complete.count) ended), \(label)",
-                        value: p50, unit: "ms", target: turnEndTarget ? "<= 300 ms" : "", meetsTarget: turnEndTarget ? p50 <= 300 : nil),
-        BenchmarkResult(area: "turns", name: "complete question: last voiced sample → turn end (speech_stopped audio_end_ms), audio time, p90 (the questions the audio model misjudged), \(label)",
-                        value: percentile(delays, 90), unit: "ms", target: "", meetsTarget: nil),
-        BenchmarkResult(area: "turns", name: "complete question: last voiced sample sent → speech_stopped received (real-time paced, model time included), p50, \(label)",
-                        value: percentile(received, 50), unit: "ms", target: "", meetsTarget: nil),
+        // What the user waits, in wall-clock time, is what the target judges; the server's audio
+        // time (where in the stream it put the turn's end) is shown beside it.
+        BenchmarkResult(area: "turns", name: "complete question: last voiced sample sent → speech_stopped received, wall-clock (real-time paced, model time included), p50 (\(received.count) of \(complete.count) ended), \(label)",
+                        value: waitedP50, unit: "ms", target: turnEndTarget ? "<= 300 ms" : "", meetsTarget: turnEndTarget ? waitedP50 <= 300 : nil),
+        BenchmarkResult(area: "turns", name: "complete question: last voiced sample sent → speech_stopped received, wall-clock, p90, \(label)",
+                        value: percentile(received, 90), unit: "ms", target: "", meetsTarget: nil),
+        BenchmarkResult(area: "turns", name: "  the same in audio time: last voiced sample → turn end (speech_stopped audio_end_ms), p50 / p90, \(label)",
+                        value: percentile(delays, 50), unit: String(format: "ms / %.0f ms", percentile(delays, 90)), target: "", meetsTarget: nil),
         BenchmarkResult(area: "turns", name: "complete question: WER of the turn's final transcript (Whisper tiny.en), \(label)",
                         value: percent(words.errors, of: words.words), unit: "%", target: "", meetsTarget: nil),
     ]
