@@ -1,6 +1,7 @@
 import BenchmarkHarness
 import Foundation
 import ParleyCore
+import ParleyLocal
 import ParleyNet
 import ParleyServer
 
@@ -16,8 +17,8 @@ import ParleyServer
 /// next question. Per
 /// turn: from sending the question's last voiced sample to receiving the first
 /// `response.output_audio.delta`, with the stages the server reports in `parley.turn_metrics`.
-/// Then the same with `semantic_vad` (eagerness auto) as the client's turn detection, and with
-/// preemptive transcription and generation off. The server reads its settings from the
+/// Then the same with `semantic_vad` (eagerness auto) as the client's turn detection, with
+/// preemptive transcription and generation off, and with Whisper base as the ear. The server reads its settings from the
 /// environment as `parley serve` does (scripts/bench sets none).
 func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let questions = try ConversationQuestion.script(turns: quick ? 4 : 10)
@@ -36,6 +37,7 @@ func runConversationBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
             settings.preemptiveTranscriptionAfterMs = nil
             settings.preemptiveGeneration = false
         }
+        if let model = setting.whisperModel { settings.whisperModel = model }
         defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
         let (figures, otherLoad) = try await measureConversation(questions, warmUp: warmUp, settings: settings, setting: setting)
         results += conversationResults(figures, otherLoad: otherLoad, setting: setting)
@@ -54,6 +56,8 @@ private struct ConversationSetting {
     /// The client's `turn_detection` (JSON), sent in a `session.update` before the first question;
     /// `nil` keeps the server's default (`server_vad`, 300 ms of silence).
     var turnDetection: String?
+    /// The embedded Whisper model in place of the server's (`PARLEY_ASR_MODEL`, tiny.en by default).
+    var whisperModel: WhisperModel?
     var p50TargetMs: Double?
     var p90TargetMs: Double?
 
@@ -68,6 +72,11 @@ private struct ConversationSetting {
         ConversationSetting(
             label: "preemption off", conditions: "Silero VAD, 300 ms silence, preemptive transcription and generation off",
             preemption: false),
+        // The larger ear (issue 40): what it costs a conversation, against the defaults above.
+        ConversationSetting(
+            label: "Whisper base",
+            conditions: "Whisper base (multilingual) in place of tiny.en, Silero VAD, 300 ms silence, preemptive transcription and generation on",
+            whisperModel: .base),
     ]
 }
 

@@ -99,7 +99,8 @@ AREA_NOTES = {
         "last sample above -36 dBFS to receiving the first `response.output_audio.delta`. The stages come from the "
         "server's `parley.turn_metrics` (from the turn's end); \"delivery\" is what is left. Then the same with "
         "the client's turn detection set to `semantic_vad` (eagerness auto) by a `session.update` before the first "
-        "question, and with preemptive transcription and generation off, each against a fresh server."
+        "question, with preemptive transcription and generation off, and with Whisper base (multilingual) as the ear "
+        "in place of tiny.en, each against a fresh server."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
