@@ -43,10 +43,16 @@ def rows_of(body):
     return rows
 
 
-def headline_lines(figures, kept_sections, this_commit, kept_commits, value_cell, verdict_cell):
+def headline_lines(figures, kept_sections, this_commit, kept_commits, value_cell, verdict_cell, load_averages=None):
     """The headline table. `figures`: this run's and the kept runs' figures (dicts with area,
     name, value, unit, target, verdict); `kept_sections`: the sections kept from the earlier
-    BENCHMARKS.md, by area; `kept_commits`: the commit each kept run's area came from."""
+    BENCHMARKS.md, by area; `kept_commits`: the commit each kept run's area came from;
+    `load_averages`: the load average each commit's run began with, where known."""
+    load_averages = dict(load_averages or {})
+    for section in kept_sections.values():
+        if section["info"].get("load_average"):
+            load_averages.setdefault(section["info"]["commit"], section["info"]["load_average"])
+    shown = []
     lines = [
         "## Headline: what a user gets",
         "",
@@ -59,15 +65,21 @@ def headline_lines(figures, kept_sections, this_commit, kept_commits, value_cell
         if figure:
             commit = kept_commits.get(area, this_commit)
             lines.append(f"| {label} | {value_cell(figure)} | {figure['target']} | {verdict_cell(figure['verdict'])} | `{commit}` |")
+            shown.append(commit)
             continue
         section = kept_sections.get(area)
         row = next((r for name, r in rows_of(section["body"]).items() if matcher.search(name.strip())), None) if section else None
         if row:
             lines.append(f"| {label} | {row[0]} | {row[1]} | {row[2]} | `{section['info']['commit']}` |")
+            shown.append(section["info"]["commit"])
         else:
             lines.append(f"| {label} | not measured yet | | | |")
+    loads = [f"`{commit}` {load_averages[commit]}" for commit in dict.fromkeys(shown) if commit in load_averages]
+    lines += [""]
+    if loads:
+        lines += ["Load average when each run began (a busy machine makes figures pessimistic; each section says what "
+                  "else ran): " + "; ".join(loads) + ".", ""]
     lines += [
-        "",
         "Everything below the headline is labelled with what it measures; micro-benchmarks, pipeline overheads "
         "(instant providers) and best cases are not what a user gets and say so.",
         "",

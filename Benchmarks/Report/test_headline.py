@@ -45,6 +45,16 @@ class HeadlineTests(unittest.TestCase):
             "| A phone call's voice to voice, p50 (Twilio Media Streams, embedded stack) | 791 ms |  |  | `5ec7107` |",
             self.row(lines, "A phone call's voice to voice"))
 
+    def test_the_load_each_shown_runs_began_with_is_said(self):
+        section = {"info": {"commit": "5ec7107", "started": "2026-12-01", "load_average": "0.10 0.20 0.30"}, "body": [
+            "| Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p50) | 791 ms |  |  |",
+        ]}
+        lines = headline.headline_lines(
+            [figure("conversation", CONVERSATION_P50, 650)], {"telephony": section}, "abc1234", {},
+            write_report.value_cell, write_report.verdict_cell, {"abc1234": "1.24 1.39 2.37"})
+        load_line = next(line for line in lines if line.startswith("Load average"))
+        self.assertIn("`abc1234` 1.24 1.39 2.37; `5ec7107` 0.10 0.20 0.30.", load_line)
+
     def test_a_figure_no_run_measured_says_so(self):
         lines = self.lines([])
         self.assertIn("not measured yet", self.row(lines, "WebRTC calls one server holds"))

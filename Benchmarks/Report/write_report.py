@@ -658,7 +658,9 @@ def main(argv=None):
         ]
     lines += headline.headline_lines(
         figures, kept_sections, git_commit(args.root), {area: run.get("commit", "unknown") for area, run in kept_from.items()},
-        value_cell, verdict_cell)
+        value_cell, verdict_cell,
+        {run.get("commit", "unknown"): run["load_average"] for run in kept_from.values() if run.get("load_average")}
+        | ({git_commit(args.root): args.load_average} if args.load_average else {}))
     lines += area_sections(figures, failed, args.root, kept_from, kept_sections)
     if comparison_kept:
         lines += ["## Parley vs Pipecat", ""] + earlier_report.provenance_lines(comparison_kept["info"], args.root, "comparison")
