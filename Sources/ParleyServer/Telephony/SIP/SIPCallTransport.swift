@@ -63,8 +63,14 @@ final class SIPCallTransport: RealtimeTransport {
         }
     }
 
+    /// Speech goes on the call's own audio, never in events.
+    var audioEventMaximumMs: Int? { nil }
+
     /// A phone has no client to read events: only sidebands see them.
-    func send(_ text: String) throws {}
+    func send(_ message: OutputPacing.Message) throws {}
+
+    /// Nothing to drop: the call's audio stops only when asked to (`clearOutput`).
+    func dropUndeliveredSpeech() {}
 
     func close(reason: String) {
         call.hangUp()
