@@ -42,6 +42,11 @@ public final class SIPEndpoint: @unchecked Sendable {
         public var description: String
     }
 
+    /// Error placing a call: what was wrong with it.
+    public struct DialError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// The `Allow` header every answer carries.
     static let allowHeader = "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, NOTIFY\r\n"
 
@@ -187,6 +192,37 @@ public final class SIPEndpoint: @unchecked Sendable {
         continuation.yield(call)
     }
 
+    /// Places a call as `dial` says: the INVITE goes out at once, and the call reports how it
+    /// goes on `dialProgress`; once answered it is like a call that came in.
+    /// - Throws: `DialError` when a URI holds what cannot go in a header, the endpoint is closed,
+    ///   or the INVITE cannot be sent.
+    public func dial(_ dial: SIPDial) throws(DialError) -> SIPCall {
+        for (name, value) in [("target", dial.target), ("trunk", dial.trunk ?? "sip:x"), ("caller", dial.caller)] {
+            guard !value.isEmpty, value.count <= 256, value.unicodeScalars.allSatisfy(Self.isHeaderSafe) else {
+                throw DialError(description: "the \(name) \"\(value)\" has characters a SIP header cannot carry")
+            }
+        }
+        let placed: Result<SIPCall, DialError> = loop.run { [self] in
+            guard let sessions else { return .failure(DialError(description: "the SIP endpoint is closed")) }
+            let advertised = localAddress()
+            let host = advertised.hostText
+            let fromURI = "sip:\(dial.caller)@\(host.contains(":") ? "[\(host)]" : host)"
+            let call = SIPCall(dialing: dial, fromHeader: "\"Parley\" <\(fromURI)>", endpoint: self)
+            if let problem = call.place(dial, sessions: sessions, fromURI: fromURI, bindAddress: bindAddress, advertised: advertised, ports: settings.rtpPorts) {
+                call.end(reason: problem)
+                return .failure(DialError(description: problem))
+            }
+            calls[ObjectIdentifier(call)] = call
+            return .success(call)
+        }
+        return try placed.get()
+    }
+
+    /// A character that may stand in a URI of a header: printable ASCII, no quotes or brackets.
+    private static func isHeaderSafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value > 0x20 && scalar.value < 0x7F && !"<>\"".unicodeScalars.contains(scalar)
+    }
+
     private var answeredCount: Int { calls.values.count { $0.isAnswered } }
 
     /// The address audio is offered at: the configured one, else the one the INVITE reached.
@@ -196,6 +232,17 @@ public final class SIPEndpoint: @unchecked Sendable {
         var destination = message.pointee.dst
         if sa_isset(&destination, Int32(SA_ADDR.rawValue)), !["0.0.0.0", "::"].contains(destination.hostText) { return destination }
         return bindAddress
+    }
+
+    /// The address a placed call's offer gives for audio and its `From` names: the configured
+    /// one, else the bound one, else (bound to every address) the one this host reaches out from.
+    private func localAddress() -> sa {
+        var address = sa()
+        if let configured = settings.mediaAddress, sa_set_str(&address, configured, 0) == 0 { return address }
+        address = bindAddress
+        guard ["0.0.0.0", "::"].contains(address.hostText) else { return address }
+        var source = sa()
+        return net_default_source_addr_get(Int32(sa_af(&address)), &source) == 0 ? source : address
     }
 
     /// The SIP stack, for requests of a call's dialog.
@@ -231,32 +278,26 @@ private func sipInvite(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMuta
     endpoint(context)?.invite(message)
 }
 
-private func sipOffer(
+/// libre's handler of an offer in a call's dialog (a re-INVITE).
+func sipOffer(
     _ answer: UnsafeMutablePointer<UnsafeMutablePointer<mbuf>?>?, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let answer, let message, let call = call(context) else { return EINVAL }
     return call.reoffer(message, answer: answer)
 }
 
-private func sipAnswer(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+/// libre's handler of an answer to our offer.
+func sipAnswer(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let message, let call = call(context) else { return EINVAL }
     return call.answered(message)
 }
 
-private func sipEstablished(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
+/// libre's handler of a call that is up (ACK received, or our ACK sent).
+func sipEstablished(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
     call(context)?.established()
 }
 
-private func sipClosed(_ error: Int32, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
-    guard let call = call(context) else { return }
-    // libre reports a BYE and a CANCEL alike (ECONNRESET): which one it was follows from the answer.
-    let reason: String
-    if error == ECONNRESET || error == 0 {
-        reason = call.isAnswered ? "the caller hung up" : "the caller cancelled"
-    } else if let message, !message.pointee.req {
-        reason = "\(message.pointee.scode) \(message.pointee.reason.text)"
-    } else {
-        reason = String(cString: strerror(error))
-    }
-    call.end(reason: reason)
+/// libre's handler of a call's session closing.
+func sipClosed(_ error: Int32, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
+    call(context)?.closed(error: error, message: message)
 }

@@ -13,7 +13,7 @@ import Testing
 
     @Test func baresipCallsHearsTheAnswerAndHangsUp() async throws {
         let parley = try SIPTestServer.start()
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5))
         defer { caller.remove() }
         // baresip hangs up once the server has played the answer to its end.
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
@@ -34,7 +34,7 @@ import Testing
 
     @Test func anOpusCallIsAnsweredInOpus() async throws {
         let parley = try SIPTestServer.start()
-        let caller = try BaresipCaller(
+        let caller = try BaresipPhone(
             microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5), opus: true
         )
         defer { caller.remove() }
@@ -56,7 +56,7 @@ import Testing
             .text("Goodbye, and thank you."),
         ])
         let parley = try SIPTestServer.start(languageModel: model)
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
         defer { caller.remove() }
         // baresip does not hang up: the server does, after the goodbye.
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
@@ -79,7 +79,7 @@ import Testing
             .text("Done."),
         ])
         let parley = try SIPTestServer.start(languageModel: model)
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
         defer { caller.remove() }
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
             await parley.logs.first("sip.reply_played") != nil

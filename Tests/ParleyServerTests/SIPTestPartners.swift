@@ -107,17 +107,25 @@ final class SIPLogLines: @unchecked Sendable {
 enum SIPp {
     /// Runs `scenario` (SIPp XML) once against `port`; SIPp's exit status 0 means every step happened as written.
     static func run(_ scenario: String, port: Int, service: String = "+14155550123", extraArguments: [String] = [], deadline: Double = 60) async throws -> ChildProcess.Result {
+        try await launch(scenario, arguments: ["127.0.0.1:\(port)", "-p", "\(try freeUDPPort())", "-s", service] + extraArguments, deadline: deadline)
+    }
+
+    /// Plays `scenario` (SIPp XML, beginning with a `recv`) once for the first call to `port` on loopback.
+    static func serve(_ scenario: String, port: Int, extraArguments: [String] = [], deadline: Double = 60) async throws -> ChildProcess.Result {
+        try await launch(scenario, arguments: ["-p", "\(port)"] + extraArguments, deadline: deadline)
+    }
+
+    private static func launch(_ scenario: String, arguments: [String], deadline: Double) async throws -> ChildProcess.Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-sipp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("scenario.xml")
         try Data(scenario.utf8).write(to: file)
-        let (mediaPort, localPort) = (try freeUDPPort(), try freeUDPPort())
-        let result = try await ChildProcess.run("/usr/bin/sipp", [
-            "127.0.0.1:\(port)", "-sf", file.path, "-m", "1", "-i", "127.0.0.1", "-mi", "127.0.0.1", "-mp", "\(mediaPort)", "-p", "\(localPort)",
-            "-s", service, "-t", "u1", "-timeout", "\(Int(deadline * TestDeadline.scale))s", "-timeout_error", "-nostdin", "-max_recv_loops", "1000",
+        let result = try await ChildProcess.run("/usr/bin/sipp", arguments + [
+            "-sf", file.path, "-m", "1", "-i", "127.0.0.1", "-mi", "127.0.0.1", "-mp", "\(try freeUDPPort())",
+            "-timeout", "\(Int(deadline * TestDeadline.scale))s", "-timeout_error", "-nostdin", "-max_recv_loops", "1000",
             "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
-        ] + extraArguments, deadline: TestDeadline.seconds(deadline + 10))
+        ] + (arguments.contains("-t") ? [] : ["-t", "u1"]), deadline: TestDeadline.seconds(deadline + 10))
         let errors = (try? String(contentsOf: directory.appendingPathComponent("errors.log"), encoding: .utf8)) ?? ""
         return ChildProcess.Result(status: result.status, output: result.output + errors)
     }
@@ -240,15 +248,19 @@ enum SIPp {
     }
 }
 
-/// baresip (from Debian) as a caller: a WAV as its microphone, what it hears dumped to WAV
-/// files, hung up through its `ctrl_tcp` control socket.
-struct BaresipCaller {
+/// baresip (from Debian) as a phone that calls or answers: a WAV as its microphone, what it
+/// hears dumped to WAV files, hung up through its `ctrl_tcp` control socket.
+struct BaresipPhone {
     let directory: URL
     let controlPort: Int
 
     /// A configuration that plays `microphone` (8 kHz) into the call and dumps what it hears;
     /// with `opus`, baresip offers Opus first (its microphone file then has to be 48 kHz stereo).
-    init(microphone: [Int16], opus: Bool = false) throws {
+    /// - Parameters:
+    ///   - user: the account's user, which calls to it name.
+    ///   - listenPort: the SIP port (UDP and TCP) it answers on; any free one when `nil`.
+    ///   - autoAnswer: whether it answers incoming calls at once.
+    init(microphone: [Int16], opus: Bool = false, user: String = "caller", listenPort: Int? = nil, autoAnswer: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("heard"), withIntermediateDirectories: true)
         let file = opus
@@ -259,7 +271,7 @@ struct BaresipCaller {
         controlPort = try Self.freeTCPPort()
         let config = """
             poll_method epoll
-            sip_listen 127.0.0.1:0
+            sip_listen 127.0.0.1:\(listenPort ?? 0)
             audio_player aubridge,parley
             audio_source aufile,\(directory.appendingPathComponent("microphone.wav").path)
             audio_alert aubridge,parley
@@ -277,14 +289,25 @@ struct BaresipCaller {
             snd_path \(directory.appendingPathComponent("heard").path)
             """
         try Data(config.utf8).write(to: directory.appendingPathComponent("config"))
-        try Data("<sip:caller@127.0.0.1>;regint=0;audio_codecs=\(codec)\n".utf8).write(to: directory.appendingPathComponent("accounts"))
+        let account = "<sip:\(user)@127.0.0.1>;regint=0;audio_codecs=\(codec)\(autoAnswer ? ";answermode=auto" : "")\n"
+        try Data(account.utf8).write(to: directory.appendingPathComponent("accounts"))
     }
 
     /// Calls `uri`, waits for `hangUpWhen`, hangs up and waits for baresip to quit; its output.
     func call(_ uri: String, hangUpWhen: () async -> Bool, deadline: Double = 60) async throws -> String {
+        try await run(["-e", "/dial \(uri)"], hangUpWhen: hangUpWhen, deadline: deadline)
+    }
+
+    /// Waits for calls (answered at once with `autoAnswer`) until `hangUpWhen`, hangs up and
+    /// waits for baresip to quit; its output.
+    func answer(hangUpWhen: () async -> Bool, deadline: Double = 60) async throws -> String {
+        try await run([], hangUpWhen: hangUpWhen, deadline: deadline)
+    }
+
+    private func run(_ arguments: [String], hangUpWhen: () async -> Bool, deadline: Double) async throws -> String {
         let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
-        process.arguments = ["-f", directory.path, "-e", "/dial \(uri)", "-t", "\(Int(deadline * TestDeadline.scale))"]
+        process.arguments = ["-f", directory.path, "-t", "\(Int(deadline * TestDeadline.scale))"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -1,0 +1,161 @@
+import Foundation
+import ParleyCore
+import ParleyServer
+import ParleyTesting
+import Testing
+
+/// Calls Parley places (`POST /v1/calls`) through a trunk, against SIP implementations nobody
+/// here wrote: baresip answers on its own (auto-answer) and hears the agent; SIPp answers busy,
+/// or lets it ring. The server has the deterministic providers: whatever the callee says is
+/// "hello there", and the answer is "Hello from Parley.".
+@Suite(.serialized) struct SIPOutboundCallTests {
+    /// A server whose outbound trunk is the phone on `phonePort`, and the id of an agent to call with.
+    static func parley(phonePort: Int) async throws -> (parley: SIPTestServer, agentID: String) {
+        let parley = try SIPTestServer.start { $0.sip.outboundTrunk = "sip:127.0.0.1:\(phonePort)" }
+        let agent = try await parley.server.request("POST", "/v1/agents", json: #"{"name":"Caller"}"#)
+        #expect(agent.status == 201, "\(agent.body)")
+        return (parley, try #require(agent.body["id"]?.stringValue))
+    }
+
+    /// The final line of the placed call `callID` (`sip.outbound_call_finished`).
+    static func finished(_ parley: SIPTestServer, callID: String) async -> JSONValue? {
+        _ = await parley.logs.first("sip.outbound_call_finished")
+        return parley.logs.lines(of: "sip.outbound_call_finished").first { $0["call_id"]?.stringValue == callID }
+    }
+
+    @Test func aCallAnsweredByBaresipIsASessionOfTheAgentAndIsHeard() async throws {
+        let phonePort = try SIPp.freeUDPPort()
+        let (parley, agentID) = try await Self.parley(phonePort: phonePort)
+        let callee = try BaresipPhone(
+            microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 6_000, seed: 5), user: "callee",
+            listenPort: phonePort, autoAnswer: true
+        )
+        defer { callee.remove() }
+        // baresip answers on its own and hangs up once the server has played the answer to its end.
+        let answering = Task { try await callee.answer { await parley.logs.first("sip.reply_played") != nil } }
+        let placed = try await parley.server.request(
+            "POST", "/v1/calls", json: #"{"to":"sip:callee@127.0.0.1:\#(phonePort)","agent":"\#(agentID)"}"#
+        )
+        #expect(placed.status == 201, "\(placed.body)")
+        #expect(placed.body["status"]?.stringValue == "dialing")
+        let callID = try #require(placed.body["id"]?.stringValue)
+        let output = try await answering.value
+        let finished = try #require(await Self.finished(parley, callID: callID), "\(parley.logs.eventNames) \(output)")
+        #expect(finished["status"]?.stringValue == "completed", "\(finished)")
+        let record = try await parley.server.request("GET", "/v1/calls/\(callID)")
+        #expect(record.status == 200 && record.body["status"]?.stringValue == "completed", "\(record.body)")
+        #expect(record.body["answered_at"]?.numberValue != nil && record.body["agent"]?.stringValue == agentID, "\(record.body)")
+        #expect((try callee.heard().map(abs).max() ?? 0) > 0.03, "baresip heard no answer: \(parley.logs.eventNames) \(output)")
+        let started = try #require(parley.logs.lines(of: "sip.call_started").first)
+        #expect(started["call_id"]?.stringValue == callID && started["agent"]?.stringValue == agentID, "\(started)")
+        let items = try await parley.storedItems(ofCall: try #require(started["session"]?.stringValue))
+        #expect(items.first == .user("hello there"), "\(items)")
+        #expect(items.contains(.assistant(text: "Hello from Parley.", toolCalls: [], interrupted: false)), "\(items)")
+        await parley.stop()
+    }
+
+    @Test func aBusyCalleeIsReportedBusy() async throws {
+        let phonePort = try SIPp.freeUDPPort()
+        let (parley, agentID) = try await Self.parley(phonePort: phonePort)
+        let busy = Task {
+            try await SIPp.serve(SIPp.scenario(
+                #"<recv request="INVITE"/>"#,
+                Self.reply(486, "Busy Here"),
+                #"<recv request="ACK"/>"#
+            ), port: phonePort)
+        }
+        let placed = try await parley.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)"}"#)
+        #expect(placed.status == 201, "\(placed.body)")
+        let callID = try #require(placed.body["id"]?.stringValue)
+        let result = try await busy.value
+        #expect(result.status == 0, "\(result.output)")
+        let finished = try #require(await Self.finished(parley, callID: callID))
+        #expect(finished["status"]?.stringValue == "busy" && finished["sip_status"]?.numberValue == 486, "\(finished)")
+        let record = try await parley.server.request("GET", "/v1/calls/\(callID)")
+        #expect(record.body["status"]?.stringValue == "busy" && record.body["sip_status"]?.numberValue == 486, "\(record.body)")
+        #expect(record.body["to"]?.stringValue == "+15005550006", "\(record.body)")
+        #expect(record.body["uri"]?.stringValue == "sip:+15005550006@127.0.0.1:\(phonePort)", "\(record.body)")
+        #expect(parley.server.app.context.sessions.count == 0)
+        await parley.stop()
+    }
+
+    @Test func aCallNobodyAnswersIsCancelledAndReportedUnanswered() async throws {
+        let phonePort = try SIPp.freeUDPPort()
+        let (parley, agentID) = try await Self.parley(phonePort: phonePort)
+        // SIPp rings until Parley gives up: it answers the CANCEL, then ends the INVITE with 487.
+        let ringing = Task {
+            try await SIPp.serve(SIPp.scenario(
+                #"""
+                  <recv request="INVITE">
+                    <action><ereg regexp="([0-9]+) INVITE" search_in="hdr" header="CSeq:" assign_to="junk,invite"/></action>
+                  </recv>
+                """#,
+                #"<Reference variables="junk"/>"#,
+                Self.reply(180, "Ringing"),
+                #"<recv request="CANCEL"/>"#,
+                Self.reply(200, "OK"),
+                Self.reply(487, "Request Terminated", cseq: "[$invite] INVITE"),
+                #"<recv request="ACK"/>"#
+            ), port: phonePort)
+        }
+        let placed = try await parley.server.request(
+            "POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)","ring_timeout_seconds":2}"#
+        )
+        #expect(placed.status == 201, "\(placed.body)")
+        let callID = try #require(placed.body["id"]?.stringValue)
+        let result = try await ringing.value
+        #expect(result.status == 0, "\(result.output)")
+        let finished = try #require(await Self.finished(parley, callID: callID))
+        #expect(finished["status"]?.stringValue == "no_answer", "\(finished)")
+        await parley.stop()
+    }
+
+    @Test func badRequestsGetClearErrors() async throws {
+        let closed = try SIPTestServer.start()
+        let unconfigured = try await closed.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"agt_x"}"#)
+        #expect(unconfigured.status == 400 && unconfigured.body["error"]?["code"]?.stringValue == "sip_trunk_not_configured", "\(unconfigured.body)")
+        await closed.stop()
+
+        let (parley, agentID) = try await Self.parley(phonePort: try SIPp.freeUDPPort())
+        let cases: [(body: String, status: Int, code: String)] = [
+            ("not json", 400, "invalid_request"),
+            (#"{"agent":"\#(agentID)"}"#, 400, "invalid_request"),
+            (#"{"to":"tel:+15005550006","agent":"\#(agentID)"}"#, 400, "invalid_request"),
+            (#"{"to":"sip:a@b\r\nX-Injected: 1","agent":"\#(agentID)"}"#, 400, "invalid_request"),
+            (#"{"to":"+15005550006"}"#, 400, "invalid_request"),
+            (#"{"to":"+15005550006","agent":"agt_nobody"}"#, 404, "agent_not_found"),
+            (#"{"to":"+15005550006","agent":"\#(agentID)","ring_timeout_seconds":0}"#, 400, "invalid_request"),
+        ]
+        for (body, status, code) in cases {
+            let response = try await parley.server.request("POST", "/v1/calls", json: body)
+            #expect(response.status == status && response.body["error"]?["code"]?.stringValue == code, "\(body): \(response.body)")
+        }
+        let minted = try await parley.server.request("POST", "/v1/tokens", json: #"{"user":"ada","ttl_seconds":60}"#)
+        let token = try #require(minted.body["token"]?.stringValue)
+        let client = try await parley.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)"}"#, token: .some(token))
+        #expect(client.status == 403, "\(client.body)")
+        let unknown = try await parley.server.request("GET", "/v1/calls/sip_nothing")
+        #expect(unknown.status == 404 && unknown.body["error"]?["code"]?.stringValue == "call_not_found", "\(unknown.body)")
+        #expect(parley.logs.lines(of: "sip.outbound_call_placed").isEmpty)
+        await parley.stop()
+    }
+
+    /// SIPp's answer to the last request (or to the INVITE of `cseq`): `status` with a tag of its own.
+    static func reply(_ status: Int, _ phrase: String, cseq: String? = nil) -> String {
+        """
+          <send>
+            <![CDATA[
+              SIP/2.0 \(status) \(phrase)
+              [last_Via:]
+              [last_From:]
+              [last_To:];tag=[pid]SIPpTag01[call_number]
+              [last_Call-ID:]
+              \(cseq.map { "CSeq: \($0)" } ?? "[last_CSeq:]")
+              Contact: <sip:sipp@[local_ip]:[local_port]>
+              Content-Length: 0
+
+            ]]>
+          </send>
+        """
+    }
+}
