@@ -145,6 +145,8 @@ VARIABLES = {
         meaning="The IP address SDP answers give for the call's audio, when callers reach the server at another one (behind NAT)."),
     "PARLEY_SIP_RTP_PORTS": dict(group="telephony", default="10000-20000",
         meaning="The UDP port range each SIP call's RTP binds in (one port per call)."),
+    "PARLEY_SIP_INVITES_PER_SECOND": dict(group="telephony", default="20",
+        meaning="New SIP calls (INVITEs) a second each source address may start, with a burst of twice as many; beyond it INVITEs get `503` with `Retry-After: 1` and are counted (`invite_rate_exceeded`), so a flood costs one short reply per packet. Raise it for a trunk that sends more calls a second."),
     "PARLEY_SIP_WEBHOOK_URL": dict(group="telephony", default="none (calls go to the agent of the called number)",
         meaning="Where each ringing SIP call is announced with a signed `realtime.call.incoming` event, as OpenAI does; the backend then answers `POST /v1/realtime/calls/{call_id}/accept` or `/reject` within 30 s, or the call is refused (480)."),
     "PARLEY_SIP_OUTBOUND_TRUNK": dict(group="telephony", default="none (`POST /v1/calls` answers 400)",

@@ -23,6 +23,8 @@ public final class SIPEndpoint: @unchecked Sendable {
         public var policy = SIPTrunkPolicy()
         /// Calls ringing (not yet answered or refused) at most; more get `503`.
         public var maximumRingingCalls = 64
+        /// New calls a second each source address may start (a burst of twice as many); more get `503`.
+        public var invitesPerSecond = 20
 
         /// Default settings: loopback, port 5060, the door shut.
         public init() {}
@@ -31,7 +33,7 @@ public final class SIPEndpoint: @unchecked Sendable {
     /// Why an INVITE was refused before its owner saw it.
     public struct Refusal: Sendable, Equatable {
         /// `address_not_allowed`, `authentication_failed`, `not_configured`, `malformed_offer`,
-        /// `no_common_codec`, `too_many_calls` or `media_unavailable`.
+        /// `no_common_codec`, `too_many_calls`, `invite_rate_exceeded` or `media_unavailable`.
         public var reason: String
         /// The address it came from.
         public var source: String
@@ -68,6 +70,7 @@ public final class SIPEndpoint: @unchecked Sendable {
     private(set) var subscriptions: OpaquePointer?
     private var calls: [ObjectIdentifier: SIPCall] = [:]
     private var bindAddress = sa()
+    private var inviteBudget: SIPInviteBudget
 
     /// Binds UDP and TCP on `settings.port` and starts answering.
     /// - Parameter onRefusal: told of every INVITE refused before it rang (on the SIP thread: keep it short).
@@ -76,6 +79,7 @@ public final class SIPEndpoint: @unchecked Sendable {
         self.settings = settings
         self.onRefusal = onRefusal
         digest = settings.policy.credentials.map(SIPDigest.init)
+        inviteBudget = SIPInviteBudget(perSecond: settings.invitesPerSecond)
         (incoming, continuation) = AsyncStream.makeStream(of: SIPCall.self, bufferingPolicy: .unbounded)
         let problem: String? = loop.run { [self] in open() }
         if let problem { throw OpenError(description: problem) }
@@ -144,6 +148,12 @@ public final class SIPEndpoint: @unchecked Sendable {
     fileprivate func invite(_ message: UnsafePointer<sip_msg>) {
         guard let sip, let sessions else { return }
         let source = message.pointee.src.hostText
+        // Before anything else costs work: a flood gets one short reply per packet.
+        guard inviteBudget.take(from: source, now: .now) else {
+            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 1\r\n")
+            onRefusal(Refusal(reason: "invite_rate_exceeded", source: source))
+            return
+        }
         var answered: Bool?
         if let digest, let header = sip_msg_hdr(message, SIP_HDR_AUTHORIZATION) {
             answered = digest.verify(authorization: header.pointee.val, method: message.pointee.met)

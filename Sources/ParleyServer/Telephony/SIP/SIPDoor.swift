@@ -28,8 +28,11 @@ final class SIPDoor: Sendable {
         endpointSettings.mediaAddress = settings.mediaAddress
         endpointSettings.rtpPorts = settings.rtpPorts
         endpointSettings.policy = settings.policy
+        endpointSettings.invitesPerSecond = settings.invitesPerSecond
         endpoint = try SIPEndpoint(settings: endpointSettings) { refusal in
             context.metrics.doorRefused(door: "sip", reason: refusal.reason)
+            // A flood is counted, not logged packet by packet.
+            guard refusal.reason != "invite_rate_exceeded" else { return }
             context.log.log("sip.call_refused", ["reason": .string(refusal.reason), "source": .string(refusal.source)])
         }
         Task.detached { [endpoint] in

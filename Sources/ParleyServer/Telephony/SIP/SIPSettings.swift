@@ -20,6 +20,9 @@ public struct SIPSettings: Sendable {
     public var webhookURL: URL?
     /// The secret the webhook is signed with (`PARLEY_SIP_WEBHOOK_SECRET`, `whsec_…` as OpenAI's).
     public var webhookSecret: String?
+    /// New calls a second each source address may start, a burst of twice as many
+    /// (`PARLEY_SIP_INVITES_PER_SECOND`); more are refused with `503` and `Retry-After`.
+    public var invitesPerSecond = 20
     /// How long a ringing call waits for the backend's decision before it is refused (480).
     public var decisionTimeout: Duration = .seconds(30)
     /// The trunk calls Parley places go through (`PARLEY_SIP_OUTBOUND_TRUNK`, a SIP URI such as
@@ -66,6 +69,11 @@ public struct SIPSettings: Sendable {
             let bounds = raw.split(separator: "-").compactMap { UInt16($0.trimmingCharacters(in: .whitespaces)) }
             if bounds.count == 2, bounds[0] > 0, bounds[0] < bounds[1] { settings.rtpPorts = bounds[0]...bounds[1] } else {
                 problems.append("PARLEY_SIP_RTP_PORTS: \"\(raw)\" is not a port range such as 10000-20000")
+            }
+        }
+        if let raw = value("PARLEY_SIP_INVITES_PER_SECOND") {
+            if let rate = Int(raw), (1...10_000).contains(rate) { settings.invitesPerSecond = rate } else {
+                problems.append("PARLEY_SIP_INVITES_PER_SECOND: \"\(raw)\" is not a whole number from 1 to 10000")
             }
         }
         if let raw = value("PARLEY_SIP_WEBHOOK_URL") {
