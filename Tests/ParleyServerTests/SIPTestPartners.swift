@@ -50,7 +50,7 @@ struct SIPTestServer {
 final class SIPLogLines: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [JSONValue] = []
-    private var waiters: [(event: String, continuation: CheckedContinuation<JSONValue?, Never>)] = []
+    private var waiters: [(event: String, matches: @Sendable (JSONValue) -> Bool, continuation: CheckedContinuation<JSONValue?, Never>)] = []
 
     var log: EventLog {
         EventLog { [self] line in
@@ -58,8 +58,8 @@ final class SIPLogLines: @unchecked Sendable {
             let woken: [CheckedContinuation<JSONValue?, Never>] = lock.withLock {
                 lines.append(json)
                 let name = json["event"]?.stringValue
-                let matching = waiters.filter { $0.event == name }.map(\.continuation)
-                waiters.removeAll { $0.event == name }
+                let matching = waiters.filter { $0.event == name && $0.matches(json) }.map(\.continuation)
+                waiters.removeAll { $0.event == name && $0.matches(json) }
                 return matching
             }
             for continuation in woken { continuation.resume(returning: json) }
@@ -71,14 +71,14 @@ final class SIPLogLines: @unchecked Sendable {
 
     func lines(of event: String) -> [JSONValue] { lock.withLock { lines.filter { $0["event"]?.stringValue == event } } }
 
-    /// The first line of `event` (already logged or the next one), or `nil` after `seconds`.
-    func first(_ event: String, within seconds: Double = 30) async -> JSONValue? {
+    /// The first line of `event` that `matches` (already logged or a later one), or `nil` after `seconds`.
+    func first(_ event: String, matching matches: @escaping @Sendable (JSONValue) -> Bool = { _ in true }, within seconds: Double = 30) async -> JSONValue? {
         return await withTaskGroup(of: JSONValue?.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let existing: JSONValue? = self.lock.withLock {
-                        if let line = self.lines.first(where: { $0["event"]?.stringValue == event }) { return line }
-                        self.waiters.append((event, continuation))
+                        if let line = self.lines.first(where: { $0["event"]?.stringValue == event && matches($0) }) { return line }
+                        self.waiters.append((event, matches, continuation))
                         return nil
                     }
                     if let existing { continuation.resume(returning: existing) }
@@ -253,6 +253,8 @@ enum SIPp {
 struct BaresipPhone {
     let directory: URL
     let controlPort: Int
+    /// What baresip prints, as it prints it.
+    let output = BaresipOutput()
 
     /// A configuration that plays `microphone` (8 kHz) into the call and dumps what it hears;
     /// with `opus`, baresip offers Opus first (its microphone file then has to be 48 kHz stereo).
@@ -311,7 +313,6 @@ struct BaresipPhone {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        let output = OutputCollector()
         try process.run()
         let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
         if await hangUpWhen() { command(#"{"command":"hangup","params":"","token":"1"}"#) }
@@ -320,6 +321,7 @@ struct BaresipPhone {
         await reader.end()
         return output.text
     }
+
 
     /// Sends one command to baresip's control socket (a netstring of JSON); a baresip that is
     /// gone already shows in its output.
@@ -359,4 +361,50 @@ struct BaresipPhone {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A baresip's output, awaited for a line. `@unchecked Sendable`: `text` and `waiters` are guarded by `lock`.
+final class BaresipOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected = ""
+    private var waiters: [(needle: String, continuation: CheckedContinuation<Bool, Never>)] = []
+
+    var text: String { lock.withLock { collected } }
+
+    func append(_ chunk: Data) {
+        let woken: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            collected += String(decoding: chunk, as: UTF8.self)
+            let matching = waiters.filter { collected.contains($0.needle) }
+            waiters.removeAll { collected.contains($0.needle) }
+            return matching.map(\.continuation)
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+    }
+
+    /// Whether baresip printed `needle` (already, or within `seconds`).
+    func shows(_ needle: String, within seconds: Double = 30) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let already: Bool = self.lock.withLock {
+                        if self.collected.contains(needle) { return true }
+                        self.waiters.append((needle, continuation))
+                        return false
+                    }
+                    if already { continuation.resume(returning: true) }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: TestDeadline.seconds(seconds)); return false }
+            let shown = await group.next() ?? false
+            group.cancelAll()
+            if !shown {
+                let waiting = self.lock.withLock {
+                    defer { self.waiters.removeAll { $0.needle == needle } }
+                    return self.waiters.filter { $0.needle == needle }.map(\.continuation)
+                }
+                for continuation in waiting { continuation.resume(returning: false) }
+            }
+            return shown
+        }
+    }
 }
