@@ -254,6 +254,25 @@ import Testing
         await parley.stop()
     }
 
+    @Test func aCallOverTCPIsAnsweredAndEnded() async throws {
+        let parley = try SIPTestServer.start()
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            SIPp.successACK(),
+            #"<pause milliseconds="1000"/>"#,
+            SIPp.bye(cseq: 2)
+        ), port: parley.sipPort, extraArguments: ["-t", "t1"])
+        #expect(result.status == 0, "\(result.output)")
+        let started = try #require(await parley.logs.first("sip.call_started"))
+        #expect(started["codec"]?.stringValue == "PCMU")
+        let reasons = parley.logs.lines(of: "call.ended").compactMap { $0["reason"]?.stringValue }
+        #expect(reasons == ["the caller hung up"], "\(parley.logs.eventNames)")
+        await parley.stop()
+    }
+
     @Test func anOfferWithNoCodecWeSpeakIsRefusedWith488() async throws {
         let parley = try SIPTestServer.start()
         let gsmOnly = SIPp.offer(payloadTypes: "3", rtpmaps: ["3 GSM/8000"])
