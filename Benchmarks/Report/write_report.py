@@ -19,7 +19,7 @@ import earlier_report
 
 AREA_ORDER = [
     "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation", "session", "server", "store",
-    "cluster", "cluster-capacity", "webrtc", "recordings", "telephony",
+    "cluster", "cluster-capacity", "webrtc", "recordings", "telephony", "sip",
 ]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
@@ -39,6 +39,7 @@ AREA_TITLES = {
     "webrtc": "WebRTC calls",
     "recordings": "Call recordings",
     "telephony": "Phone calls (Twilio Media Streams, G.711)",
+    "sip": "SIP calls (the SIP door, RTP on loopback)",
 }
 AREA_NOTES = {
     "cluster-capacity": (

@@ -1,0 +1,92 @@
+import BenchmarkHarness
+import Foundation
+import ParleyCore
+import ParleyNet
+import ParleyServer
+import ParleySIP
+
+/// SIP calls (issue 39): mouth-to-ear on loopback over the SIP door with the default embedded
+/// stack — a caller (Parley's own SIP user agent, another endpoint in the process) speaks a flite
+/// question as G.711 RTP paced 20 ms, and the time runs from the RTP packet carrying its last
+/// voiced sample to the first voiced RTP packet back — beside the Twilio door's voice-to-voice
+/// figure for the same question, measured in the same run.
+func runSIPBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let turns = quick ? 3 : 10
+    var results = try await measureEmbeddedSIPCalls(turns: turns)
+    results += try await measureEmbeddedCalls(turns: turns, area: "sip")
+    return results
+}
+
+/// Calls on the embedded stack (Silero VAD, whisper.cpp, SmolLM2, flite), each a fresh conversation.
+private func measureEmbeddedSIPCalls(turns: Int) async throws -> [BenchmarkResult] {
+    var settings = ServerSettings()
+    settings.port = 0
+    settings.sip.port = 0
+    settings.sip.trunks = [try IPAddressRange("127.0.0.1")]
+    settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-sip-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
+    let providers = try await ProviderFactory.make(settings)
+    let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: providers, log: .silent)
+    var callerSettings = SIPEndpoint.Settings()
+    callerSettings.port = 0
+    callerSettings.rtpPorts = 30_000...40_000
+    let caller = try SIPEndpoint(settings: callerSettings) { _ in }
+    do {
+        try app.start()
+        guard let port = app.sipPort else { throw EmbeddedBenchmarkFailure("the SIP door did not open") }
+        var speech: [Int16] = []
+        for try await chunk in providers.synthesizer.synthesize("What is the weather like in Paris today?", options: SpeechOptions()) { speech += chunk }
+        let narrow = try TelephoneAudio.narrowband(SampleConversion.float(speech), rate: providers.synthesizer.sampleRate)
+        let last = EndOfSpeech.lastVoicedSample(in: narrow) ?? narrow.count - 1
+        let question = [Int16](repeating: 0, count: 400 * 8) + narrow[...last]
+        var latencies: [Double] = []
+        for _ in 0..<turns {
+            latencies.append(try await mouthToEar(caller: caller, target: "sip:+14155550123@127.0.0.1:\(port)", question: question).milliseconds)
+        }
+        caller.close()
+        await app.shutdown()
+        return [
+            BenchmarkResult(area: "sip", name: "SIP call mouth-to-ear, embedded stack, PCMU on loopback: caller's last voiced RTP → first voiced RTP back (p50)",
+                            value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil),
+            BenchmarkResult(area: "sip", name: "SIP call mouth-to-ear, embedded stack, PCMU on loopback: caller's last voiced RTP → first voiced RTP back (p90)",
+                            value: percentile(latencies, 90), unit: "ms", target: "", meetsTarget: nil),
+        ]
+    } catch {
+        caller.close()
+        await app.shutdown()
+        throw error
+    }
+}
+
+/// Places one call, speaks `question` (8 kHz, ending on its last voiced sample) into it, and
+/// returns the time from the packet carrying that sample going out to the first voiced packet back.
+private func mouthToEar(caller: SIPEndpoint, target: String, question: [Int16], deadline: Duration = .seconds(30)) async throws -> Duration {
+    let call = try caller.dial(SIPDial(target: target, caller: "+14155550100", ringTimeout: .seconds(10)))
+    defer { call.hangUp() }
+    // Queued before the answer: the call sends it from its first packet on, and says when the last one went out.
+    call.enqueueAudio(question, responseID: "question", itemID: "question")
+    call.flushAudio(responseID: "question", itemID: "question")
+    for await progress in call.dialProgress {
+        if case .failed(let failure) = progress { throw EmbeddedBenchmarkFailure("the call failed: \(failure)") }
+    }
+    let clock = ContinuousClock()
+    let timeout = Task {
+        try await Task.sleep(for: deadline)
+        call.hangUp()
+    }
+    defer { timeout.cancel() }
+    var spokenAt: ContinuousClock.Instant?
+    for await event in call.events {
+        switch event {
+        case .outputStopped(responseID: "question"):
+            spokenAt = clock.now
+        case .audio(let samples) where spokenAt != nil && samples.contains(where: { abs(Int32($0)) > Int32(EndOfSpeech.voicedLevel16) }):
+            return clock.now - spokenAt!
+        case .ended(let reason):
+            throw EmbeddedBenchmarkFailure("the call ended before an answer was heard: \(reason)")
+        default:
+            break
+        }
+    }
+    throw EmbeddedBenchmarkFailure("the call ended before an answer was heard")
+}
