@@ -61,14 +61,15 @@ private func measureEmbeddedSIPCalls(turns: Int) async throws -> [BenchmarkResul
 /// Places one call, speaks `question` (8 kHz, ending on its last voiced sample) into it, and
 /// returns the time from the packet carrying that sample going out to the first voiced packet back.
 private func mouthToEar(caller: SIPEndpoint, target: String, question: [Int16], deadline: Duration = .seconds(30)) async throws -> Duration {
-    let call = try caller.dial(SIPDial(target: target, caller: "+14155550100", ringTimeout: .seconds(10)))
+    let call = try caller.dial(SIPDial(target: target, caller: "+14155550100", ringTimeout: .seconds(10), codecs: [.pcmu]))
     defer { call.hangUp() }
-    // Queued before the answer: the call sends it from its first packet on, and says when the last one went out.
-    call.enqueueAudio(question, responseID: "question", itemID: "question")
-    call.flushAudio(responseID: "question", itemID: "question")
     for await progress in call.dialProgress {
         if case .failed(let failure) = progress { throw EmbeddedBenchmarkFailure("the call failed: \(failure)") }
     }
+    guard call.codec == .pcmu else { throw EmbeddedBenchmarkFailure("the call was answered in \(call.codec.rawValue), not PCMU") }
+    // The call says when the packet carrying the question's last sample went out (`outputStopped`).
+    call.enqueueAudio(question, responseID: "question", itemID: "question")
+    call.flushAudio(responseID: "question", itemID: "question")
     let clock = ContinuousClock()
     let timeout = Task {
         try await Task.sleep(for: deadline)

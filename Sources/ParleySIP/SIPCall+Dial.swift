@@ -11,7 +11,7 @@ extension SIPCall {
         _ dial: SIPDial, sessions: OpaquePointer, fromURI: String, bindAddress: sa, advertised: sa, ports: ClosedRange<UInt16>
     ) -> String? {
         do throws(OfferProblem) {
-            try openMedia(bindAddress: bindAddress, advertised: advertised, ports: ports)
+            try openMedia(bindAddress: bindAddress, advertised: advertised, ports: ports, codecs: dial.codecs)
         } catch {
             return "no RTP port could be bound"
         }

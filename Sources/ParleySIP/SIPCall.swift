@@ -199,7 +199,8 @@ public final class SIPCall: @unchecked Sendable {
         loop.perform { [self] in pendingKeys += codes }
     }
 
-    /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms.
+    /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms; on a
+    /// placed call, once it is answered (the answer sets the codec).
     public func enqueueAudio(_ samples: [Int16], responseID: String, itemID: String) {
         outgoing.withLock { [codec] outgoing in
             outgoing.remainder += samples
@@ -253,8 +254,8 @@ public final class SIPCall: @unchecked Sendable {
     }
 
     /// Binds the call's RTP socket on `bindAddress` within `ports` and describes it (at
-    /// `advertised`) with every codec we speak and RFC 4733 events.
-    func openMedia(bindAddress: sa, advertised: sa, ports: ClosedRange<UInt16>) throws(OfferProblem) {
+    /// `advertised`) with `codecs` and RFC 4733 events.
+    func openMedia(bindAddress: sa, advertised: sa, ports: ClosedRange<UInt16>, codecs: [SIPCodec] = SIPCodec.allCases) throws(OfferProblem) {
         var advertised = advertised
         var bindAddress = bindAddress
         guard sdp_session_alloc(&sdp, &advertised) == 0 else { throw .noMediaPort }
@@ -263,7 +264,7 @@ public final class SIPCall: @unchecked Sendable {
               let rtp else { throw .noMediaPort }
         mediaPort = Int(sa_port(rtp_local(rtp)))
         guard sdp_media_add(&media, sdp, "audio", UInt16(mediaPort), "RTP/AVP") == 0, let media else { throw .noMediaPort }
-        for codec in SIPCodec.allCases {
+        for codec in codecs {
             _ = parley_sdp_format_add(media, "\(codec.offeredPayloadType)", codec.rawValue, codec.rtpmap.rate, codec.rtpmap.channels, nil)
         }
         _ = parley_sdp_format_add(media, "\(SIPCodec.telephoneEventPayloadType)", "telephone-event", 8_000, 1, "0-15")

@@ -11,17 +11,20 @@ public struct SIPDial: Sendable {
     public var credentials: (username: String, password: String)?
     /// How long the call may go unanswered before it is given up (CANCEL) as `noAnswer`.
     public var ringTimeout: Duration
+    /// The codecs the offer names, in order of preference (the callee's answer picks one).
+    public var codecs: [SIPCodec]
 
     /// A call to `target` from `caller`.
     public init(
         target: String, trunk: String? = nil, caller: String, credentials: (username: String, password: String)? = nil,
-        ringTimeout: Duration = .seconds(30)
+        ringTimeout: Duration = .seconds(30), codecs: [SIPCodec] = SIPCodec.allCases
     ) {
         self.target = target
         self.trunk = trunk
         self.caller = caller
         self.credentials = credentials
         self.ringTimeout = ringTimeout
+        self.codecs = codecs
     }
 
     /// The user part of `target` (`+14155550123`), empty when it has none.

@@ -111,7 +111,9 @@ final class SIPOutboundCalls: Sendable {
                 $0.answeredAt = Int(Date().timeIntervalSince1970)
             }
             context.log.log("sip.outbound_call_answered", session: call.id, ["call_id": .string(id)])
-            if let problem = await door.serveAnswered(call, callID: id, agentID: agentID) {
+            let problem = await door.serveAnswered(call, callID: id, agentID: agentID)
+            door.control.remove(id)
+            if let problem {
                 finish(id, .failed, sipStatus: nil, reason: problem, call: call, context: context)
             } else {
                 finish(id, .completed, sipStatus: nil, reason: nil, call: call, context: context)
