@@ -460,6 +460,7 @@ public final class SIPCall: @unchecked Sendable {
     func terminate(reason: String) {
         guard !isEnded else { return }
         if !isAnswered, !isOutbound, let session { _ = parley_sipsess_reject(session, 480, "Temporarily Unavailable", "") }
+        if isOutbound { settleDial(.failed(.cancelled(reason: reason))) }
         end(reason: reason)
     }
 

@@ -65,6 +65,8 @@ public enum SIPDialFailure: Sendable, Equatable {
     case rejected(status: Int, reason: String)
     /// The call could not be placed: the trunk unreachable, a 5xx, or no audio in common.
     case failed(status: Int?, reason: String)
+    /// Parley gave the call up itself before it was answered (CANCEL): it was hung up, or the server shut down.
+    case cancelled(reason: String)
 
     /// The failure a final response of `status` (300 or more) means.
     public init(status: Int, reason: String) {
@@ -83,6 +85,7 @@ public enum SIPDialFailure: Sendable, Equatable {
         case .noAnswer(let status): status
         case .rejected(let status, _): status
         case .failed(let status, _): status
+        case .cancelled: nil
         }
     }
 }

@@ -82,22 +82,7 @@ import Testing
     @Test func aCallNobodyAnswersIsCancelledAndReportedUnanswered() async throws {
         let phonePort = try SIPp.freeUDPPort()
         let (parley, agentID) = try await Self.parley(phonePort: phonePort)
-        // SIPp rings until Parley gives up: it answers the CANCEL, then ends the INVITE with 487.
-        let ringing = Task {
-            try await SIPp.serve(SIPp.scenario(
-                #"""
-                  <recv request="INVITE">
-                    <action><ereg regexp="([0-9]+) INVITE" search_in="hdr" header="CSeq:" assign_to="junk,invite"/></action>
-                  </recv>
-                """#,
-                #"<Reference variables="junk"/>"#,
-                Self.reply(180, "Ringing"),
-                #"<recv request="CANCEL"/>"#,
-                Self.reply(200, "OK"),
-                Self.reply(487, "Request Terminated", cseq: "[$invite] INVITE"),
-                #"<recv request="ACK"/>"#
-            ), port: phonePort)
-        }
+        let ringing = Task { try await SIPp.serve(Self.ringsUntilCancelled, port: phonePort) }
         let placed = try await parley.server.request(
             "POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)","ring_timeout_seconds":2}"#
         )
@@ -107,6 +92,71 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
         let finished = try #require(await Self.finished(parley, callID: callID))
         #expect(finished["status"]?.stringValue == "no_answer", "\(finished)")
+        await parley.stop()
+    }
+
+    @Test func theBackendHangsUpACallStillRingingAndItIsCancelled() async throws {
+        let phonePort = try SIPp.freeUDPPort()
+        let (parley, agentID) = try await Self.parley(phonePort: phonePort)
+        let ringing = Task { try await SIPp.serve(Self.ringsUntilCancelled, port: phonePort) }
+        let placed = try await parley.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)"}"#)
+        let callID = try #require(placed.body["id"]?.stringValue, "\(placed.body)")
+        #expect(await parley.logs.first("sip.outbound_call_ringing") != nil)
+        #expect(try await parley.server.request("GET", "/v1/calls/\(callID)").body["status"]?.stringValue == "ringing")
+        // The backend hangs it up as any call, with the call control route: Parley cancels the INVITE.
+        let hangUp = try await parley.server.request("POST", "/v1/realtime/calls/\(callID)/hangup")
+        #expect(hangUp.status == 200, "\(hangUp.body)")
+        let result = try await ringing.value
+        #expect(result.status == 0, "\(result.output)")
+        let finished = try #require(await Self.finished(parley, callID: callID))
+        #expect(finished["status"]?.stringValue == "canceled", "\(finished)")
+        await parley.stop()
+    }
+
+    @Test func aTrunkThatChallengesIsAnsweredWithItsCredentials() async throws {
+        let phonePort = try SIPp.freeUDPPort()
+        let parley = try SIPTestServer.start { settings in
+            settings.sip.outboundTrunk = "sip:127.0.0.1:\(phonePort)"
+            settings.sip.outboundCredentials = ("parley-trunk", "s3cret-outbound")
+        }
+        let agent = try await parley.server.request("POST", "/v1/agents", json: #"{"name":"Caller"}"#)
+        let agentID = try #require(agent.body["id"]?.stringValue)
+        // SIPp challenges the INVITE, checks the digest answer, and says busy only when it is right (403 otherwise).
+        let trunk = Task {
+            try await SIPp.serve(SIPp.scenario(
+                #"<recv request="INVITE"/>"#,
+                """
+                  <send>
+                    <![CDATA[
+                      SIP/2.0 401 Unauthorized
+                      [last_Via:]
+                      [last_From:]
+                      [last_To:];tag=[pid]SIPpTag01[call_number]
+                      [last_Call-ID:]
+                      [last_CSeq:]
+                      WWW-Authenticate: Digest realm="trunk.example", nonce="a1b2c3d4e5", algorithm=MD5
+                      Content-Length: 0
+
+                    ]]>
+                  </send>
+                """,
+                #"<recv request="ACK"/>"#,
+                #"<recv request="INVITE"><action><verifyauth assign_to="authorized" username="parley-trunk" password="s3cret-outbound"/></action></recv>"#,
+                #"<nop hide="true" test="authorized" next="authorized"/>"#,
+                Self.reply(403, "Forbidden"),
+                #"<recv request="ACK" next="done"/>"#,
+                #"<label id="authorized"/>"#,
+                Self.reply(486, "Busy Here"),
+                #"<recv request="ACK"/>"#,
+                #"<label id="done"/>"#
+            ), port: phonePort)
+        }
+        let placed = try await parley.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"\#(agentID)"}"#)
+        let callID = try #require(placed.body["id"]?.stringValue, "\(placed.body)")
+        let result = try await trunk.value
+        #expect(result.status == 0, "\(result.output)")
+        let finished = try #require(await Self.finished(parley, callID: callID))
+        #expect(finished["status"]?.stringValue == "busy", "the trunk did not take the credentials: \(finished)")
         await parley.stop()
     }
 
@@ -139,6 +189,21 @@ import Testing
         #expect(parley.logs.lines(of: "sip.outbound_call_placed").isEmpty)
         await parley.stop()
     }
+
+    /// SIPp rings until Parley gives up: it answers the CANCEL, then ends the INVITE with 487.
+    static let ringsUntilCancelled = SIPp.scenario(
+        #"""
+          <recv request="INVITE">
+            <action><ereg regexp="([0-9]+) INVITE" search_in="hdr" header="CSeq:" assign_to="junk,invite"/></action>
+          </recv>
+        """#,
+        #"<Reference variables="junk"/>"#,
+        reply(180, "Ringing"),
+        #"<recv request="CANCEL"/>"#,
+        reply(200, "OK"),
+        reply(487, "Request Terminated", cseq: "[$invite] INVITE"),
+        #"<recv request="ACK"/>"#
+    )
 
     /// SIPp's answer to the last request (or to the INVITE of `cseq`): `status` with a tag of its own.
     static func reply(_ status: Int, _ phrase: String, cseq: String? = nil) -> String {

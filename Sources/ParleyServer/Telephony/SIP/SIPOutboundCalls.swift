@@ -8,13 +8,13 @@ import ParleySync
 /// followed from dialling to its end, and once answered runs as a session of its agent through
 /// the SIP door like a call that came in (same admission, sideband and call control under its
 /// id). How it went stays readable (`GET /v1/calls/{id}`) and is logged
-/// (`sip.outbound_call_placed`, `sip.outbound_call_answered`, `sip.outbound_call_finished`).
+/// (`sip.outbound_call_placed`, `…_ringing`, `…_answered`, `…_finished`).
 final class SIPOutboundCalls: Sendable {
     /// Where a placed call is.
     enum Status: String, Sendable {
         case dialing, ringing, answered, completed, busy
         case noAnswer = "no_answer"
-        case rejected, failed
+        case rejected, failed, canceled
 
         /// Whether the call is over.
         var isFinal: Bool { ![.dialing, .ringing, .answered].contains(self) }
@@ -102,7 +102,12 @@ final class SIPOutboundCalls: Sendable {
     private func follow(_ call: SIPCall, id: String, agentID: String, door: SIPDoor, context: ServerContext) async {
         var outcome: SIPDialProgress?
         for await progress in call.dialProgress {
-            if progress == .ringing { update(id) { $0.status = .ringing } } else { outcome = progress }
+            if progress == .ringing {
+                update(id) { $0.status = .ringing }
+                context.log.log("sip.outbound_call_ringing", session: call.id, ["call_id": .string(id)])
+            } else {
+                outcome = progress
+            }
         }
         switch outcome {
         case .answered?:
@@ -125,6 +130,7 @@ final class SIPOutboundCalls: Sendable {
             case .noAnswer: (.noAnswer, "nobody answered")
             case .rejected(_, let phrase): (.rejected, "the callee's side refused the call: \(phrase)")
             case .failed(_, let problem): (.failed, problem)
+            case .cancelled(let why): (.canceled, why)
             }
             finish(id, status, sipStatus: failure.status, reason: reason, call: call, context: context)
         case .ringing?, nil:
