@@ -160,6 +160,67 @@ import Testing
         await parley.stop()
     }
 
+    /// A machine's answer: a three-second greeting, then its beep (1 kHz, 600 ms), then the line.
+    static let machineGreeting = TelephoneAudio.lineNoise(milliseconds: 300) + TelephoneAudio.speech(milliseconds: 3_000)
+        + TelephoneAudio.lineNoise(milliseconds: 400, seed: 3) + (0..<4_800).map { Int16(8_000 * sin(2 * Double.pi * 1_000 * Double($0) / 8_000)) }
+        + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 9)
+
+    /// Places a call with `detection` to a baresip that answers with `microphone`, hangs up when
+    /// `hangUpWhen`; the call's record once it finished, and what baresip heard.
+    static func detectedCall(
+        detection: String, microphone: [Int16], hangUpWhen: @escaping @Sendable (SIPTestServer) async -> Bool
+    ) async throws -> (record: JSONValue, heard: [Float], parley: SIPTestServer) {
+        let phonePort = try SIPp.freeUDPPort()
+        let (parley, agentID) = try await Self.parley(phonePort: phonePort)
+        let callee = try BaresipPhone(microphone: microphone, user: "callee", listenPort: phonePort, autoAnswer: true)
+        defer { callee.remove() }
+        let answering = Task { try await callee.answer { await hangUpWhen(parley) } }
+        let placed = try await parley.server.request(
+            "POST", "/v1/calls", json: #"{"to":"sip:callee@127.0.0.1:\#(phonePort)","agent":"\#(agentID)","machine_detection":\#(detection)}"#
+        )
+        let callID = try #require(placed.body["id"]?.stringValue, "\(placed.body)")
+        let output = try await answering.value
+        _ = try #require(await Self.finished(parley, callID: callID), "\(parley.logs.eventNames) \(output)")
+        let record = try await parley.server.request("GET", "/v1/calls/\(callID)")
+        return (record.body, try callee.heard(), parley)
+    }
+
+    @Test func aMachineGetsTheMessageAfterItsBeep() async throws {
+        let (record, heard, parley) = try await Self.detectedCall(
+            detection: #"{"action":"leave_message","message":"This is Parley calling about your order. Please call us back."}"#,
+            microphone: Self.machineGreeting
+        ) { parley in await parley.logs.first("sip.outbound_call_finished") != nil }
+        #expect(record["answered_by"]?.stringValue == "machine" && record["message_left"] == .bool(true), "\(record)")
+        #expect(record["status"]?.stringValue == "completed", "\(record)")
+        // The message starts after the beep began (3.7 s into the answer), and no session took the call.
+        let firstVoiced = try #require(heard.firstIndex { abs($0) > 0.03 }, "baresip heard no message")
+        #expect(Double(firstVoiced) / 8_000 > 3.7, "the message began \(Double(firstVoiced) / 8_000) s into the call")
+        #expect(parley.logs.lines(of: "sip.call_started").isEmpty)
+        await parley.stop()
+    }
+
+    @Test func aMachineIsHungUpOn() async throws {
+        let (record, _, parley) = try await Self.detectedCall(detection: #"{"action":"hang_up"}"#, microphone: Self.machineGreeting) { parley in
+            await parley.logs.first("sip.outbound_call_finished") != nil
+        }
+        #expect(record["answered_by"]?.stringValue == "machine" && record["message_left"] == .bool(false), "\(record)")
+        #expect(parley.logs.lines(of: "sip.call_started").isEmpty)
+        await parley.stop()
+    }
+
+    @Test func aPersonGetsTheAgentWhichHeardTheirHello() async throws {
+        let (record, heard, parley) = try await Self.detectedCall(
+            detection: #"{"action":"hang_up"}"#, microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 6_000, seed: 5)
+        ) { parley in await parley.logs.first("sip.reply_played") != nil }
+        #expect(record["answered_by"]?.stringValue == "human" && record["status"]?.stringValue == "completed", "\(record)")
+        #expect((heard.map(abs).max() ?? 0) > 0.03, "the person heard no answer")
+        let started = try #require(parley.logs.lines(of: "sip.call_started").first)
+        let items = try await parley.storedItems(ofCall: try #require(started["session"]?.stringValue))
+        #expect(items.first == .user("hello there"), "\(items)")
+        #expect(items.contains(.assistant(text: "Hello from Parley.", toolCalls: [], interrupted: false)), "\(items)")
+        await parley.stop()
+    }
+
     @Test func badRequestsGetClearErrors() async throws {
         let closed = try SIPTestServer.start()
         let unconfigured = try await closed.server.request("POST", "/v1/calls", json: #"{"to":"+15005550006","agent":"agt_x"}"#)
@@ -175,6 +236,8 @@ import Testing
             (#"{"to":"+15005550006"}"#, 400, "invalid_request"),
             (#"{"to":"+15005550006","agent":"agt_nobody"}"#, 404, "agent_not_found"),
             (#"{"to":"+15005550006","agent":"\#(agentID)","ring_timeout_seconds":0}"#, 400, "invalid_request"),
+            (#"{"to":"+15005550006","agent":"\#(agentID)","machine_detection":{"action":"guess"}}"#, 400, "invalid_request"),
+            (#"{"to":"+15005550006","agent":"\#(agentID)","machine_detection":{"action":"leave_message"}}"#, 400, "invalid_request"),
         ]
         for (body, status, code) in cases {
             let response = try await parley.server.request("POST", "/v1/calls", json: body)

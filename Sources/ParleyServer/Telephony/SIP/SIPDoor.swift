@@ -55,10 +55,13 @@ final class SIPDoor: Sendable {
     /// Places a call (`SIPEndpoint.dial`); it reports how it goes on its `dialProgress`.
     func dial(_ dial: SIPDial) throws(SIPEndpoint.DialError) -> SIPCall { try endpoint.dial(dial) }
 
-    /// Runs an answered placed call as a session of `agentID`, to its end; `nil` once it ran, else why it could not.
-    func serveAnswered(_ call: SIPCall, callID: String, agentID: String) async -> String? {
+    /// Runs an answered placed call as a session of `agentID`, to its end, the session hearing
+    /// `heard` (the callee's first words) first; `nil` once it ran, else why it could not.
+    func serveAnswered(_ call: SIPCall, callID: String, agentID: String, heard: [Int16]) async -> String? {
         let owner = LiveSessions.Owner(user: "phone:\(call.called)", tokenID: "sip:\(call.id)")
-        return await Self.run(call, callID: callID, agentID: agentID, sessionUpdate: nil, owner: owner, control: control, context: context)
+        return await Self.run(
+            call, callID: callID, agentID: agentID, sessionUpdate: nil, owner: owner, heard: heard, control: control, context: context
+        )
     }
 
     /// One call from ringing to its end.
@@ -91,12 +94,12 @@ final class SIPDoor: Sendable {
     }
 
     /// A call as a session of `agentID` (the default agent when `nil`), admitted like any
-    /// session, answered (when it came in) once admitted, run to its end; `nil` once it ran,
-    /// else why it was refused (and the call with it).
+    /// session, answered (when it came in) once admitted, run to its end, hearing `heard` first;
+    /// `nil` once it ran, else why it was refused (and the call with it).
     @discardableResult
     private static func run(
-        _ call: SIPCall, callID: String, agentID: String?, sessionUpdate: String?, owner: LiveSessions.Owner, control: SIPCallControl,
-        context: ServerContext
+        _ call: SIPCall, callID: String, agentID: String?, sessionUpdate: String?, owner: LiveSessions.Owner, heard: [Int16] = [],
+        control: SIPCallControl, context: ServerContext
     ) async -> String? {
         var agent: AgentDefinition?
         do {
@@ -148,7 +151,7 @@ final class SIPDoor: Sendable {
         }
         let transport = SIPCallTransport(
             call: call, makeResampler: session.makeOutputResampler, keyPressMessages: agent?.telephony?.keyPressMessages ?? false,
-            hangUp: hangUp, log: context.log
+            hangUp: hangUp, log: context.log, prelude: heard
         )
         let connection = RealtimeConnection(
             transport: transport, dialect: .ga, context: admission.context, session: session, configuration: configuration,

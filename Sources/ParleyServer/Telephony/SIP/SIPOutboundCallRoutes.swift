@@ -2,9 +2,9 @@ import Foundation
 import ParleyCore
 import ParleyNet
 
-/// Calls Parley places, behind the server secret: `POST /v1/calls` (`to`, `agent`, and
-/// `ring_timeout_seconds`) dials through the outbound trunk and answers 201 with the call as
-/// it starts out; `GET /v1/calls/{id}` says where it is (`dialing`, `ringing`, `answered`,
+/// Calls Parley places, behind the server secret: `POST /v1/calls` (`to`, `agent`,
+/// `ring_timeout_seconds` and `machine_detection`) dials through the outbound trunk and answers
+/// 201 with the call as it starts out; `GET /v1/calls/{id}` says where it is (`dialing`, `ringing`, `answered`,
 /// `completed`, `busy`, `no_answer`, `rejected`, `failed`).
 enum SIPOutboundCallRoutes {
     /// The ring timeout when the request names none, and the longest one it may name.
@@ -39,6 +39,11 @@ enum SIPOutboundCallRoutes {
                 }
                 ringTimeout = Int(seconds)
             }
+            let machineDetection: SIPMachineDetection?
+            switch SIPMachineDetection.parse(fields["machine_detection"]) {
+            case .success(let detection): machineDetection = detection
+            case .failure(let problem): return invalid(problem.message)
+            }
             do {
                 guard try await context.store.agent(id: agentID) != nil else {
                     return .error(status: 404, code: "agent_not_found", message: "No agent \(agentID).")
@@ -47,7 +52,10 @@ enum SIPOutboundCallRoutes {
                 return .error(status: 503, code: "store_unavailable", message: "The agent could not be read: \(error).")
             }
             do throws(SIPOutboundCalls.PlacementError) {
-                let record = try calls.place(to: to, target: target, agentID: agentID, ringTimeout: .seconds(ringTimeout), door: door, context: context)
+                let record = try calls.place(
+                    to: to, target: target, agentID: agentID, ringTimeout: .seconds(ringTimeout), machineDetection: machineDetection, door: door,
+                    context: context
+                )
                 return JSONResponse.ok(record.json, status: 201)
             } catch {
                 switch error {

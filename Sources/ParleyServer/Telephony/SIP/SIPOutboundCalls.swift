@@ -34,6 +34,9 @@ final class SIPOutboundCalls: Sendable {
         var createdAt = Int(Date().timeIntervalSince1970)
         var answeredAt: Int?
         var endedAt: Int?
+        /// With answering-machine detection: `human`, `machine` or `unknown`, and whether a machine got the message.
+        var answeredBy: String?
+        var messageLeft: Bool?
 
         var json: JSONValue {
             var fields: [String: JSONValue] = [
@@ -45,6 +48,8 @@ final class SIPOutboundCalls: Sendable {
             if let reason { fields["reason"] = .string(reason) }
             if let answeredAt { fields["answered_at"] = .number(Double(answeredAt)) }
             if let endedAt { fields["ended_at"] = .number(Double(endedAt)) }
+            if let answeredBy { fields["answered_by"] = .string(answeredBy) }
+            if let messageLeft { fields["message_left"] = .bool(messageLeft) }
             return .object(fields)
         }
     }
@@ -68,9 +73,11 @@ final class SIPOutboundCalls: Sendable {
     func record(_ id: String) -> Record? { records.withLock { $0[id] } }
 
     /// Places a call to `to` (the SIP URI `target`) as a session of `agentID`, ringing at most
-    /// `ringTimeout`; its record as it starts out (dialing).
+    /// `ringTimeout`, first telling a machine from a person with `machineDetection`; its record
+    /// as it starts out (dialing).
     func place(
-        to: String, target: String, agentID: String, ringTimeout: Duration, door: SIPDoor, context: ServerContext
+        to: String, target: String, agentID: String, ringTimeout: Duration, machineDetection: SIPMachineDetection? = nil, door: SIPDoor,
+        context: ServerContext
     ) throws(PlacementError) -> Record {
         let dial = SIPDial(
             target: target, trunk: door.settings.outboundTrunk, caller: door.settings.callerID,
@@ -93,13 +100,15 @@ final class SIPOutboundCalls: Sendable {
         door.control.add(call, id: record.id)
         context.log.log("sip.outbound_call_placed", session: call.id, ["call_id": .string(record.id), "agent": .string(agentID)])
         Task.detached { [self] in
-            await withTaskExecutorPreference(globalConcurrentExecutor) { await follow(call, id: record.id, agentID: agentID, door: door, context: context) }
+            await withTaskExecutorPreference(globalConcurrentExecutor) { await follow(call, id: record.id, agentID: agentID, machineDetection: machineDetection, door: door, context: context) }
         }
         return record
     }
 
     /// Follows a placed call from dialling to its end.
-    private func follow(_ call: SIPCall, id: String, agentID: String, door: SIPDoor, context: ServerContext) async {
+    private func follow(
+        _ call: SIPCall, id: String, agentID: String, machineDetection: SIPMachineDetection?, door: SIPDoor, context: ServerContext
+    ) async {
         var outcome: SIPDialProgress?
         for await progress in call.dialProgress {
             if progress == .ringing {
@@ -116,7 +125,27 @@ final class SIPOutboundCalls: Sendable {
                 $0.answeredAt = Int(Date().timeIntervalSince1970)
             }
             context.log.log("sip.outbound_call_answered", session: call.id, ["call_id": .string(id)])
-            let problem = await door.serveAnswered(call, callID: id, agentID: agentID)
+            var heard: [Int16] = []
+            if let machineDetection {
+                switch await machineDetection.run(on: call, providers: context.providers.current) {
+                case .person(let answeredBy, let audio):
+                    update(id) { $0.answeredBy = answeredBy }
+                    context.log.log("sip.outbound_call_detected", session: call.id, ["call_id": .string(id), "answered_by": .string(answeredBy)])
+                    heard = audio
+                case .machine(let messageLeft):
+                    door.control.remove(id)
+                    update(id) {
+                        $0.answeredBy = "machine"
+                        $0.messageLeft = messageLeft
+                    }
+                    context.log.log("sip.outbound_call_detected", session: call.id, ["call_id": .string(id), "answered_by": "machine"])
+                    return finish(id, .completed, sipStatus: nil, reason: messageLeft ? "a machine answered; the message was left" : "a machine answered", call: call, context: context)
+                case .ended:
+                    door.control.remove(id)
+                    return finish(id, .completed, sipStatus: nil, reason: "the call ended while it was told who answered", call: call, context: context)
+                }
+            }
+            let problem = await door.serveAnswered(call, callID: id, agentID: agentID, heard: heard)
             door.control.remove(id)
             if let problem {
                 finish(id, .failed, sipStatus: nil, reason: problem, call: call, context: context)
