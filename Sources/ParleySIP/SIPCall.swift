@@ -80,8 +80,9 @@ public final class SIPCall: @unchecked Sendable {
     private var lastPacketSamples = SIPCodec.g711FrameSamples
     private var lastKeyTimestamp: UInt32?
 
-    /// A placed call's timer: given up unanswered when it fires, and whether it rang (`SIPCall+Dial`).
+    /// A placed call's ring timeout: given up unanswered when it fires (`SIPCall+Dial`).
     let ringTimer = UnsafeMutablePointer<tmr>.allocate(capacity: 1)
+    /// Whether a placed call's callee rang (180 or 183).
     var hasRung = false
     /// Whether `dialProgress` said how the dialling ended.
     var isDialSettled = false

@@ -21,7 +21,8 @@ public final class SIPEndpoint: @unchecked Sendable {
         public var rtpPorts: ClosedRange<UInt16> = 10_000...20_000
         /// Who may call.
         public var policy = SIPTrunkPolicy()
-        /// Calls ringing (not yet answered or refused) at most; more get `503`.
+        /// Calls ringing (not yet answered or refused) at most, taken or placed; more INVITEs get
+        /// `503`, more dials `DialError.tooManyCalls`.
         public var maximumRingingCalls = 64
         /// New calls a second each source address may start (a burst of twice as many); more get `503`.
         public var invitesPerSecond = 20
@@ -47,6 +48,8 @@ public final class SIPEndpoint: @unchecked Sendable {
     /// Error placing a call: what was wrong with it.
     public struct DialError: Error, CustomStringConvertible {
         public var description: String
+        /// Whether it was refused because `maximumRingingCalls` calls ring already.
+        public var tooManyCalls = false
     }
 
     /// The `Allow` header every answer carries.
@@ -214,6 +217,9 @@ public final class SIPEndpoint: @unchecked Sendable {
         }
         let placed: Result<SIPCall, DialError> = loop.run { [self] in
             guard let sessions else { return .failure(DialError(description: "the SIP endpoint is closed")) }
+            guard calls.count - answeredCount < settings.maximumRingingCalls else {
+                return .failure(DialError(description: "\(settings.maximumRingingCalls) calls are ringing already", tooManyCalls: true))
+            }
             let advertised = localAddress()
             let host = advertised.hostText
             let fromURI = "sip:\(dial.caller)@\(host.contains(":") ? "[\(host)]" : host)"

@@ -61,6 +61,8 @@ enum SIPOutboundCallRoutes {
                 switch error {
                 case .refused(let refusal): return .error(status: refusal.httpStatus, code: refusal.code, message: refusal.message)
                 case .notSent(let problem): return invalid("The call could not be placed: \(problem).")
+                case .tooManyCalls(let problem):
+                    return .error(status: 503, code: "too_many_calls", message: "The call was not placed: \(problem); try again shortly.")
                 }
             }
         }

@@ -60,6 +60,8 @@ final class SIPOutboundCalls: Sendable {
         case refused(SessionAdmission.Refusal)
         /// libre would not send the INVITE.
         case notSent(String)
+        /// As many calls ring as the endpoint allows.
+        case tooManyCalls(String)
     }
 
     /// Finished calls kept for `GET /v1/calls/{id}`, at most.
@@ -92,7 +94,7 @@ final class SIPOutboundCalls: Sendable {
         do {
             call = try door.dial(dial)
         } catch {
-            throw .notSent(error.description)
+            throw error.tooManyCalls ? .tooManyCalls(error.description) : .notSent(error.description)
         }
         // The backend knows the call by this id, as a call that came in: for the sideband and `/v1/realtime/calls/{id}/…`.
         let record = Record(id: RealtimeID.make("sip"), to: to, uri: target, from: door.settings.callerID, agentID: agentID, sipCallID: call.id)
