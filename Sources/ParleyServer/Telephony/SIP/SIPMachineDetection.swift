@@ -28,6 +28,9 @@ struct SIPMachineDetection: Sendable {
     static let longestMessage = 1_000
     /// How long a machine's beep is waited for after its greeting, in audio time, before the message is spoken anyway.
     static let beepWait: Duration = .seconds(15)
+    /// The longest the detection and the message may take together: a callee whose audio stops
+    /// (no RTP, no audio time) is hung up on then.
+    static let longestDetection: Duration = .seconds(90)
 
     var action: Action
     /// What is said to a machine (`leaveMessage`).
@@ -57,6 +60,11 @@ struct SIPMachineDetection: Sendable {
     /// Listens to the answered `call` until it can tell who answered, and deals with a machine;
     /// `providers` speak the message.
     func run(on call: SIPCall, providers: ProviderSet?) async -> Outcome {
+        let watchdog = Task {
+            guard (try? await Task.sleep(for: Self.longestDetection)) != nil else { return }
+            call.hangUp()
+        }
+        defer { watchdog.cancel() }
         var detector = AnsweringMachineDetector()
         var events = call.events.makeAsyncIterator()
         var frames = FrameSplitter(frameSamples: call.sampleRate / 50)
