@@ -30,6 +30,10 @@ public final class SIPCall: @unchecked Sendable {
     public let sourceAddress: String
     /// The INVITE's `From` and `To` header values.
     public let fromHeader: String, toHeader: String
+    /// The INVITE's custom `X-` headers, in order (at most `maximumCustomHeaders`, values cut to 512 characters).
+    public let customHeaders: [(name: String, value: String)]
+    /// The most custom headers kept of an INVITE.
+    public static let maximumCustomHeaders = 20
     /// The codec the answer speaks.
     public private(set) var codec = SIPCodec.pcmu
     /// The rate of the call's audio, in and out.
@@ -119,6 +123,7 @@ public final class SIPCall: @unchecked Sendable {
         sourceAddress = msg.src.hostText
         fromHeader = msg.from.val.text
         toHeader = msg.to.val.text
+        customHeaders = Self.customHeaders(of: message)
         isOutbound = false
         expectedHosts = [sourceAddress]
         self.endpoint = endpoint
@@ -138,12 +143,27 @@ public final class SIPCall: @unchecked Sendable {
         sourceAddress = dial.peerHost
         self.fromHeader = fromHeader
         toHeader = "<\(dial.target)>"
+        customHeaders = []
         expectedHosts = [sourceAddress]
         self.endpoint = endpoint
         (events, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self, bufferingPolicy: .bufferingNewest(1_024))
         (dialProgress, dialContinuation) = AsyncStream.makeStream(of: SIPDialProgress.self, bufferingPolicy: .unbounded)
         tmr_init(timer)
         tmr_init(ringTimer)
+    }
+
+    /// The `X-` headers of `message`, bounded: a caller cannot make the webhook carry more than a few kilobytes.
+    private static func customHeaders(of message: UnsafePointer<sip_msg>) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        var element = message.pointee.hdrl.head
+        while let current = element, headers.count < maximumCustomHeaders {
+            if let header = current.pointee.data?.assumingMemoryBound(to: sip_hdr.self).pointee {
+                let name = header.name.text
+                if name.count <= 64, name.lowercased().hasPrefix("x-") { headers.append((name, String(header.val.text.prefix(512)))) }
+            }
+            element = current.pointee.next
+        }
+        return headers
     }
 
     deinit {

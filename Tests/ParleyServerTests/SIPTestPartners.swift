@@ -156,8 +156,8 @@ enum SIPp {
         """
     }
 
-    /// The INVITE of a scenario (`authentication` adds SIPp's answer to the last challenge).
-    static func invite(sdp: String, cseq: Int = 1, authentication: Bool = false) -> String {
+    /// The INVITE of a scenario (`authentication` adds SIPp's answer to the last challenge; `headers` are more header lines).
+    static func invite(sdp: String, cseq: Int = 1, authentication: Bool = false, headers: [String] = []) -> String {
         """
           <send retrans="500">
             <![CDATA[
@@ -168,7 +168,7 @@ enum SIPp {
               Call-ID: [call_id]
               CSeq: \(cseq) INVITE
               Contact: sip:sipp@[local_ip]:[local_port]
-              Max-Forwards: 70\(authentication ? "\n              [authentication]" : "")
+              Max-Forwards: 70\(authentication ? "\n              [authentication]" : "")\(headers.map { "\n              " + $0 }.joined())
               Content-Type: application/sdp
               Content-Length: [len]
 
