@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func aTransferIsAnsweredByASecondBaresip() async throws {
-        let transfereePort = try SIPp.freeUDPPort()
+        let transfereePort = try BaresipPhone.freeSIPPort()
         let model = ScriptedLanguageModel(replies: [
             .toolCalls([ToolCall(id: "call_transfer_1", name: "transfer_call", arguments: #"{"target":"sip:transferee@127.0.0.1:\#(transfereePort)"}"#)]),
             .text("Transferring you now. Goodbye."),

@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func aCallAnsweredByBaresipIsASessionOfTheAgentAndIsHeard() async throws {
-        let phonePort = try SIPp.freeUDPPort()
+        let phonePort = try BaresipPhone.freeSIPPort()
         let (parley, agentID) = try await Self.parley(phonePort: phonePort)
         let callee = try BaresipPhone(
             microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 6_000, seed: 5), user: "callee",
@@ -170,7 +170,7 @@ import Testing
     static func detectedCall(
         detection: String, microphone: [Int16], hangUpWhen: @escaping @Sendable (SIPTestServer) async -> Bool
     ) async throws -> (record: JSONValue, heard: [Float], parley: SIPTestServer) {
-        let phonePort = try SIPp.freeUDPPort()
+        let phonePort = try BaresipPhone.freeSIPPort()
         let (parley, agentID) = try await Self.parley(phonePort: phonePort)
         let callee = try BaresipPhone(microphone: microphone, user: "callee", listenPort: phonePort, autoAnswer: true)
         defer { callee.remove() }

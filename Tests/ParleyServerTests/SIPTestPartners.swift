@@ -317,7 +317,8 @@ struct BaresipPhone {
         let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
         if await hangUpWhen() { command(#"{"command":"hangup","params":"","token":"1"}"#) }
         command(#"{"command":"quit","params":"","token":"2"}"#)
-        if await process.exitStatus(within: TestDeadline.seconds(deadline)) == nil { process.terminate() }
+        // baresip quits at once when told; one that did not hear it is stopped rather than waited for to its own deadline.
+        if await process.exitStatus(within: TestDeadline.seconds(10)) == nil { process.terminate() }
         await reader.end()
         return output.text
     }
@@ -338,6 +339,24 @@ struct BaresipPhone {
         guard connected == 0 else { return }
         let message = Array("\(json.utf8.count):\(json),".utf8)
         _ = message.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// A port free now on both UDP and TCP, for baresip's SIP (which listens on both).
+    static func freeSIPPort() throws -> Int {
+        for _ in 0..<20 {
+            let port = try SIPp.freeUDPPort()
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { return port }
+        }
+        throw CancellationError()
     }
 
     /// A TCP port free now.

@@ -127,33 +127,9 @@ final class SIPOutboundCalls: Sendable {
                 $0.answeredAt = Int(Date().timeIntervalSince1970)
             }
             context.log.log("sip.outbound_call_answered", session: call.id, ["call_id": .string(id)])
-            var heard: [Int16] = []
-            if let machineDetection {
-                switch await machineDetection.run(on: call, providers: context.providers.current) {
-                case .person(let answeredBy, let audio):
-                    update(id) { $0.answeredBy = answeredBy }
-                    context.log.log("sip.outbound_call_detected", session: call.id, ["call_id": .string(id), "answered_by": .string(answeredBy)])
-                    heard = audio
-                case .machine(let messageLeft):
-                    door.control.remove(id)
-                    update(id) {
-                        $0.answeredBy = "machine"
-                        $0.messageLeft = messageLeft
-                    }
-                    context.log.log("sip.outbound_call_detected", session: call.id, ["call_id": .string(id), "answered_by": "machine"])
-                    return finish(id, .completed, sipStatus: nil, reason: messageLeft ? "a machine answered; the message was left" : "a machine answered", call: call, context: context)
-                case .ended:
-                    door.control.remove(id)
-                    return finish(id, .completed, sipStatus: nil, reason: "the call ended while it was told who answered", call: call, context: context)
-                }
-            }
-            let problem = await door.serveAnswered(call, callID: id, agentID: agentID, heard: heard)
+            let (status, reason) = await serveAnswered(call, id: id, agentID: agentID, machineDetection: machineDetection, door: door, context: context)
             door.control.remove(id)
-            if let problem {
-                finish(id, .failed, sipStatus: nil, reason: problem, call: call, context: context)
-            } else {
-                finish(id, .completed, sipStatus: nil, reason: nil, call: call, context: context)
-            }
+            finish(id, status, sipStatus: nil, reason: reason, call: call, context: context)
         case .failed(let failure)?:
             door.control.remove(id)
             let (status, reason): (Status, String) = switch failure {
@@ -168,6 +144,35 @@ final class SIPOutboundCalls: Sendable {
             door.control.remove(id)
             finish(id, .failed, sipStatus: nil, reason: "the call ended before it was answered", call: call, context: context)
         }
+    }
+
+    /// An answered call: told a person from a machine first when asked, then run as a session of
+    /// `agentID` (a person) or dealt with (a machine); how it ended.
+    private func serveAnswered(
+        _ call: SIPCall, id: String, agentID: String, machineDetection: SIPMachineDetection?, door: SIPDoor, context: ServerContext
+    ) async -> (Status, reason: String?) {
+        var heard: [Int16] = []
+        if let machineDetection {
+            switch await machineDetection.run(on: call, providers: context.providers.current) {
+            case .person(let answeredBy, let audio):
+                detected(id, answeredBy: answeredBy, call: call, context: context)
+                heard = audio
+            case .machine(let messageLeft):
+                update(id) { $0.messageLeft = messageLeft }
+                detected(id, answeredBy: "machine", call: call, context: context)
+                return (.completed, messageLeft ? "a machine answered; the message was left" : "a machine answered")
+            case .ended:
+                return (.completed, "the call ended while it was told who answered")
+            }
+        }
+        if let problem = await door.serveAnswered(call, callID: id, agentID: agentID, heard: heard) { return (.failed, problem) }
+        return (.completed, nil)
+    }
+
+    /// Records and logs who answered call `id`.
+    private func detected(_ id: String, answeredBy: String, call: SIPCall, context: ServerContext) {
+        update(id) { $0.answeredBy = answeredBy }
+        context.log.log("sip.outbound_call_detected", session: call.id, ["call_id": .string(id), "answered_by": .string(answeredBy)])
     }
 
     private func update(_ id: String, _ change: (inout Record) -> Void) {
