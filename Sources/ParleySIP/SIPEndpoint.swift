@@ -76,7 +76,8 @@ public final class SIPEndpoint: @unchecked Sendable {
     private var inviteBudget: SIPInviteBudget
 
     /// Binds UDP and TCP on `settings.port` and starts answering.
-    /// - Parameter onRefusal: told of every INVITE refused before it rang (on the SIP thread: keep it short).
+    /// - Parameter onRefusal: told of every INVITE refused before it rang, before the refusal is
+    ///   sent (on the SIP thread: keep it short).
     /// - Throws: `OpenError` when the address cannot be bound.
     public init(settings: Settings, onRefusal: @escaping @Sendable (Refusal) -> Void) throws(OpenError) {
         self.settings = settings
@@ -153,8 +154,8 @@ public final class SIPEndpoint: @unchecked Sendable {
         let source = message.pointee.src.hostText
         // Before anything else costs work: a flood gets one short reply per packet.
         guard inviteBudget.take(from: source, now: .now) else {
-            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 1\r\n")
             onRefusal(Refusal(reason: "invite_rate_exceeded", source: source))
+            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 1\r\n")
             return
         }
         var answered: Bool?
@@ -168,13 +169,13 @@ public final class SIPEndpoint: @unchecked Sendable {
             _ = parley_sip_reply(sip, message, 401, "Unauthorized", digest?.challengeHeader() ?? "")
             return
         case .refuse(let reason):
-            _ = parley_sip_reply(sip, message, 403, "Forbidden", "")
             onRefusal(Refusal(reason: reason, source: source))
+            _ = parley_sip_reply(sip, message, 403, "Forbidden", "")
             return
         }
         guard calls.count < settings.maximumRingingCalls + answeredCount else {
-            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 5\r\n")
             onRefusal(Refusal(reason: "too_many_calls", source: source))
+            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 5\r\n")
             return
         }
         let call = SIPCall(message: message, endpoint: self)
@@ -186,8 +187,8 @@ public final class SIPEndpoint: @unchecked Sendable {
             case .noCommonCodec: (488, "Not Acceptable Here", "no_common_codec")
             case .noMediaPort: (500, "Server Internal Error", "media_unavailable")
             }
-            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: Opus, PCMU or PCMA\"\r\n" : "")
             onRefusal(Refusal(reason: reason, source: source))
+            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: Opus, PCMU or PCMA\"\r\n" : "")
             call.end(reason: reason)
             return
         }

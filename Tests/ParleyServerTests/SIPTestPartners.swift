@@ -341,22 +341,27 @@ struct BaresipPhone {
         _ = message.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
-    /// A port free now on both UDP and TCP, for baresip's SIP (which listens on both).
+    /// A port free now on UDP and TCP, with the next one free on TCP: baresip's SIP listens on
+    /// UDP and TCP at the port, and SIP over TLS at the next one.
     static func freeSIPPort() throws -> Int {
         for _ in 0..<20 {
             let port = try SIPp.freeUDPPort()
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if bound == 0 { return port }
+            if port < 65_535, isFreeTCPPort(port), isFreeTCPPort(port + 1) { return port }
         }
         throw CancellationError()
+    }
+
+    /// Whether TCP `port` on loopback can be bound now.
+    private static func isFreeTCPPort(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// A TCP port free now.
