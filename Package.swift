@@ -93,7 +93,7 @@ let package = Package(
             name: "ParleyBenchmarks",
             dependencies: [
                 "ParleyCore", "ParleySync", "ParleyNet", "ParleyOpenAI", "ParleyLocal", "ParleyStore", "ParleyServer",
-                "ParleyTesting", "CLibWebsockets", "TurnEvaluation", "BenchmarkHarness",
+                "ParleySIP", "ParleyTesting", "CLibWebsockets", "TurnEvaluation", "BenchmarkHarness",
             ],
             path: "Benchmarks/ParleyBenchmarks"
         ),

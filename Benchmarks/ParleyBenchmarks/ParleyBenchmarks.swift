@@ -25,6 +25,7 @@ struct ParleyBenchmarks {
         ("cluster", runClusterBenchmarks),
         ("cluster-capacity", runClusterCapacityBenchmarks),
         ("telephony", runTelephonyBenchmarks),
+        ("sip", runSIPBenchmarks),
     ]
 
     /// Parts of an area, for rerunning just their figures: run only when named with `--only`.

@@ -163,8 +163,8 @@ private func placeCall(port: Int, script: CallScript, deadline: Duration = .seco
 }
 
 /// Voice-to-voice over the Twilio path on the embedded stack (Silero VAD, whisper.cpp, SmolLM2,
-/// flite): a 2 s flite question, each call a fresh conversation.
-private func measureEmbeddedCalls(turns: Int) async throws -> [BenchmarkResult] {
+/// flite): a 2 s flite question, each call a fresh conversation; its figures in `area`.
+func measureEmbeddedCalls(turns: Int, area: String = "telephony") async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
     settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
@@ -183,9 +183,9 @@ private func measureEmbeddedCalls(turns: Int) async throws -> [BenchmarkResult] 
         for _ in 0..<turns { latencies.append(try await placeCall(port: app.port, script: script).milliseconds) }
         await app.shutdown()
         return [
-            BenchmarkResult(area: "telephony", name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p50)",
+            BenchmarkResult(area: area, name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p50)",
                             value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil),
-            BenchmarkResult(area: "telephony", name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p90)",
+            BenchmarkResult(area: area, name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p90)",
                             value: percentile(latencies, 90), unit: "ms", target: "", meetsTarget: nil),
         ]
     } catch {

@@ -45,6 +45,10 @@ AREA_PATHS = {
     ],
     "recordings": ["Sources/ParleyServer", "Sources/ParleyStore", _BENCH + "RecordingBenchmarks.swift"],
     "telephony": ["Sources/ParleyServer", "Sources/ParleyLocal", "Sources/ParleyCore", _BENCH + "TelephonyBenchmarks.swift"],
+    "sip": [
+        "Sources/ParleySIP", "Sources/ParleyServer", "Sources/ParleyLocal", "Sources/ParleyCore",
+        _BENCH + "SIPBenchmarks.swift", _BENCH + "TelephonyBenchmarks.swift",
+    ],
     "comparison": [
         "Sources", "Benchmarks/LoadClient", "Benchmarks/Pipecat", "Benchmarks/FakeUpstream",
         _BENCH + "BenchmarkServer.swift",

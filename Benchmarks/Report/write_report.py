@@ -20,7 +20,7 @@ import headline
 
 AREA_ORDER = [
     "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation", "session", "server", "store",
-    "cluster", "cluster-capacity", "webrtc", "recordings", "telephony",
+    "cluster", "cluster-capacity", "webrtc", "recordings", "telephony", "sip",
 ]
 AREA_TITLES = {
     "network": "Network layer (libwebsockets HTTP and WebSocket)",
@@ -40,6 +40,7 @@ AREA_TITLES = {
     "webrtc": "WebRTC calls",
     "recordings": "Call recordings",
     "telephony": "Phone calls (Twilio Media Streams, G.711)",
+    "sip": "SIP calls (the SIP door, RTP on loopback)",
 }
 AREA_NOTES = {
     "cluster-capacity": (

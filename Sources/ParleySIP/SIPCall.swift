@@ -4,27 +4,36 @@ import ParleyCore
 import ParleyRTC
 import ParleySync
 
-/// One SIP call: its libre session (INVITE, answer, re-INVITE, BYE, CANCEL), its RTP socket and
-/// negotiated codec, and what its owner uses: `events`, `answer()`, `reject`, `hangUp()` and
-/// the outgoing audio (at the codec's `sampleRate`, encoded and paced one packet per 20 ms).
+/// One SIP call, taken (an INVITE that came in) or placed (`SIPEndpoint.dial`): its libre session
+/// (INVITE, answer, re-INVITE, BYE, CANCEL), its RTP socket and negotiated codec, and what its
+/// owner uses: `events`, `answer()`, `reject`, `hangUp()` and the outgoing audio (at the codec's
+/// `sampleRate`, encoded and paced one packet per 20 ms). A placed call reports how it goes on
+/// `dialProgress` (`SIPCall+Dial`).
 ///
 /// RTP is symmetric: audio goes back to where the caller's comes from, once a packet arrived
 /// from the address of its SDP or of its signalling; packets from anywhere else are ignored.
 ///
 /// `@unchecked Sendable`: the libre state (`session`, `rtp`, `sdp`, `media`, `remote`, …) is
-/// touched only on the `SIPLoop` thread; `codec`, `mediaPort` and `takesKeyPresses` are written there before the
-/// call is handed to its owner, and only read after; `outgoing`, `ignored` and `transferWaiter` are `Locked`.
+/// touched only on the `SIPLoop` thread; `id`, `codec`, `mediaPort` and `takesKeyPresses` are written there before the
+/// call is handed to its owner (a placed call's codec before `dialProgress` says `answered`), and only read after;
+/// `outgoing`, `ignored` and `transferWaiter` are `Locked`.
 public final class SIPCall: @unchecked Sendable {
     /// The SIP Call-ID.
-    public let id: String
+    public internal(set) var id: String
+    /// Whether Parley placed the call (else it came in).
+    public let isOutbound: Bool
     /// The caller's user part (`From`), usually a phone number.
     public let caller: String
     /// The called user part (the request URI's, else `To`'s), usually a phone number.
     public let called: String
-    /// The address the INVITE came from.
+    /// The address the INVITE came from; for a placed call, the host of its trunk (or target).
     public let sourceAddress: String
     /// The INVITE's `From` and `To` header values.
     public let fromHeader: String, toHeader: String
+    /// The INVITE's custom `X-` headers, in order (at most `maximumCustomHeaders`, values cut to 512 characters).
+    public let customHeaders: [(name: String, value: String)]
+    /// The most custom headers kept of an INVITE.
+    public static let maximumCustomHeaders = 20
     /// The codec the answer speaks.
     public private(set) var codec = SIPCodec.pcmu
     /// The rate of the call's audio, in and out.
@@ -36,13 +45,16 @@ public final class SIPCall: @unchecked Sendable {
     /// What the call reports, in order; ends after `.ended`.
     public let events: AsyncStream<SIPCallEvent>
     private let continuation: AsyncStream<SIPCallEvent>.Continuation
+    /// How a placed call goes: `ringing`, then `answered` or `failed`; empty for a call that came in.
+    public let dialProgress: AsyncStream<SIPDialProgress>
+    let dialContinuation: AsyncStream<SIPDialProgress>.Continuation
     private(set) weak var endpoint: SIPEndpoint?
     let loop = SIPLoop.shared
 
     // Loop thread only.
     var session: OpaquePointer?
     private var rtp: OpaquePointer?
-    private var sdp: OpaquePointer?
+    var sdp: OpaquePointer?
     private var media: OpaquePointer?
     private var telephoneEvents: OpaquePointer?
     private var telephoneEventPayloadTypes: Set<UInt8> = []
@@ -60,8 +72,8 @@ public final class SIPCall: @unchecked Sendable {
     private var keyTimestamp: UInt32 = 0
     private var remote = sa()
     private var latched = false
-    private var expectedHosts: Set<String>
-    private(set) var isAnswered = false
+    var expectedHosts: Set<String>
+    var isAnswered = false
     private(set) var isEnded = false
     private var isHeld = false
     private let timer = UnsafeMutablePointer<tmr>.allocate(capacity: 1)
@@ -71,6 +83,15 @@ public final class SIPCall: @unchecked Sendable {
     private var jitterBuffer = JitterBuffer(depth: 2)
     private var lastPacketSamples = SIPCodec.g711FrameSamples
     private var lastKeyTimestamp: UInt32?
+
+    /// A placed call's ring timeout: given up unanswered when it fires (`SIPCall+Dial`).
+    let ringTimer = UnsafeMutablePointer<tmr>.allocate(capacity: 1)
+    /// Whether a placed call's callee rang (180 or 183).
+    var hasRung = false
+    /// Whether `dialProgress` said how the dialling ended.
+    var isDialSettled = false
+    /// What a placed call answers its trunk's digest challenge with.
+    var credentials: (username: String, password: String)?
 
     /// The REFER of a transfer under way, and who waits for its outcome (`SIPCall+Transfer`).
     var transferSubscription: OpaquePointer?
@@ -102,14 +123,52 @@ public final class SIPCall: @unchecked Sendable {
         sourceAddress = msg.src.hostText
         fromHeader = msg.from.val.text
         toHeader = msg.to.val.text
+        customHeaders = Self.customHeaders(of: message)
+        isOutbound = false
         expectedHosts = [sourceAddress]
         self.endpoint = endpoint
         (events, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self, bufferingPolicy: .bufferingNewest(1_024))
+        (dialProgress, dialContinuation) = AsyncStream.makeStream(of: SIPDialProgress.self)
+        dialContinuation.finish()
         tmr_init(timer)
+        tmr_init(ringTimer)
+    }
+
+    /// A call to place as `dial` says; its Call-ID is set once libre made the INVITE.
+    init(dialing dial: SIPDial, fromHeader: String, endpoint: SIPEndpoint) {
+        id = ""
+        isOutbound = true
+        caller = dial.caller
+        called = dial.targetUser
+        sourceAddress = dial.peerHost
+        self.fromHeader = fromHeader
+        toHeader = "<\(dial.target)>"
+        customHeaders = []
+        expectedHosts = [sourceAddress]
+        self.endpoint = endpoint
+        (events, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self, bufferingPolicy: .bufferingNewest(1_024))
+        (dialProgress, dialContinuation) = AsyncStream.makeStream(of: SIPDialProgress.self, bufferingPolicy: .unbounded)
+        tmr_init(timer)
+        tmr_init(ringTimer)
+    }
+
+    /// The `X-` headers of `message`, bounded: a caller cannot make the webhook carry more than a few kilobytes.
+    private static func customHeaders(of message: UnsafePointer<sip_msg>) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        var element = message.pointee.hdrl.head
+        while let current = element, headers.count < maximumCustomHeaders {
+            if let header = current.pointee.data?.assumingMemoryBound(to: sip_hdr.self).pointee {
+                let name = header.name.text
+                if name.count <= 64, name.lowercased().hasPrefix("x-") { headers.append((name, String(header.val.text.prefix(512)))) }
+            }
+            element = current.pointee.next
+        }
+        return headers
     }
 
     deinit {
         timer.deallocate()
+        ringTimer.deallocate()
     }
 
     /// Why an offer cannot be answered.
@@ -161,7 +220,8 @@ public final class SIPCall: @unchecked Sendable {
         loop.perform { [self] in pendingKeys += codes }
     }
 
-    /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms.
+    /// Queues speech (PCM16 at `sampleRate`) of a response's item, to go out paced 20 ms; on a
+    /// placed call, once it is answered (the answer sets the codec).
     public func enqueueAudio(_ samples: [Int16], responseID: String, itemID: String) {
         outgoing.withLock { [codec] outgoing in
             outgoing.remainder += samples
@@ -209,6 +269,14 @@ public final class SIPCall: @unchecked Sendable {
     /// Binds the call's RTP socket on `bindAddress` within `ports` and negotiates the INVITE's
     /// offer; the answer is made from it when the call is answered.
     func negotiate(offer message: UnsafePointer<sip_msg>, bindAddress: sa, advertised: sa, ports: ClosedRange<UInt16>) throws(OfferProblem) {
+        try openMedia(bindAddress: bindAddress, advertised: advertised, ports: ports)
+        try decode(message, isOffer: true)
+        prepareCodec()
+    }
+
+    /// Binds the call's RTP socket on `bindAddress` within `ports` and describes it (at
+    /// `advertised`) with `codecs` and RFC 4733 events.
+    func openMedia(bindAddress: sa, advertised: sa, ports: ClosedRange<UInt16>, codecs: [SIPCodec] = SIPCodec.allCases) throws(OfferProblem) {
         var advertised = advertised
         var bindAddress = bindAddress
         guard sdp_session_alloc(&sdp, &advertised) == 0 else { throw .noMediaPort }
@@ -217,12 +285,15 @@ public final class SIPCall: @unchecked Sendable {
               let rtp else { throw .noMediaPort }
         mediaPort = Int(sa_port(rtp_local(rtp)))
         guard sdp_media_add(&media, sdp, "audio", UInt16(mediaPort), "RTP/AVP") == 0, let media else { throw .noMediaPort }
-        for codec in SIPCodec.allCases {
+        for codec in codecs {
             _ = parley_sdp_format_add(media, "\(codec.offeredPayloadType)", codec.rawValue, codec.rtpmap.rate, codec.rtpmap.channels, nil)
         }
         _ = parley_sdp_format_add(media, "\(SIPCodec.telephoneEventPayloadType)", "telephone-event", 8_000, 1, "0-15")
         _ = telev_alloc(&telephoneEvents, 20)
-        try decode(message)
+    }
+
+    /// The encoder, decoder and silence of the negotiated codec.
+    func prepareCodec() {
         if codec == .opus {
             decoder = try? OpusVoiceDecoder(sampleRate: codec.sampleRate)
             let encoder = try? OpusVoiceEncoder(sampleRate: codec.sampleRate)
@@ -233,12 +304,13 @@ public final class SIPCall: @unchecked Sendable {
         }
     }
 
-    /// Reads an offer (the INVITE's or a re-INVITE's): the codec, the telephone events, where audio goes, hold.
-    private func decode(_ message: UnsafePointer<sip_msg>) throws(OfferProblem) {
+    /// Reads an offer (the INVITE's or a re-INVITE's), or the answer to a placed call's offer: the
+    /// codec, the telephone events, where audio goes, hold.
+    func decode(_ message: UnsafePointer<sip_msg>, isOffer: Bool) throws(OfferProblem) {
         guard let body = message.pointee.mb, let sdp, let media else { throw .malformed }
         let position = body.pointee.pos
         defer { body.pointee.pos = position }
-        guard mbuf_get_left(body) > 0, sdp_decode(sdp, body, true) == 0 else { throw .malformed }
+        guard mbuf_get_left(body) > 0, sdp_decode(sdp, body, isOffer) == 0 else { throw .malformed }
         var offered: [(codec: SIPCodec, payloadType: UInt8)] = []
         var events: [UInt8] = []
         var element = sdp_media_format_lst(media, false)?.pointee.head
@@ -279,7 +351,7 @@ public final class SIPCall: @unchecked Sendable {
         guard let sdp else { return EINVAL }
         if let body = message.pointee.mb, mbuf_get_left(body) > 0 {
             do throws(OfferProblem) {
-                try decode(message)
+                try decode(message, isOffer: true)
             } catch {
                 return EPROTO
             }
@@ -288,8 +360,9 @@ public final class SIPCall: @unchecked Sendable {
         return sdp_encode(answer, sdp, true)
     }
 
-    /// The answer to an offer of ours (a re-INVITE without SDP).
+    /// The answer to an offer of ours: a placed call's, or a re-INVITE's without SDP.
     func answered(_ message: UnsafePointer<sip_msg>) -> Int32 {
+        if isOutbound, !isAnswered { return answeredDial(message) }
         guard let body = message.pointee.mb, mbuf_get_left(body) > 0, let sdp else { return 0 }
         let position = body.pointee.pos
         defer { body.pointee.pos = position }
@@ -297,6 +370,7 @@ public final class SIPCall: @unchecked Sendable {
     }
 
     func established() {
+        if isOutbound, !isAnswered { return establishedDial() }
         continuation.yield(.established)
     }
 
@@ -402,10 +476,30 @@ public final class SIPCall: @unchecked Sendable {
         return true
     }
 
-    /// Ends the call from the server's side, on the loop: BYE once answered, else `480`.
+    /// Ends the call from the server's side, on the loop: BYE once answered, else `480` (a
+    /// placed call still ringing is cancelled as its session is freed).
     func terminate(reason: String) {
         guard !isEnded else { return }
-        if !isAnswered, let session { _ = parley_sipsess_reject(session, 480, "Temporarily Unavailable", "") }
+        if !isAnswered, !isOutbound, let session { _ = parley_sipsess_reject(session, 480, "Temporarily Unavailable", "") }
+        if isOutbound { settleDial(.failed(.cancelled(reason: reason))) }
+        end(reason: reason)
+    }
+
+    /// libre closed the session: a BYE or CANCEL from the other side, a final failure to a
+    /// placed call's INVITE, or a transport error.
+    func closed(error: Int32, message: UnsafePointer<sip_msg>?) {
+        if let message, !message.pointee.req, message.pointee.scode >= 300 {
+            let (status, phrase) = (Int(message.pointee.scode), message.pointee.reason.text)
+            if isOutbound { settleDial(.failed(SIPDialFailure(status: status, reason: phrase))) }
+            return end(reason: "\(status) \(phrase)")
+        }
+        // libre reports a BYE and a CANCEL alike (ECONNRESET): which one it was follows from the answer.
+        let reason: String
+        if error == ECONNRESET || error == 0 {
+            reason = isAnswered ? (isOutbound ? "the callee hung up" : "the caller hung up") : "the caller cancelled"
+        } else {
+            reason = String(cString: strerror(error))
+        }
         end(reason: reason)
     }
 
@@ -415,6 +509,7 @@ public final class SIPCall: @unchecked Sendable {
         guard !isEnded else { return }
         isEnded = true
         tmr_cancel(timer)
+        tmr_cancel(ringTimer)
         session = mem_deref(UnsafeMutableRawPointer(session)).map(OpaquePointer.init)
         rtp = mem_deref(UnsafeMutableRawPointer(rtp)).map(OpaquePointer.init)
         media = nil
@@ -422,6 +517,7 @@ public final class SIPCall: @unchecked Sendable {
         telephoneEvents = mem_deref(UnsafeMutableRawPointer(telephoneEvents)).map(OpaquePointer.init)
         transferSubscription = release(transferSubscription)
         finishTransfer(.refused("the call ended"))
+        if isOutbound { settleDial(.failed(.failed(status: nil, reason: reason))) }
         continuation.yield(.ended(reason: reason))
         continuation.finish()
         endpoint?.forget(self)

@@ -21,8 +21,11 @@ public final class SIPEndpoint: @unchecked Sendable {
         public var rtpPorts: ClosedRange<UInt16> = 10_000...20_000
         /// Who may call.
         public var policy = SIPTrunkPolicy()
-        /// Calls ringing (not yet answered or refused) at most; more get `503`.
+        /// Calls ringing (not yet answered or refused) at most, taken or placed; more INVITEs get
+        /// `503`, more dials `DialError.tooManyCalls`.
         public var maximumRingingCalls = 64
+        /// New calls a second each source address may start (a burst of twice as many); more get `503`.
+        public var invitesPerSecond = 20
 
         /// Default settings: loopback, port 5060, the door shut.
         public init() {}
@@ -31,7 +34,7 @@ public final class SIPEndpoint: @unchecked Sendable {
     /// Why an INVITE was refused before its owner saw it.
     public struct Refusal: Sendable, Equatable {
         /// `address_not_allowed`, `authentication_failed`, `not_configured`, `malformed_offer`,
-        /// `no_common_codec`, `too_many_calls` or `media_unavailable`.
+        /// `no_common_codec`, `too_many_calls`, `invite_rate_exceeded` or `media_unavailable`.
         public var reason: String
         /// The address it came from.
         public var source: String
@@ -40,6 +43,13 @@ public final class SIPEndpoint: @unchecked Sendable {
     /// Error opening the endpoint.
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
+    }
+
+    /// Error placing a call: what was wrong with it.
+    public struct DialError: Error, CustomStringConvertible {
+        public var description: String
+        /// Whether it was refused because `maximumRingingCalls` calls ring already.
+        public var tooManyCalls = false
     }
 
     /// The `Allow` header every answer carries.
@@ -63,14 +73,17 @@ public final class SIPEndpoint: @unchecked Sendable {
     private(set) var subscriptions: OpaquePointer?
     private var calls: [ObjectIdentifier: SIPCall] = [:]
     private var bindAddress = sa()
+    private var inviteBudget: SIPInviteBudget
 
     /// Binds UDP and TCP on `settings.port` and starts answering.
-    /// - Parameter onRefusal: told of every INVITE refused before it rang (on the SIP thread: keep it short).
+    /// - Parameter onRefusal: told of every INVITE refused before it rang, before the refusal is
+    ///   sent (on the SIP thread: keep it short).
     /// - Throws: `OpenError` when the address cannot be bound.
     public init(settings: Settings, onRefusal: @escaping @Sendable (Refusal) -> Void) throws(OpenError) {
         self.settings = settings
         self.onRefusal = onRefusal
         digest = settings.policy.credentials.map(SIPDigest.init)
+        inviteBudget = SIPInviteBudget(perSecond: settings.invitesPerSecond)
         (incoming, continuation) = AsyncStream.makeStream(of: SIPCall.self, bufferingPolicy: .unbounded)
         let problem: String? = loop.run { [self] in open() }
         if let problem { throw OpenError(description: problem) }
@@ -139,6 +152,12 @@ public final class SIPEndpoint: @unchecked Sendable {
     fileprivate func invite(_ message: UnsafePointer<sip_msg>) {
         guard let sip, let sessions else { return }
         let source = message.pointee.src.hostText
+        // Before anything else costs work: a flood gets one short reply per packet.
+        guard inviteBudget.take(from: source, now: .now) else {
+            onRefusal(Refusal(reason: "invite_rate_exceeded", source: source))
+            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 1\r\n")
+            return
+        }
         var answered: Bool?
         if let digest, let header = sip_msg_hdr(message, SIP_HDR_AUTHORIZATION) {
             answered = digest.verify(authorization: header.pointee.val, method: message.pointee.met)
@@ -150,13 +169,13 @@ public final class SIPEndpoint: @unchecked Sendable {
             _ = parley_sip_reply(sip, message, 401, "Unauthorized", digest?.challengeHeader() ?? "")
             return
         case .refuse(let reason):
-            _ = parley_sip_reply(sip, message, 403, "Forbidden", "")
             onRefusal(Refusal(reason: reason, source: source))
+            _ = parley_sip_reply(sip, message, 403, "Forbidden", "")
             return
         }
         guard calls.count < settings.maximumRingingCalls + answeredCount else {
-            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 5\r\n")
             onRefusal(Refusal(reason: "too_many_calls", source: source))
+            _ = parley_sip_reply(sip, message, 503, "Service Unavailable", "Retry-After: 5\r\n")
             return
         }
         let call = SIPCall(message: message, endpoint: self)
@@ -168,8 +187,8 @@ public final class SIPEndpoint: @unchecked Sendable {
             case .noCommonCodec: (488, "Not Acceptable Here", "no_common_codec")
             case .noMediaPort: (500, "Server Internal Error", "media_unavailable")
             }
-            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: Opus, PCMU or PCMA\"\r\n" : "")
             onRefusal(Refusal(reason: reason, source: source))
+            _ = parley_sip_reply(sip, message, status, phrase, status == 488 ? "Warning: 305 parley \"Incompatible media format: Opus, PCMU or PCMA\"\r\n" : "")
             call.end(reason: reason)
             return
         }
@@ -187,6 +206,40 @@ public final class SIPEndpoint: @unchecked Sendable {
         continuation.yield(call)
     }
 
+    /// Places a call as `dial` says: the INVITE goes out at once, and the call reports how it
+    /// goes on `dialProgress`; once answered it is like a call that came in.
+    /// - Throws: `DialError` when a URI holds what cannot go in a header, the endpoint is closed,
+    ///   or the INVITE cannot be sent.
+    public func dial(_ dial: SIPDial) throws(DialError) -> SIPCall {
+        for (name, value) in [("target", dial.target), ("trunk", dial.trunk ?? "sip:x"), ("caller", dial.caller)] {
+            guard !value.isEmpty, value.count <= 256, value.unicodeScalars.allSatisfy(Self.isHeaderSafe) else {
+                throw DialError(description: "the \(name) \"\(value)\" has characters a SIP header cannot carry")
+            }
+        }
+        let placed: Result<SIPCall, DialError> = loop.run { [self] in
+            guard let sessions else { return .failure(DialError(description: "the SIP endpoint is closed")) }
+            guard calls.count - answeredCount < settings.maximumRingingCalls else {
+                return .failure(DialError(description: "\(settings.maximumRingingCalls) calls are ringing already", tooManyCalls: true))
+            }
+            let advertised = localAddress()
+            let host = advertised.hostText
+            let fromURI = "sip:\(dial.caller)@\(host.contains(":") ? "[\(host)]" : host)"
+            let call = SIPCall(dialing: dial, fromHeader: "\"Parley\" <\(fromURI)>", endpoint: self)
+            if let problem = call.place(dial, sessions: sessions, fromURI: fromURI, bindAddress: bindAddress, advertised: advertised, ports: settings.rtpPorts) {
+                call.end(reason: problem)
+                return .failure(DialError(description: problem))
+            }
+            calls[ObjectIdentifier(call)] = call
+            return .success(call)
+        }
+        return try placed.get()
+    }
+
+    /// A character that may stand in a URI of a header: printable ASCII, no quotes or brackets.
+    private static func isHeaderSafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value > 0x20 && scalar.value < 0x7F && !"<>\"".unicodeScalars.contains(scalar)
+    }
+
     private var answeredCount: Int { calls.values.count { $0.isAnswered } }
 
     /// The address audio is offered at: the configured one, else the one the INVITE reached.
@@ -196,6 +249,17 @@ public final class SIPEndpoint: @unchecked Sendable {
         var destination = message.pointee.dst
         if sa_isset(&destination, Int32(SA_ADDR.rawValue)), !["0.0.0.0", "::"].contains(destination.hostText) { return destination }
         return bindAddress
+    }
+
+    /// The address a placed call's offer gives for audio and its `From` names: the configured
+    /// one, else the bound one, else (bound to every address) the one this host reaches out from.
+    private func localAddress() -> sa {
+        var address = sa()
+        if let configured = settings.mediaAddress, sa_set_str(&address, configured, 0) == 0 { return address }
+        address = bindAddress
+        guard ["0.0.0.0", "::"].contains(address.hostText) else { return address }
+        var source = sa()
+        return net_default_source_addr_get(Int32(sa_af(&address)), &source) == 0 ? source : address
     }
 
     /// The SIP stack, for requests of a call's dialog.
@@ -231,32 +295,26 @@ private func sipInvite(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMuta
     endpoint(context)?.invite(message)
 }
 
-private func sipOffer(
+/// libre's handler of an offer in a call's dialog (a re-INVITE).
+func sipOffer(
     _ answer: UnsafeMutablePointer<UnsafeMutablePointer<mbuf>?>?, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let answer, let message, let call = call(context) else { return EINVAL }
     return call.reoffer(message, answer: answer)
 }
 
-private func sipAnswer(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+/// libre's handler of an answer to our offer.
+func sipAnswer(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let message, let call = call(context) else { return EINVAL }
     return call.answered(message)
 }
 
-private func sipEstablished(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
+/// libre's handler of a call that is up (ACK received, or our ACK sent).
+func sipEstablished(_ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
     call(context)?.established()
 }
 
-private func sipClosed(_ error: Int32, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
-    guard let call = call(context) else { return }
-    // libre reports a BYE and a CANCEL alike (ECONNRESET): which one it was follows from the answer.
-    let reason: String
-    if error == ECONNRESET || error == 0 {
-        reason = call.isAnswered ? "the caller hung up" : "the caller cancelled"
-    } else if let message, !message.pointee.req {
-        reason = "\(message.pointee.scode) \(message.pointee.reason.text)"
-    } else {
-        reason = String(cString: strerror(error))
-    }
-    call.end(reason: reason)
+/// libre's handler of a call's session closing.
+func sipClosed(_ error: Int32, _ message: UnsafePointer<sip_msg>?, _ context: UnsafeMutableRawPointer?) {
+    call(context)?.closed(error: error, message: message)
 }

@@ -22,6 +22,8 @@ public final class ParleyApp: Sendable {
     private let sip = Locked<SIPDoor?>(nil)
     /// The backend's hold on SIP calls (accept, reject, refer, hang up).
     private let sipCalls = SIPCallControl()
+    /// The calls this server placed (`POST /v1/calls`).
+    private let placedCalls = SIPOutboundCalls()
 
     /// Opens the store (unless one is given) and prepares the routes; nothing listens until `start()`.
     /// - Parameters:
@@ -69,6 +71,7 @@ public final class ParleyApp: Sendable {
         RealtimeCallsRoute.register(on: &router, context: context)
         TwilioRoutes.register(on: &router, context: context)
         SIPCallRoutes.register(on: &router, control: sipCalls, context: context)
+        SIPOutboundCallRoutes.register(on: &router, calls: placedCalls, door: { [sip] in sip.withLock { $0 } }, context: context)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = settings.host

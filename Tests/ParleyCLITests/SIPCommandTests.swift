@@ -46,4 +46,23 @@ struct SIPCommandTests {
         #expect(run.errorOutput == "error: the phone setup has 3 problems\n")
         await server.stop()
     }
+
+    @Test("names the outbound trunk, and refuses a caller id that cannot go in From")
+    func outboundTrunk() async throws {
+        let server = try CLITestServer.start()
+        var environment = server.environment
+        environment["PARLEY_SIP_PORT"] = "5060"
+        environment["PARLEY_SIP_TRUNKS"] = "192.0.2.20"
+        environment["PARLEY_SIP_OUTBOUND_TRUNK"] = "sip:203.0.113.5:5060;transport=tcp"
+        environment["PARLEY_SIP_CALLER_ID"] = "+14155550100"
+        let run = await CommandRun.run(["sip"], environment: environment)
+        #expect(run.output.contains("ok    calls placed with POST /v1/calls go out through sip:203.0.113.5:5060;transport=tcp as +14155550100\n"), "\(run.output)")
+        environment["PARLEY_SIP_CALLER_ID"] = "<sip:evil>"
+        let refused = await CommandRun.run(["sip"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.output.contains(
+            "FAIL  PARLEY_SIP_CALLER_ID: \"<sip:evil>\" is not an E.164 number or a plain SIP user name (letters, digits, . _ - +)\n"
+        ), "\(refused.output)")
+        await server.stop()
+    }
 }

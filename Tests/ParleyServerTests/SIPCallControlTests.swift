@@ -48,7 +48,7 @@ import Testing
         let parley = try Self.parley(backend: backend)
         let caller = Task {
             try await SIPp.run(SIPp.scenario(
-                SIPp.invite(sdp: SIPCallTests.pcmuOffer),
+                SIPp.invite(sdp: SIPCallTests.pcmuOffer, headers: ["X-Customer-Id: 42", "X-Campaign: spring sale"]),
                 #"<recv response="100" optional="true"/>"#,
                 #"<recv response="180" optional="true"/>"#,
                 #"<recv response="200" rrs="true"/>"#,
@@ -75,6 +75,8 @@ import Testing
         let callID = try #require(event["data"]?["call_id"]?.stringValue)
         guard case .array(let headers)? = event["data"]?["sip_headers"] else { throw CancellationError() }
         #expect(headers.contains { $0["name"]?.stringValue == "To" && $0["value"]?.stringValue?.contains("+14155550123") == true }, "\(event)")
+        let custom = headers.compactMap { header in header["name"]?.stringValue.flatMap { $0.hasPrefix("X-") ? "\($0): \(header["value"]?.stringValue ?? "")" : nil } }
+        #expect(custom == ["X-Customer-Id: 42", "X-Campaign: spring sale"], "\(event)")
         let accepted = try await parley.server.request("POST", "/v1/realtime/calls/\(callID)/accept", json: #"{"instructions":"Be brief."}"#)
         #expect(accepted.status == 200, "\(accepted.body)")
         let started = try #require(await parley.logs.first("sip.call_started"))
@@ -92,16 +94,22 @@ import Testing
     @Test func theBackendRejectsAnAnnouncedCallWithItsStatus() async throws {
         let (backend, webhooks) = try Self.backend()
         let parley = try Self.parley(backend: backend)
+        // More custom headers than are passed on, one of them long: the webhook carries the first 20, cut to 512 characters.
+        let manyHeaders = (1...25).map { "X-Tag-\($0): \($0 == 1 ? String(repeating: "v", count: 2_000) : "\($0)")" }
         let caller = Task {
             try await SIPp.run(SIPp.scenario(
-                SIPp.invite(sdp: SIPCallTests.pcmuOffer),
+                SIPp.invite(sdp: SIPCallTests.pcmuOffer, headers: manyHeaders),
                 #"<recv response="100" optional="true"/>"#,
                 #"<recv response="180" optional="true"/>"#,
                 #"<recv response="486"/>"#,
                 SIPp.failureACK()
             ), port: parley.sipPort)
         }
-        let callID = try #require(try await Self.nextEvent(webhooks)["data"]?["call_id"]?.stringValue)
+        let event = try await Self.nextEvent(webhooks)
+        let callID = try #require(event["data"]?["call_id"]?.stringValue)
+        guard case .array(let headers)? = event["data"]?["sip_headers"] else { throw CancellationError() }
+        let custom = headers.filter { $0["name"]?.stringValue?.hasPrefix("X-") == true }
+        #expect(custom.count == 20 && custom.first?["value"]?.stringValue?.count == 512, "\(custom.count)")
         let client = try await parley.server.request("POST", "/v1/realtime/calls/\(callID)/reject", json: #"{"status_code":486}"#, token: parley.server.clientToken())
         #expect(client.status == 403, "only the backend decides")
         let rejected = try await parley.server.request("POST", "/v1/realtime/calls/\(callID)/reject", json: #"{"status_code":486}"#)

@@ -5,7 +5,8 @@ import ParleyTesting
 import Testing
 
 /// The SIP door against SIP implementations nobody here wrote, from Debian: baresip calls with a
-/// WAV as its microphone; SIPp plays scenarios (codecs, CANCEL, digest, allow-list, RFC 4733).
+/// WAV as its microphone (and talks over the agent, and a second baresip takes a transfer); SIPp
+/// plays scenarios (codecs, CANCEL, digest, allow-list, RFC 4733).
 /// The server has the deterministic providers: whatever the caller says is "hello there", and
 /// the answer is "Hello from Parley.".
 @Suite(.serialized) struct SIPCallTests {
@@ -13,7 +14,7 @@ import Testing
 
     @Test func baresipCallsHearsTheAnswerAndHangsUp() async throws {
         let parley = try SIPTestServer.start()
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5))
         defer { caller.remove() }
         // baresip hangs up once the server has played the answer to its end.
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
@@ -32,9 +33,66 @@ import Testing
         await parley.stop()
     }
 
+    @Test func baresipTalkingOverALongAnswerInterruptsIt() async throws {
+        let story = (1...30).map { "This is sentence number \($0) of a long answer." }.joined(separator: " ")
+        let model = ScriptedLanguageModel(replies: [.text(story), .text("Sorry, go on.")])
+        let parley = try SIPTestServer.start(languageModel: model)
+        // The question, three seconds of the answer heard, then a second and a half of speech over it.
+        let caller = try BaresipPhone(
+            microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 3_000, seed: 5) + TelephoneAudio.speech(milliseconds: 1_500)
+                + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 9)
+        )
+        defer { caller.remove() }
+        // baresip hangs up once the reply to its interruption was played in full.
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            guard let long = await parley.logs.first("response.done")?["response"]?.stringValue else { return false }
+            return await parley.logs.first("sip.reply_played", matching: { $0["response"]?.stringValue != long }) != nil
+        }
+        let ended = try #require(await parley.logs.first("sip.call_ended"), "\(output)")
+        let items = try await parley.storedItems(ofCall: try #require(ended["session"]?.stringValue))
+        let cut = items.compactMap { if case .assistant(let text, [], true) = $0 { text } else { nil } }.first
+        // What is stored of the long answer is what went out before the caller talked over it: a few seconds.
+        #expect(cut.map { !$0.isEmpty && story.hasPrefix($0) && $0.count < story.count / 3 } == true, "\(items)")
+        #expect(items.contains(.assistant(text: "Sorry, go on.", toolCalls: [], interrupted: false)), "\(items)")
+        #expect((try caller.heard().map(abs).max() ?? 0) > 0.03, "baresip heard no answer: \(output)")
+        await parley.stop()
+    }
+
+    @Test func aTransferIsAnsweredByASecondBaresip() async throws {
+        let transfereePort = try BaresipPhone.freeSIPPort()
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_transfer_1", name: "transfer_call", arguments: #"{"target":"sip:transferee@127.0.0.1:\#(transfereePort)"}"#)]),
+            .text("Transferring you now. Goodbye."),
+        ])
+        let parley = try SIPTestServer.start(languageModel: model)
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        let transferee = try BaresipPhone(
+            microphone: TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 3), user: "transferee", listenPort: transfereePort, autoAnswer: true
+        )
+        defer {
+            caller.remove()
+            transferee.remove()
+        }
+        // The second baresip answers the call the first one places on Parley's REFER; both hang up once
+        // it is up and Parley has hung up after its goodbye.
+        let answering = Task { try await transferee.answer { await transferee.output.shows("Call established") } }
+        let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
+            let established = await transferee.output.shows("Call established")
+            return await parley.logs.first("sip.call_ended") != nil && established
+        }
+        let answered = try await answering.value
+        #expect(answered.contains("Call established"), "the transferee got no call: \(answered)\ncaller: \(output)")
+        #expect(output.contains("transferee@127.0.0.1"), "\(output)")
+        let ended = try #require(await parley.logs.first("sip.call_ended"), "\(parley.logs.eventNames)")
+        #expect(parley.logs.lines(of: "sip.end_call").count == 1, "\(parley.logs.eventNames) caller: \(output)\ntransferee: \(answered)")
+        let items = try await parley.storedItems(ofCall: try #require(ended["session"]?.stringValue))
+        #expect(items.contains(.assistant(text: "Transferring you now. Goodbye.", toolCalls: [], interrupted: false)), "\(items)")
+        await parley.stop()
+    }
+
     @Test func anOpusCallIsAnsweredInOpus() async throws {
         let parley = try SIPTestServer.start()
-        let caller = try BaresipCaller(
+        let caller = try BaresipPhone(
             microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 4_000, seed: 5), opus: true
         )
         defer { caller.remove() }
@@ -56,7 +114,7 @@ import Testing
             .text("Goodbye, and thank you."),
         ])
         let parley = try SIPTestServer.start(languageModel: model)
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
         defer { caller.remove() }
         // baresip does not hang up: the server does, after the goodbye.
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
@@ -79,7 +137,7 @@ import Testing
             .text("Done."),
         ])
         let parley = try SIPTestServer.start(languageModel: model)
-        let caller = try BaresipCaller(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
+        let caller = try BaresipPhone(microphone: TelephoneAudio.question() + TelephoneAudio.lineNoise(milliseconds: 8_000, seed: 5))
         defer { caller.remove() }
         let output = try await caller.call("sip:+14155550123@127.0.0.1:\(parley.sipPort)") {
             await parley.logs.first("sip.reply_played") != nil
@@ -193,6 +251,25 @@ import Testing
         let result = try await caller.value
         #expect(result.status == 0, "\(result.output)")
         #expect(await sideband.closes(within: 10), "the sideband closes when the call ends")
+        await parley.stop()
+    }
+
+    @Test func aCallOverTCPIsAnsweredAndEnded() async throws {
+        let parley = try SIPTestServer.start()
+        let result = try await SIPp.run(SIPp.scenario(
+            SIPp.invite(sdp: Self.pcmuOffer),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            SIPp.successACK(),
+            #"<pause milliseconds="1000"/>"#,
+            SIPp.bye(cseq: 2)
+        ), port: parley.sipPort, extraArguments: ["-t", "t1"])
+        #expect(result.status == 0, "\(result.output)")
+        let started = try #require(await parley.logs.first("sip.call_started"))
+        #expect(started["codec"]?.stringValue == "PCMU")
+        let reasons = parley.logs.lines(of: "call.ended").compactMap { $0["reason"]?.stringValue }
+        #expect(reasons == ["the caller hung up"], "\(parley.logs.eventNames)")
         await parley.stop()
     }
 

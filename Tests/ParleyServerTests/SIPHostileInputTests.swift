@@ -3,7 +3,8 @@ import ParleyTesting
 import Testing
 
 /// Hostile input at the SIP door: malformed SIP and SDP, oversized datagrams, RTP from an
-/// address that is not the caller's. Each is refused or ignored, and the door keeps answering.
+/// address that is not the caller's, a flood of INVITEs. Each is refused or ignored, and the door
+/// keeps answering.
 @Suite(.serialized) struct SIPHostileInputTests {
     static let options = SIPp.scenario(
         """
@@ -100,5 +101,105 @@ import Testing
         let ended = try #require(await parley.logs.first("sip.call_ended"))
         #expect(ended["ignored_rtp_packets"]?.numberValue ?? 0 >= 51, "\(ended)")
         await parley.stop()
+    }
+
+    @Test func anInviteFloodIsRefusedWhileAnEstablishedCallCarriesOn() async throws {
+        let parley = try SIPTestServer.start()
+        let established = Task {
+            try await SIPp.run(SIPp.scenario(
+                SIPp.invite(sdp: SIPCallTests.pcmuOffer),
+                #"<recv response="100" optional="true"/>"#,
+                #"<recv response="180" optional="true"/>"#,
+                #"<recv response="200" rrs="true"/>"#,
+                SIPp.successACK(),
+                #"<pause milliseconds="3000"/>"#,
+                SIPp.bye(cseq: 2)
+            ), port: parley.sipPort)
+        }
+        _ = try #require(await parley.logs.first("sip.call_started"))
+        // 200 INVITEs from one address as fast as they are answered, each offering only GSM: the
+        // budget's burst (40, less the established call's INVITE) gets 488, the rest 503.
+        let answers = try await SIPFlood.send(invites: 200, to: parley.sipPort)
+        let refused = answers.values.filter { $0.status == 503 && $0.retryAfter }.count
+        let unanswerable = answers.values.filter { $0.status == 488 }.count
+        #expect(answers.count == 200, "every INVITE is answered: \(answers.count)")
+        #expect(refused >= 150 && unanswerable <= 50 && refused + unanswerable == answers.count, "503: \(refused), 488: \(unanswerable)")
+        #expect(parley.refusals("invite_rate_exceeded") == refused)
+        let health = try await parley.server.request("GET", "/healthz", token: .some(nil))
+        #expect(health.status == 200)
+        let result = try await established.value
+        #expect(result.status == 0, "the established call was disturbed: \(result.output)")
+        let again = try await SIPp.run(Self.options, port: parley.sipPort)
+        #expect(again.status == 0, "\(again.output)")
+        await parley.stop()
+    }
+}
+
+/// A flood of INVITEs from one UDP socket, and the final answer each got.
+enum SIPFlood {
+    /// A final answer: its status and whether it asked to try again later.
+    struct Answer: Sendable {
+        var status: Int
+        var retryAfter: Bool
+    }
+
+    /// Sends `invites` INVITEs (distinct calls, GSM-only offers) to `port` on loopback as fast as
+    /// the door answers, in batches of 40 (more at once would overflow the socket buffers and be
+    /// dropped by the kernel, not by the door), and collects the final answer of each by Call-ID.
+    static func send(invites: Int, to port: Int) async throws -> [String: Answer] {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        let localPort = Int(UInt16(bigEndian: local.sin_port))
+        // A thread of its own sends and waits on the socket, so no task of the pool blocks.
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                defer { close(descriptor) }
+                var remote = sockaddr_in()
+                remote.sin_family = sa_family_t(AF_INET)
+                remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+                remote.sin_port = UInt16(port).bigEndian
+                var answers: [String: Answer] = [:]
+                let deadline = ContinuousClock.now + TestDeadline.seconds(15)
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                for batch in stride(from: 0, to: invites, by: 40) {
+                    for index in batch..<min(batch + 40, invites) {
+                        let datagram = Array(invite(index, port: port, localPort: localPort).utf8)
+                        _ = datagram.withUnsafeBytes { bytes in
+                            withUnsafePointer(to: &remote) {
+                                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                    sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                                }
+                            }
+                        }
+                    }
+                    while answers.count < min(batch + 40, invites), ContinuousClock.now < deadline {
+                        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                        guard poll(&ready, 1, 200) > 0 else { continue }
+                        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                        guard count > 0 else { continue }
+                        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\r\n")
+                        guard let statusLine = lines.first?.split(separator: " "), statusLine.count >= 2, let status = Int(statusLine[1]), status >= 200,
+                              let callID = lines.first(where: { $0.lowercased().hasPrefix("call-id:") })?.dropFirst(8).trimmingCharacters(in: .whitespaces)
+                        else { continue }
+                        answers[callID] = Answer(status: status, retryAfter: lines.contains { $0.lowercased().hasPrefix("retry-after:") })
+                    }
+                }
+                continuation.resume(returning: answers)
+            }
+        }
+    }
+
+    private static func invite(_ index: Int, port: Int, localPort: Int) -> String {
+        let sdp = "v=0\r\no=flood 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 9 RTP/AVP 3\r\na=rtpmap:3 GSM/8000\r\n"
+        return "INVITE sip:+14155550123@127.0.0.1:\(port) SIP/2.0\r\n"
+            + "Via: SIP/2.0/UDP 127.0.0.1:\(localPort);branch=z9hG4bKflood\(index)\r\n"
+            + "From: <sip:flood@127.0.0.1>;tag=flood\(index)\r\nTo: <sip:+14155550123@127.0.0.1>\r\n"
+            + "Call-ID: flood-\(index)@127.0.0.1\r\nCSeq: 1 INVITE\r\nContact: <sip:flood@127.0.0.1:\(localPort)>\r\nMax-Forwards: 70\r\n"
+            + "Content-Type: application/sdp\r\nContent-Length: \(sdp.utf8.count)\r\n\r\n" + sdp
     }
 }

@@ -50,7 +50,7 @@ struct SIPTestServer {
 final class SIPLogLines: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [JSONValue] = []
-    private var waiters: [(event: String, continuation: CheckedContinuation<JSONValue?, Never>)] = []
+    private var waiters: [(event: String, matches: @Sendable (JSONValue) -> Bool, continuation: CheckedContinuation<JSONValue?, Never>)] = []
 
     var log: EventLog {
         EventLog { [self] line in
@@ -58,8 +58,8 @@ final class SIPLogLines: @unchecked Sendable {
             let woken: [CheckedContinuation<JSONValue?, Never>] = lock.withLock {
                 lines.append(json)
                 let name = json["event"]?.stringValue
-                let matching = waiters.filter { $0.event == name }.map(\.continuation)
-                waiters.removeAll { $0.event == name }
+                let matching = waiters.filter { $0.event == name && $0.matches(json) }.map(\.continuation)
+                waiters.removeAll { $0.event == name && $0.matches(json) }
                 return matching
             }
             for continuation in woken { continuation.resume(returning: json) }
@@ -71,14 +71,14 @@ final class SIPLogLines: @unchecked Sendable {
 
     func lines(of event: String) -> [JSONValue] { lock.withLock { lines.filter { $0["event"]?.stringValue == event } } }
 
-    /// The first line of `event` (already logged or the next one), or `nil` after `seconds`.
-    func first(_ event: String, within seconds: Double = 30) async -> JSONValue? {
+    /// The first line of `event` that `matches` (already logged or a later one), or `nil` after `seconds`.
+    func first(_ event: String, matching matches: @escaping @Sendable (JSONValue) -> Bool = { _ in true }, within seconds: Double = 30) async -> JSONValue? {
         return await withTaskGroup(of: JSONValue?.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let existing: JSONValue? = self.lock.withLock {
-                        if let line = self.lines.first(where: { $0["event"]?.stringValue == event }) { return line }
-                        self.waiters.append((event, continuation))
+                        if let line = self.lines.first(where: { $0["event"]?.stringValue == event && matches($0) }) { return line }
+                        self.waiters.append((event, matches, continuation))
                         return nil
                     }
                     if let existing { continuation.resume(returning: existing) }
@@ -107,17 +107,25 @@ final class SIPLogLines: @unchecked Sendable {
 enum SIPp {
     /// Runs `scenario` (SIPp XML) once against `port`; SIPp's exit status 0 means every step happened as written.
     static func run(_ scenario: String, port: Int, service: String = "+14155550123", extraArguments: [String] = [], deadline: Double = 60) async throws -> ChildProcess.Result {
+        try await launch(scenario, arguments: ["127.0.0.1:\(port)", "-p", "\(try freeUDPPort())", "-s", service] + extraArguments, deadline: deadline)
+    }
+
+    /// Plays `scenario` (SIPp XML, beginning with a `recv`) once for the first call to `port` on loopback.
+    static func serve(_ scenario: String, port: Int, extraArguments: [String] = [], deadline: Double = 60) async throws -> ChildProcess.Result {
+        try await launch(scenario, arguments: ["-p", "\(port)"] + extraArguments, deadline: deadline)
+    }
+
+    private static func launch(_ scenario: String, arguments: [String], deadline: Double) async throws -> ChildProcess.Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-sipp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("scenario.xml")
         try Data(scenario.utf8).write(to: file)
-        let (mediaPort, localPort) = (try freeUDPPort(), try freeUDPPort())
-        let result = try await ChildProcess.run("/usr/bin/sipp", [
-            "127.0.0.1:\(port)", "-sf", file.path, "-m", "1", "-i", "127.0.0.1", "-mi", "127.0.0.1", "-mp", "\(mediaPort)", "-p", "\(localPort)",
-            "-s", service, "-t", "u1", "-timeout", "\(Int(deadline * TestDeadline.scale))s", "-timeout_error", "-nostdin", "-max_recv_loops", "1000",
+        let result = try await ChildProcess.run("/usr/bin/sipp", arguments + [
+            "-sf", file.path, "-m", "1", "-i", "127.0.0.1", "-mi", "127.0.0.1", "-mp", "\(try freeUDPPort())",
+            "-timeout", "\(Int(deadline * TestDeadline.scale))s", "-timeout_error", "-nostdin", "-max_recv_loops", "1000",
             "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
-        ] + extraArguments, deadline: TestDeadline.seconds(deadline + 10))
+        ] + (arguments.contains("-t") ? [] : ["-t", "u1"]), deadline: TestDeadline.seconds(deadline + 10))
         let errors = (try? String(contentsOf: directory.appendingPathComponent("errors.log"), encoding: .utf8)) ?? ""
         return ChildProcess.Result(status: result.status, output: result.output + errors)
     }
@@ -148,8 +156,8 @@ enum SIPp {
         """
     }
 
-    /// The INVITE of a scenario (`authentication` adds SIPp's answer to the last challenge).
-    static func invite(sdp: String, cseq: Int = 1, authentication: Bool = false) -> String {
+    /// The INVITE of a scenario (`authentication` adds SIPp's answer to the last challenge; `headers` are more header lines).
+    static func invite(sdp: String, cseq: Int = 1, authentication: Bool = false, headers: [String] = []) -> String {
         """
           <send retrans="500">
             <![CDATA[
@@ -160,7 +168,7 @@ enum SIPp {
               Call-ID: [call_id]
               CSeq: \(cseq) INVITE
               Contact: sip:sipp@[local_ip]:[local_port]
-              Max-Forwards: 70\(authentication ? "\n              [authentication]" : "")
+              Max-Forwards: 70\(authentication ? "\n              [authentication]" : "")\(headers.map { "\n              " + $0 }.joined())
               Content-Type: application/sdp
               Content-Length: [len]
 
@@ -240,15 +248,21 @@ enum SIPp {
     }
 }
 
-/// baresip (from Debian) as a caller: a WAV as its microphone, what it hears dumped to WAV
-/// files, hung up through its `ctrl_tcp` control socket.
-struct BaresipCaller {
+/// baresip (from Debian) as a phone that calls or answers: a WAV as its microphone, what it
+/// hears dumped to WAV files, hung up through its `ctrl_tcp` control socket.
+struct BaresipPhone {
     let directory: URL
     let controlPort: Int
+    /// What baresip prints, as it prints it.
+    let output = BaresipOutput()
 
     /// A configuration that plays `microphone` (8 kHz) into the call and dumps what it hears;
     /// with `opus`, baresip offers Opus first (its microphone file then has to be 48 kHz stereo).
-    init(microphone: [Int16], opus: Bool = false) throws {
+    /// - Parameters:
+    ///   - user: the account's user, which calls to it name.
+    ///   - listenPort: the SIP port (UDP and TCP) it answers on; any free one when `nil`.
+    ///   - autoAnswer: whether it answers incoming calls at once.
+    init(microphone: [Int16], opus: Bool = false, user: String = "caller", listenPort: Int? = nil, autoAnswer: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-baresip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("heard"), withIntermediateDirectories: true)
         let file = opus
@@ -259,7 +273,7 @@ struct BaresipCaller {
         controlPort = try Self.freeTCPPort()
         let config = """
             poll_method epoll
-            sip_listen 127.0.0.1:0
+            sip_listen 127.0.0.1:\(listenPort ?? 0)
             audio_player aubridge,parley
             audio_source aufile,\(directory.appendingPathComponent("microphone.wav").path)
             audio_alert aubridge,parley
@@ -277,26 +291,38 @@ struct BaresipCaller {
             snd_path \(directory.appendingPathComponent("heard").path)
             """
         try Data(config.utf8).write(to: directory.appendingPathComponent("config"))
-        try Data("<sip:caller@127.0.0.1>;regint=0;audio_codecs=\(codec)\n".utf8).write(to: directory.appendingPathComponent("accounts"))
+        let account = "<sip:\(user)@127.0.0.1>;regint=0;audio_codecs=\(codec)\(autoAnswer ? ";answermode=auto" : "")\n"
+        try Data(account.utf8).write(to: directory.appendingPathComponent("accounts"))
     }
 
     /// Calls `uri`, waits for `hangUpWhen`, hangs up and waits for baresip to quit; its output.
     func call(_ uri: String, hangUpWhen: () async -> Bool, deadline: Double = 60) async throws -> String {
+        try await run(["-e", "/dial \(uri)"], hangUpWhen: hangUpWhen, deadline: deadline)
+    }
+
+    /// Waits for calls (answered at once with `autoAnswer`) until `hangUpWhen`, hangs up and
+    /// waits for baresip to quit; its output.
+    func answer(hangUpWhen: () async -> Bool, deadline: Double = 60) async throws -> String {
+        try await run([], hangUpWhen: hangUpWhen, deadline: deadline)
+    }
+
+    private func run(_ arguments: [String], hangUpWhen: () async -> Bool, deadline: Double) async throws -> String {
         let process = Subprocess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/baresip")
-        process.arguments = ["-f", directory.path, "-e", "/dial \(uri)", "-t", "\(Int(deadline * TestDeadline.scale))"]
+        process.arguments = ["-f", directory.path, "-t", "\(Int(deadline * TestDeadline.scale))"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        let output = OutputCollector()
         try process.run()
         let reader = PipeReader(pipe.fileHandleForReading) { output.append($0) }
         if await hangUpWhen() { command(#"{"command":"hangup","params":"","token":"1"}"#) }
         command(#"{"command":"quit","params":"","token":"2"}"#)
-        if await process.exitStatus(within: TestDeadline.seconds(deadline)) == nil { process.terminate() }
+        // baresip quits at once when told; one that did not hear it is stopped rather than waited for to its own deadline.
+        if await process.exitStatus(within: TestDeadline.seconds(10)) == nil { process.terminate() }
         await reader.end()
         return output.text
     }
+
 
     /// Sends one command to baresip's control socket (a netstring of JSON); a baresip that is
     /// gone already shows in its output.
@@ -313,6 +339,29 @@ struct BaresipCaller {
         guard connected == 0 else { return }
         let message = Array("\(json.utf8.count):\(json),".utf8)
         _ = message.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// A port free now on UDP and TCP, with the next one free on TCP: baresip's SIP listens on
+    /// UDP and TCP at the port, and SIP over TLS at the next one.
+    static func freeSIPPort() throws -> Int {
+        for _ in 0..<20 {
+            let port = try SIPp.freeUDPPort()
+            if port < 65_535, isFreeTCPPort(port), isFreeTCPPort(port + 1) { return port }
+        }
+        throw CancellationError()
+    }
+
+    /// Whether TCP `port` on loopback can be bound now.
+    private static func isFreeTCPPort(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// A TCP port free now.
@@ -336,4 +385,50 @@ struct BaresipCaller {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A baresip's output, awaited for a line. `@unchecked Sendable`: `text` and `waiters` are guarded by `lock`.
+final class BaresipOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected = ""
+    private var waiters: [(needle: String, continuation: CheckedContinuation<Bool, Never>)] = []
+
+    var text: String { lock.withLock { collected } }
+
+    func append(_ chunk: Data) {
+        let woken: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            collected += String(decoding: chunk, as: UTF8.self)
+            let matching = waiters.filter { collected.contains($0.needle) }
+            waiters.removeAll { collected.contains($0.needle) }
+            return matching.map(\.continuation)
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+    }
+
+    /// Whether baresip printed `needle` (already, or within `seconds`).
+    func shows(_ needle: String, within seconds: Double = 30) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let already: Bool = self.lock.withLock {
+                        if self.collected.contains(needle) { return true }
+                        self.waiters.append((needle, continuation))
+                        return false
+                    }
+                    if already { continuation.resume(returning: true) }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: TestDeadline.seconds(seconds)); return false }
+            let shown = await group.next() ?? false
+            group.cancelAll()
+            if !shown {
+                let waiting = self.lock.withLock {
+                    defer { self.waiters.removeAll { $0.needle == needle } }
+                    return self.waiters.filter { $0.needle == needle }.map(\.continuation)
+                }
+                for continuation in waiting { continuation.resume(returning: false) }
+            }
+            return shown
+        }
+    }
 }

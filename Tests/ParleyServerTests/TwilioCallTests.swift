@@ -78,6 +78,26 @@ import Testing
         await server.stop()
     }
 
+    @Test func endCallClosesTheStreamOnceTheGoodbyeWasHeard() async throws {
+        let logs = LogLines()
+        var providers = Self.providers()
+        providers.languageModel = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_end_1", name: "end_call", arguments: #"{"reason":"the caller is done"}"#)]),
+            .text("Goodbye, and thank you."),
+        ])
+        let server = try TestServer.start(providers: providers, log: logs.log)
+        let call = try await Self.placeCall(server)
+        try call.sendAudio(TelephoneAudio.question())
+        // The simulated Twilio plays every mark; the server closes the stream after the last one, and Twilio hangs up.
+        #expect(await call.closes(within: 15), "the stream stayed open")
+        #expect(logs.events("twilio.end_call").count == 1)
+        let decoded = G711.decode(try await call.receivedAudio, law: .muLaw)
+        #expect(TwilioTestCall.peak(decoded) > 1_000, "the goodbye was not sent")
+        let items = try await Self.storedItems(server, logs, call: call)
+        #expect(items.contains(.assistant(text: "Goodbye, and thank you.", toolCalls: [], interrupted: false)), "\(items)")
+        await server.stop()
+    }
+
     /// What a caller heard of the long story after `milliseconds` of it: each sentence is ten
     /// words of 100 ms; the stored reply keeps whole sentences and the words of the one in
     /// progress in proportion to how much of it played.

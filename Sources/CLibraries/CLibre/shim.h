@@ -30,6 +30,18 @@ static inline int parley_sipsess_accept(struct sipsess **sessp, struct sipsess_s
                           offerh, answerh, estabh, NULL, NULL, closeh, arg, "%s", headers);
 }
 
+/* An outgoing call: INVITE to `to_uri` with the offer `desc`, through `route` (a loose route, or NULL). */
+static inline int parley_sipsess_connect(struct sipsess **sessp, struct sipsess_sock *sock, const char *to_uri,
+                                         const char *from_name, const char *from_uri, const char *cuser, const char *route,
+                                         struct mbuf *desc, sip_auth_h *authh, void *aarg, sipsess_offer_h *offerh,
+                                         sipsess_answer_h *answerh, sipsess_progr_h *progrh, sipsess_estab_h *estabh,
+                                         sipsess_close_h *closeh, void *arg, const char *headers) {
+    const char *routev[1] = {route};
+    return sipsess_connect(sessp, sock, to_uri, from_name, from_uri, cuser, route ? routev : NULL, route ? 1 : 0,
+                           "application/sdp", desc, authh, aarg, false, offerh, answerh, progrh, estabh, NULL, NULL,
+                           closeh, arg, "%s", headers);
+}
+
 static inline int parley_sipsess_answer(struct sipsess *sess, uint16_t scode, const char *reason, struct mbuf *desc,
                                         const char *headers) {
     return sipsess_answer(sess, scode, reason, desc, "%s", headers);

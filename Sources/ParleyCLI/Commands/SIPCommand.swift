@@ -1,7 +1,8 @@
 import Foundation
 import ParleyServer
 
-/// `parley sip`: checks the SIP door's settings and prints the URI a trunk or PBX sends calls to.
+/// `parley sip`: checks the SIP door's settings (and the outbound trunk's, when set) and prints
+/// the URI a trunk or PBX sends calls to.
 struct SIPCommand: ParleyCommand {
     static let spec = CommandSpec(
         name: "sip",
@@ -51,6 +52,9 @@ struct SIPCommand: ParleyCommand {
         }
         if sip.credentials != nil {
             findings.append(.ok("calls from elsewhere must pass digest authentication as PARLEY_SIP_USERNAME"))
+        }
+        if let trunk = sip.outboundTrunk {
+            findings.append(.ok("calls placed with POST /v1/calls go out through \(trunk) as \(sip.callerID)"))
         }
         if sip.trunks.isEmpty, sip.credentials == nil {
             findings.append(.problem("neither PARLEY_SIP_TRUNKS nor PARLEY_SIP_USERNAME and PARLEY_SIP_PASSWORD is set: every call is refused"))

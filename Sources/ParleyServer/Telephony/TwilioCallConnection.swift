@@ -7,6 +7,8 @@ import ParleyStore
 /// calls on the call's voice session and turns the session's audio into `media` and `mark`
 /// messages (μ-law, 8 kHz). When the caller talks over audio still playing, it sends `clear`
 /// at once, and the stored reply is cut to what the caller heard: up to the last echoed mark.
+/// When the agent called `end_call`, the stream closes once its last words were heard (their
+/// marks echoed), which ends the call.
 actor TwilioCallConnection {
     private let socket: WebSocketConnection
     private let context: ServerContext
@@ -14,6 +16,9 @@ actor TwilioCallConnection {
     private let start: TwilioStreamStart
     private let conversationID: String
     private let keyPressMessages: Bool
+    private let hangUp: PendingHangUp
+    /// Whether a response is being written (its audio may not all be sent yet).
+    private var responding = false
     private var audio: OutputAudioEncoder
     private var playback: TwilioPlayback
     private var input = TelephoneInput()
@@ -31,8 +36,9 @@ actor TwilioCallConnection {
 
     init(
         socket: WebSocketConnection, context: ServerContext, session: VoiceSession, start: TwilioStreamStart,
-        conversationID: String, keyPressMessages: Bool
+        conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp
     ) {
+        self.hangUp = hangUp
         self.socket = socket
         self.context = context
         self.session = session
@@ -101,6 +107,7 @@ actor TwilioCallConnection {
             try? await session.appendAudio(input.samples(samples, agentPlaying: playback.isPlaying), sampleRate: TelephoneInput.outputRate)
         case .mark(let name):
             playback.acknowledged(name)
+            endCallOnceHeard()
         case .dtmf(let digit):
             await keyPressed(digit)
         case .stop:
@@ -140,18 +147,32 @@ actor TwilioCallConnection {
                 send(.media(payload: rest))
                 send(.mark(name: playback.sent(sampleCount: 0, itemID: itemID)))
             }
-        case .responseDone(_, .cancelled, _, _), .speechStarted:
-            // The caller talked over the agent (or the reply was cancelled): stop what Twilio still plays.
+        case .responseDone(_, let status, _, _):
+            responding = false
+            // A cancelled reply: stop what Twilio still plays.
+            if status == .cancelled { interruptPlayback() }
+            endCallOnceHeard()
+        case .speechStarted:
+            // The caller talked over the agent: stop what Twilio still plays.
             interruptPlayback()
         case .itemCompleted(let itemID, let message):
             items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date()))
         case .responseStarted:
+            responding = true
             silencedItems.removeAll()
         case .error(let error):
             context.metrics.errorReported(category: error.category?.rawValue ?? "invalid_request")
         default:
             break
         }
+    }
+
+    /// Closes the stream (Twilio then ends the call) when the agent asked to hang up and its
+    /// reply is written and heard to the end.
+    private func endCallOnceHeard() {
+        guard hangUp.isRequested, !responding, !playback.isPlaying else { return }
+        context.log.log("twilio.end_call", session: start.callSID)
+        socket.close(code: WebSocketCloseCode.normal, reason: "call ended by the agent")
     }
 
     /// Sends `clear` when audio is still buffered at Twilio, stops the reply it belongs to, and

@@ -71,14 +71,19 @@ enum TwilioStreamEndpoint {
         if configuration.turnDetection == nil {
             configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
         }
-        let session = VoiceSession(providers: setup.providers, configuration: configuration, history: setup.history)
+        // On the phone the agent can hang up: the stream closes once its goodbye was heard, and
+        // with nothing after `<Connect>` in the TwiML, Twilio ends the call.
+        let hangUp = PendingHangUp()
+        var providers = setup.providers
+        providers.tools.register(EndCallTool(hangUp: hangUp))
+        let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         await admission.serve(
             session, instanceID: nil, conversationID: setup.conversationID,
             socket: socket, disconnectReason: "call ended by the server", onRefusal: { _ in setup.providers.recorder?.finish() }
         ) { _ in
             let connection = TwilioCallConnection(
                 socket: socket, context: admission.context, session: session, start: start, conversationID: setup.conversationID,
-                keyPressMessages: agent?.telephony?.keyPressMessages ?? false
+                keyPressMessages: agent?.telephony?.keyPressMessages ?? false, hangUp: hangUp
             )
             // A call lasts at most as long as any session; closing the stream hangs it up.
             let lengthLimit = Task { [maximum = context.settings.maximumSessionLength] in

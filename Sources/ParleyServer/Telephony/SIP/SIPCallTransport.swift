@@ -16,14 +16,18 @@ final class SIPCallTransport: RealtimeTransport {
     private let output: Locked<OutputAudioEncoder>
     /// The audio item of each response still speaking.
     private let audioItems = Locked<[String: String]>([:])
+    /// What the other side said before the session started (answering-machine detection listened to it).
+    private let prelude: [Int16]
 
     /// Carries a session's speech on `call`; `keyPressMessages` tells the agent of key presses;
-    /// `hangUp` says when the agent asked to end the call.
+    /// `hangUp` says when the agent asked to end the call; `prelude` is the call's audio already
+    /// heard (at its `sampleRate`), handed to the session first.
     init(
         call: SIPCall, makeResampler: @escaping @Sendable (Int, Int) -> any Resampler, keyPressMessages: Bool, hangUp: PendingHangUp,
-        log: EventLog
+        log: EventLog, prelude: [Int16] = []
     ) {
         self.call = call
+        self.prelude = prelude
         self.keyPressMessages = keyPressMessages
         self.hangUp = hangUp
         self.log = log
@@ -37,6 +41,12 @@ final class SIPCallTransport: RealtimeTransport {
     func receive(isolation: isolated any Actor, _ handle: (RealtimeTransportInput) async -> Void) async {
         var input = TelephoneInput()
         var agentPlaying = false
+        if !prelude.isEmpty {
+            let isG711 = call.sampleRate == G711.sampleRate
+            await handle(.streamedAudio(
+                isG711 ? input.samples(prelude, agentPlaying: false) : prelude, sampleRate: isG711 ? TelephoneInput.outputRate : call.sampleRate
+            ))
+        }
         for await event in call.events {
             switch event {
             case .established:
@@ -63,7 +73,7 @@ final class SIPCallTransport: RealtimeTransport {
         }
     }
 
-    /// Audio goes out as RTP, not as events.
+    /// Speech goes on the call's own audio, never in events.
     var audioEventMaximumMs: Int? { nil }
 
     /// A phone has no client to read events: only sidebands see them.

@@ -8,21 +8,31 @@ import ParleySIP
 /// sessions of the agent whose `telephony.phone_numbers` holds the called number (the
 /// default agent otherwise), stored like any conversation. With a call webhook, the backend
 /// decides first (`SIPCallControl`): it accepts the call (an agent, session settings) or rejects it. Refused calls are counted per reason
-/// (`parley_door_refusals_total{door="sip"}`).
+/// (`parley_door_refusals_total{door="sip"}`). Calls Parley places (`SIPOutboundCalls`) go out
+/// through the same endpoint and, once answered, run the same way.
 final class SIPDoor: Sendable {
     private let endpoint: SIPEndpoint
+    let settings: SIPSettings
+    let control: SIPCallControl
+    private let context: ServerContext
 
     /// Opens the SIP port and starts answering.
     /// - Throws: `SIPEndpoint.OpenError` when the port cannot be bound.
     init(settings: SIPSettings, control: SIPCallControl, context: ServerContext) throws(SIPEndpoint.OpenError) {
+        self.settings = settings
+        self.control = control
+        self.context = context
         var endpointSettings = SIPEndpoint.Settings()
         endpointSettings.host = context.settings.host
         endpointSettings.port = settings.port ?? 0
         endpointSettings.mediaAddress = settings.mediaAddress
         endpointSettings.rtpPorts = settings.rtpPorts
         endpointSettings.policy = settings.policy
+        endpointSettings.invitesPerSecond = settings.invitesPerSecond
         endpoint = try SIPEndpoint(settings: endpointSettings) { refusal in
             context.metrics.doorRefused(door: "sip", reason: refusal.reason)
+            // A flood is counted, not logged packet by packet.
+            guard refusal.reason != "invite_rate_exceeded" else { return }
             context.log.log("sip.call_refused", ["reason": .string(refusal.reason), "source": .string(refusal.source)])
         }
         Task.detached { [endpoint] in
@@ -41,6 +51,18 @@ final class SIPDoor: Sendable {
 
     /// Hangs up every call and stops listening.
     func close() { endpoint.close() }
+
+    /// Places a call (`SIPEndpoint.dial`); it reports how it goes on its `dialProgress`.
+    func dial(_ dial: SIPDial) throws(SIPEndpoint.DialError) -> SIPCall { try endpoint.dial(dial) }
+
+    /// Runs an answered placed call as a session of `agentID`, to its end, the session hearing
+    /// `heard` (the callee's first words) first; `nil` once it ran, else why it could not.
+    func serveAnswered(_ call: SIPCall, callID: String, agentID: String, heard: [Int16]) async -> String? {
+        let owner = LiveSessions.Owner(user: "phone:\(call.called)", tokenID: "sip:\(call.id)")
+        return await Self.run(
+            call, callID: callID, agentID: agentID, sessionUpdate: nil, owner: owner, heard: heard, control: control, context: context
+        )
+    }
 
     /// One call from ringing to its end.
     private static func serve(_ call: SIPCall, settings: SIPSettings, control: SIPCallControl, context: ServerContext) async {
@@ -62,20 +84,38 @@ final class SIPDoor: Sendable {
             }
         }
         let agentID: String?
-        var agent: AgentDefinition?
         do {
             agentID = try await TwilioVoiceWebhook.agent(for: chosenAgent, calledNumber: calledNumber(call.called), store: context.store)
-            if let agentID, let record = try await context.store.agent(id: agentID) { agent = try AgentRoutes.decode(record) }
         } catch {
             context.log.log("sip.session_setup_failed", session: call.id, ["problem": .string("\(error)")])
             return call.reject(status: 500, reason: "Server Internal Error")
+        }
+        await run(call, callID: callID, agentID: agentID, sessionUpdate: sessionUpdate, owner: owner, control: control, context: context)
+    }
+
+    /// A call as a session of `agentID` (the default agent when `nil`), admitted like any
+    /// session, answered (when it came in) once admitted, run to its end, hearing `heard` first;
+    /// `nil` once it ran, else why it was refused (and the call with it).
+    @discardableResult
+    private static func run(
+        _ call: SIPCall, callID: String, agentID: String?, sessionUpdate: String?, owner: LiveSessions.Owner, heard: [Int16] = [],
+        control: SIPCallControl, context: ServerContext
+    ) async -> String? {
+        var agent: AgentDefinition?
+        do {
+            if let agentID, let record = try await context.store.agent(id: agentID) { agent = try AgentRoutes.decode(record) }
+        } catch {
+            context.log.log("sip.session_setup_failed", session: call.id, ["problem": .string("\(error)")])
+            call.reject(status: 500, reason: "Server Internal Error")
+            return "the agent could not be read: \(error)"
         }
         let admission: SessionAdmission
         do {
             admission = try await SessionAdmission.reserve(.init(door: "sip", owner: owner), context: context)
         } catch {
             context.log.log("sip.call_refused", session: call.id, ["reason": .string(error.code)])
-            return call.reject(status: error.sipStatus, reason: error.sipReason)
+            call.reject(status: error.sipStatus, reason: error.sipReason)
+            return error.message
         }
         let setup: SessionSetup
         do {
@@ -85,7 +125,8 @@ final class SIPDoor: Sendable {
         } catch {
             await admission.release()
             context.log.log("sip.session_setup_failed", session: call.id, ["problem": .string("\(error)")])
-            return call.reject(status: 500, reason: "Server Internal Error")
+            call.reject(status: 500, reason: "Server Internal Error")
+            return "the session could not be set up: \(error)"
         }
         // A phone has no button to end a turn: push-to-talk agents take turns by silence on calls.
         var configuration = setup.configuration
@@ -105,11 +146,12 @@ final class SIPDoor: Sendable {
         } catch {
             setup.providers.recorder?.finish()
             context.log.log("sip.call_refused", session: call.id, ["reason": .string(error.code)])
-            return call.reject(status: error.sipStatus, reason: error.sipReason)
+            call.reject(status: error.sipStatus, reason: error.sipReason)
+            return error.message
         }
         let transport = SIPCallTransport(
             call: call, makeResampler: session.makeOutputResampler, keyPressMessages: agent?.telephony?.keyPressMessages ?? false,
-            hangUp: hangUp, log: context.log
+            hangUp: hangUp, log: context.log, prelude: heard
         )
         let connection = RealtimeConnection(
             transport: transport, dialect: .ga, context: admission.context, session: session, configuration: configuration,
@@ -132,6 +174,7 @@ final class SIPDoor: Sendable {
         call.hangUp()
         await admission.end(sessionID: sessionID)
         context.log.log("sip.call_ended", session: call.id, ["ignored_rtp_packets": .number(Double(call.ignoredPackets))])
+        return nil
     }
 
     /// Announces the ringing call to the backend and waits for its decision; `nil` when the

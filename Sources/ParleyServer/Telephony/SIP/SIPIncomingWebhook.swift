@@ -4,12 +4,12 @@ import ParleyNet
 import ParleySIP
 
 /// The `realtime.call.incoming` webhook, as OpenAI sends it: a JSON event naming the call and
-/// its SIP headers, signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`,
+/// its SIP headers (From, To, Call-ID and the custom `X-` ones), signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`,
 /// `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`).
 enum SIPIncomingWebhook {
     /// The event's JSON for a ringing `call` known to the backend as `callID`.
     static func body(callID: String, call: SIPCall, eventID: String, createdAt: Int) -> Data {
-        let headers: [JSONValue] = [("From", call.fromHeader), ("To", call.toHeader), ("Call-ID", call.id)].map { name, value in
+        let headers: [JSONValue] = ([("From", call.fromHeader), ("To", call.toHeader), ("Call-ID", call.id)] + call.customHeaders).map { name, value in
             ["name": .string(name), "value": .string(value)]
         }
         let event: JSONValue = [
