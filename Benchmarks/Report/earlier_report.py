@@ -34,6 +34,9 @@ AREA_PATHS = {
         "Sources", _BENCH + "ConversationBenchmarks.swift", _BENCH + "ConversationQuestion.swift",
         _BENCH + "ConversationRecorder.swift",
     ],
+    "interruption-plain-client": [
+        "Sources", _BENCH + "PlainClientInterruptionBenchmarks.swift", _BENCH + "ConversationBenchmarks.swift",
+    ],
     "session": ["Sources/ParleyCore", _BENCH + "SessionBenchmarks.swift", _BENCH + "InstantProviders.swift"],
     "server": ["Sources"] + _SERVER_LOAD,
     "store": ["Sources/ParleyStore", _BENCH + "StoreBenchmarks.swift"],

@@ -19,7 +19,8 @@ import earlier_report
 import headline
 
 AREA_ORDER = [
-    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation", "session", "server", "store",
+    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation",
+    "interruption-plain-client", "session", "server", "store",
     "cluster", "cluster-capacity", "webrtc", "recordings", "telephony", "sip",
 ]
 AREA_TITLES = {
@@ -32,6 +33,7 @@ AREA_TITLES = {
     "languages": "The ear in other languages: Whisper tiny.en and base",
     "turns": "Turn-taking judges",
     "conversation": "A conversation as a client hears it (embedded stack)",
+    "interruption-plain-client": "Interruptions as a plain Realtime client hears them (paced WebSocket speech)",
     "session": "Voice session pipeline",
     "server": "Server under load",
     "store": "Store engines: SQLite and PostgreSQL",
@@ -614,6 +616,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     info = machine()
+    # The commit the run began at (its run.json): the repository may have moved on while it ran.
+    run_commit = read_run_info(args.run_dir).get("commit", "unknown") if args.run_dir else git_commit(args.root)
+    if run_commit == "unknown":
+        run_commit = git_commit(args.root)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     figures = read_figures(args.figures)
     failed = [a for a in args.failed_areas.split(",") if a]
@@ -639,7 +645,7 @@ def main(argv=None):
     lines = [
         "# Benchmarks",
         "",
-        f"Written by `{args.command}` on {now}, commit `{git_commit(args.root)}`.",
+        f"Written by `{args.command}` on {now}, commit `{run_commit}`.",
         "",
         f"**Machine:** {info['cores']} cores, {info['cpu']}, {info['memory_gib']} GiB RAM, Linux {info['kernel']}. "
         + (f"Load average when the run began: {args.load_average} (the machine is shared; figures from a busy machine are pessimistic)." if args.load_average else ""),
@@ -658,10 +664,10 @@ def main(argv=None):
             "",
         ]
     lines += headline.headline_lines(
-        figures, kept_sections, git_commit(args.root), {area: run.get("commit", "unknown") for area, run in kept_from.items()},
+        figures, kept_sections, run_commit, {area: run.get("commit", "unknown") for area, run in kept_from.items()},
         value_cell, verdict_cell,
         {run.get("commit", "unknown"): run["load_average"] for run in kept_from.values() if run.get("load_average")}
-        | ({git_commit(args.root): args.load_average} if args.load_average else {}))
+        | ({run_commit: args.load_average} if args.load_average else {}))
     lines += area_sections(figures, failed, args.root, kept_from, kept_sections)
     if comparison_kept:
         lines += ["## Parley vs Pipecat", ""] + earlier_report.provenance_lines(comparison_kept["info"], args.root, "comparison")
