@@ -48,11 +48,7 @@ import Testing
         let parley = try Self.parley(backend: backend)
         let caller = Task {
             try await SIPp.run(SIPp.scenario(
-                SIPp.invite(sdp: SIPCallTests.pcmuOffer, headers: ["X-Customer-Id: 42", "X-Campaign: spring sale"]),
-                #"<recv response="100" optional="true"/>"#,
-                #"<recv response="180" optional="true"/>"#,
-                #"<recv response="200" rrs="true"/>"#,
-                SIPp.successACK(),
+                SIPp.answeredInvite(sdp: SIPCallTests.pcmuOffer, headers: ["X-Customer-Id: 42", "X-Campaign: spring sale"]),
                 #"<recv request="BYE"/>"#,
                 """
                   <send>

@@ -79,15 +79,7 @@ import Testing
     @Test func rtpFromAnUnexpectedAddressIsIgnored() async throws {
         let parley = try SIPTestServer.start()
         let caller = Task {
-            try await SIPp.run(SIPp.scenario(
-                SIPp.invite(sdp: SIPCallTests.pcmuOffer),
-                #"<recv response="100" optional="true"/>"#,
-                #"<recv response="180" optional="true"/>"#,
-                #"<recv response="200" rrs="true"/>"#,
-                SIPp.successACK(),
-                #"<pause milliseconds="3000"/>"#,
-                SIPp.bye(cseq: 2)
-            ), port: parley.sipPort)
+            try await SIPp.run(SIPp.heldCall(sdp: SIPCallTests.pcmuOffer, milliseconds: 3000), port: parley.sipPort)
         }
         // From 127.0.0.2, neither the caller's signalling nor its SDP address: 50 packets of μ-law, and an oversized one.
         let started = try #require(await parley.logs.first("sip.call_started"))
@@ -106,15 +98,7 @@ import Testing
     @Test func anInviteFloodIsRefusedWhileAnEstablishedCallCarriesOn() async throws {
         let parley = try SIPTestServer.start()
         let established = Task {
-            try await SIPp.run(SIPp.scenario(
-                SIPp.invite(sdp: SIPCallTests.pcmuOffer),
-                #"<recv response="100" optional="true"/>"#,
-                #"<recv response="180" optional="true"/>"#,
-                #"<recv response="200" rrs="true"/>"#,
-                SIPp.successACK(),
-                #"<pause milliseconds="3000"/>"#,
-                SIPp.bye(cseq: 2)
-            ), port: parley.sipPort)
+            try await SIPp.run(SIPp.heldCall(sdp: SIPCallTests.pcmuOffer, milliseconds: 3000), port: parley.sipPort)
         }
         _ = try #require(await parley.logs.first("sip.call_started"))
         // 200 INVITEs from one address as fast as they are answered, each offering only GSM: the

@@ -216,6 +216,23 @@ enum SIPp {
         """
     }
 
+    /// An INVITE offering `sdp`, answered (`100` and `180` optional, then `200`) and acknowledged:
+    /// how every answered call's scenario starts.
+    static func answeredInvite(sdp: String, headers: [String] = []) -> String {
+        [
+            invite(sdp: sdp, headers: headers),
+            #"<recv response="100" optional="true"/>"#,
+            #"<recv response="180" optional="true"/>"#,
+            #"<recv response="200" rrs="true"/>"#,
+            successACK(),
+        ].joined(separator: "\n")
+    }
+
+    /// A call answered, held for `milliseconds`, then ended by the caller's `BYE`.
+    static func heldCall(sdp: String, milliseconds: Int) -> String {
+        scenario(answeredInvite(sdp: sdp), #"<pause milliseconds="\#(milliseconds)"/>"#, bye(cseq: 2))
+    }
+
     /// A request of the dialog (`BYE`) and its `200 OK`.
     static func bye(cseq: Int) -> String {
         """
