@@ -146,16 +146,11 @@ private final class EspeakProcess {
                 buffer.removeSubrange(...newline)
                 return line.trimmingCharacters(in: .whitespaces)
             }
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            let milliseconds = Int32(max(0, remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000))
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, milliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else {
+            guard waitUntilReadable(socket, before: deadline) else {
                 throw ProviderError(.timeout, provider: "espeak-ng", message: "espeak-ng did not answer within \(EspeakPhonemizer.answerTimeout)")
             }
             var chunk = [UInt8](repeating: 0, count: 4_096)
-            let count = chunk.withUnsafeMutableBytes { read(descriptor.fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
                 throw ProviderError(.server, provider: "espeak-ng", message: "espeak-ng exited")
