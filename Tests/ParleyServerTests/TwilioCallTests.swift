@@ -98,6 +98,29 @@ import Testing
         await server.stop()
     }
 
+    @Test func transferCallDialsTheTargetWhenTwilioAsksAfterTheStream() async throws {
+        let logs = LogLines()
+        var providers = Self.providers()
+        providers.languageModel = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_transfer_1", name: "transfer_call", arguments: #"{"target":"+15005550007"}"#)]),
+            .text("Transferring you now. Goodbye."),
+        ])
+        let server = try TestServer.start(providers: providers, log: logs.log)
+        let call = try await Self.placeCall(server)
+        try call.sendAudio(TelephoneAudio.question())
+        #expect(await call.closes(within: 15), "the stream stayed open after the goodbye")
+        // Twilio then asks the <Connect action> what next, signed: the transfer, once; then a hang-up.
+        let form = [("AccountSid", "AC0123456789abcdef0123456789abcdef"), ("CallSid", call.callSID), ("CallStatus", "in-progress")]
+        let next = try await TwilioTestCall.post(server, path: "/v1/telephony/twilio/stream-ended", form: form)
+        #expect(next.contains("<Dial>+15005550007</Dial>"), "\(next)")
+        let after = try await TwilioTestCall.post(server, path: "/v1/telephony/twilio/stream-ended", form: form)
+        #expect(after.contains("<Hangup/>"), "\(after)")
+        let unsigned = try await TwilioTestCall.post(server, path: "/v1/telephony/twilio/stream-ended", form: form, authToken: "not-the-token")
+        #expect(unsigned.contains("invalid_signature"), "\(unsigned)")
+        #expect(logs.events("twilio.transferred").count == 1)
+        await server.stop()
+    }
+
     /// What a caller heard of the long story after `milliseconds` of it: each sentence is ten
     /// words of 100 ms; the stored reply keeps whole sentences and the words of the one in
     /// progress in proportion to how much of it played.
@@ -208,7 +231,7 @@ import Testing
         let signed = try await TwilioTestCall.answer(server, form: form, authToken: authToken, signedURLBase: "https://voice.example.com")
         #expect(signed.status == 200, "\(signed.body)")
         #expect(signed.streamURL == "wss://voice.example.com/v1/telephony/twilio/stream")
-        #expect(signed.body.contains("<Connect><Stream"))
+        #expect(signed.body.contains(#"<Connect action="https://voice.example.com/v1/telephony/twilio/stream-ended"><Stream"#), "\(signed.body)")
         let wrongKey = try await TwilioTestCall.answer(server, form: form, authToken: "not-the-token", signedURLBase: "https://voice.example.com")
         #expect(wrongKey.status == 403)
         let wrongURL = try await TwilioTestCall.answer(server, form: form, authToken: authToken, signedURLBase: "https://elsewhere.example.com")

@@ -40,9 +40,12 @@ import Testing
 
 extension TwilioProtocolTests {
     @Test func theTwiMLConnectsABidirectionalStreamWithTheTokenAsAParameter() {
-        let twiML = TwilioVoiceWebhook.twiML(streamURL: "wss://voice.example.com/v1/telephony/twilio/stream", token: "a&b\"c")
+        let twiML = TwilioVoiceWebhook.twiML(
+            streamURL: "wss://voice.example.com/v1/telephony/twilio/stream", token: "a&b\"c",
+            actionURL: "https://voice.example.com/v1/telephony/twilio/stream-ended"
+        )
         #expect(twiML.hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"#))
-        #expect(twiML.contains(#"<Response><Connect><Stream url="wss://voice.example.com/v1/telephony/twilio/stream"><Parameter name="parley_token" value="a&amp;b&quot;c"/></Stream></Connect></Response>"#))
+        #expect(twiML.contains(#"<Response><Connect action="https://voice.example.com/v1/telephony/twilio/stream-ended"><Stream url="wss://voice.example.com/v1/telephony/twilio/stream"><Parameter name="parley_token" value="a&amp;b&quot;c"/></Stream></Connect></Response>"#))
     }
 
     @Test(arguments: [
@@ -131,5 +134,15 @@ extension TwilioProtocolTests {
         #expect(none.isEmpty && unset.telephony == TelephonySettings())
         let (_, bad) = ServerSettings.load(environment: ["PARLEY_PUBLIC_URL": "voice.example.com"])
         #expect(bad == ["PARLEY_PUBLIC_URL: \"voice.example.com\" is not an http(s) URL such as https://voice.example.com"])
+    }
+}
+
+extension TwilioProtocolTests {
+    @Test(arguments: [
+        ("+15005550007", "<Response><Dial>+15005550007</Dial></Response>"),
+        ("sip:desk@pbx.example.com", "<Response><Dial><Sip>sip:desk@pbx.example.com</Sip></Dial></Response>"),
+    ])
+    func aTransferDialsTheTargetOnceTheStreamEnded(target: String, twiML: String) {
+        #expect(TwilioStreamEnded.dialTwiML(target).hasSuffix(twiML))
     }
 }

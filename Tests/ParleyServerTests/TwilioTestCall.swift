@@ -43,6 +43,18 @@ final class TwilioTestCall: Sendable {
         try await answer(baseURL: server.baseURL, form: form, query: query, authToken: authToken, signedURLBase: signedURLBase, signature: signature)
     }
 
+    /// Posts `form` to `path` as Twilio does (form-encoded, signed with `authToken`); the answer's body.
+    static func post(_ server: TestServer, path: String, form: [(String, String)], authToken: String = TestServer.twilioAuthToken) async throws -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: URL(string: server.baseURL.absoluteString + path)!, method: "POST",
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": sign(url: server.baseURL.absoluteString + path, form: form, authToken: authToken)],
+            body: Data(body.utf8)
+        ))
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
     /// Posts the voice webhook of the server at `baseURL` (a test server, or a `parley serve` process).
     static func answer(
         baseURL: URL, form: [(String, String)], query: String = "", authToken: String? = TestServer.twilioAuthToken,

@@ -9,7 +9,7 @@ import ParleyNet
 /// the socket with 1008 before a session starts. Each call is
 /// a session of its agent with a conversation of its own, stored like any other.
 enum TwilioStreamEndpoint {
-    static func route(context: ServerContext, tokens: TwilioStreamTokens) -> WebSocketRoute {
+    static func route(context: ServerContext, tokens: TwilioStreamTokens, transfers: TwilioTransfers) -> WebSocketRoute {
         WebSocketRoute(
             decide: { _ in
                 guard context.sessions.count < context.sessions.maximum else {
@@ -19,13 +19,13 @@ enum TwilioStreamEndpoint {
             },
             onConnection: { socket, _ in
                 await withTaskExecutorPreference(globalConcurrentExecutor) {
-                    await serve(socket, context: context, tokens: tokens)
+                    await serve(socket, context: context, tokens: tokens, transfers: transfers)
                 }
             }
         )
     }
 
-    private static func serve(_ socket: WebSocketConnection, context: ServerContext, tokens: TwilioStreamTokens) async {
+    private static func serve(_ socket: WebSocketConnection, context: ServerContext, tokens: TwilioStreamTokens, transfers: TwilioTransfers) async {
         // A stream that never starts holds no session, but it would hold its socket.
         let timeout = context.settings.telephony.streamStartTimeout
         let watchdog = Task {
@@ -71,11 +71,15 @@ enum TwilioStreamEndpoint {
         if configuration.turnDetection == nil {
             configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
         }
-        // On the phone the agent can hang up: the stream closes once its goodbye was heard, and
-        // with nothing after `<Connect>` in the TwiML, Twilio ends the call.
+        // On the phone the agent can hang up and transfer the caller: the stream closes once its
+        // goodbye was heard, and Twilio asks the `<Connect action>` what next (`TwilioStreamEnded`).
         let hangUp = PendingHangUp()
         var providers = setup.providers
         providers.tools.register(EndCallTool(hangUp: hangUp))
+        providers.tools.register(TransferCallTool(transfer: { [callSID = start.callSID] target in
+            transfers.request(callSID: callSID, target: target)
+            return .accepted
+        }, hangUp: hangUp))
         let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         await admission.serve(
             session, instanceID: nil, conversationID: setup.conversationID,

@@ -25,23 +25,12 @@ enum TwilioVoiceWebhook {
     }
 
     static func answer(_ request: HTTPRequest, context: ServerContext, tokens: TwilioStreamTokens) async -> HTTPResponse {
-        let parameters = FormURLEncoded.parameters(request.body)
+        let form: [String: String]
+        switch signedForm(of: request, context: context) {
+        case .success(let signed): form = signed
+        case .failure(let refusal): return refusal.response
+        }
         let settings = context.settings.telephony
-        guard let authToken = settings.twilioAuthToken else {
-            context.log.log("twilio.refused_unconfigured", ["path": .string(request.path)])
-            context.metrics.doorRefused(door: "twilio", reason: "not_configured")
-            return .error(
-                status: 403, code: "twilio_not_configured",
-                message: "Phone calls are off: set PARLEY_TWILIO_AUTH_TOKEN to the Twilio account's auth token so this server can verify that Twilio signed each call."
-            )
-        }
-        let signature = request.headers["X-Twilio-Signature"] ?? ""
-        guard TwilioSignature.isValid(signature, url: signedURL(of: request, settings: settings), parameters: parameters, authToken: authToken) else {
-            context.log.log("twilio.signature_refused", ["path": .string(request.path)])
-            context.metrics.doorRefused(door: "twilio", reason: "invalid_signature")
-            return .error(status: 403, code: "invalid_signature", message: "X-Twilio-Signature is missing or does not match this request and the configured auth token.")
-        }
-        let form = Dictionary(parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
         guard let callSID = form["CallSid"], !callSID.isEmpty else {
             return .error(status: 400, code: "invalid_request", message: "A Twilio call webhook carries CallSid (form-encoded); this request has none.")
         }
@@ -62,7 +51,37 @@ enum TwilioVoiceWebhook {
         }
         let token = tokens.issue(grant)
         context.log.log("twilio.call_answered", ["call": .string(callSID), "agent": .string(agentID ?? "default")])
-        return .text(twiML(streamURL: streamURL(of: request, settings: settings), token: token), contentType: "text/xml; charset=utf-8")
+        let actionURL = publicBase(of: request, settings: settings) + TwilioStreamEnded.path
+        return .text(twiML(streamURL: streamURL(of: request, settings: settings), token: token, actionURL: actionURL), contentType: "text/xml; charset=utf-8")
+    }
+
+    /// The form of a request Twilio signed; refused (403) without `PARLEY_TWILIO_AUTH_TOKEN` or
+    /// a valid `X-Twilio-Signature`, and counted.
+    static func signedForm(of request: HTTPRequest, context: ServerContext) -> Result<[String: String], Refused> {
+        let parameters = FormURLEncoded.parameters(request.body)
+        let settings = context.settings.telephony
+        guard let authToken = settings.twilioAuthToken else {
+            context.log.log("twilio.refused_unconfigured", ["path": .string(request.path)])
+            context.metrics.doorRefused(door: "twilio", reason: "not_configured")
+            return .failure(Refused(response: .error(
+                status: 403, code: "twilio_not_configured",
+                message: "Phone calls are off: set PARLEY_TWILIO_AUTH_TOKEN to the Twilio account's auth token so this server can verify that Twilio signed each call."
+            )))
+        }
+        let signature = request.headers["X-Twilio-Signature"] ?? ""
+        guard TwilioSignature.isValid(signature, url: signedURL(of: request, settings: settings), parameters: parameters, authToken: authToken) else {
+            context.log.log("twilio.signature_refused", ["path": .string(request.path)])
+            context.metrics.doorRefused(door: "twilio", reason: "invalid_signature")
+            return .failure(Refused(response: .error(
+                status: 403, code: "invalid_signature", message: "X-Twilio-Signature is missing or does not match this request and the configured auth token."
+            )))
+        }
+        return .success(Dictionary(parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// A request refused before it was read, and the answer it gets.
+    struct Refused: Error {
+        var response: HTTPResponse
     }
 
     struct AgentNotFound: Error {
@@ -84,11 +103,12 @@ enum TwilioVoiceWebhook {
         return nil
     }
 
-    /// The TwiML that connects the call to the media stream, a bidirectional `<Connect><Stream>`.
-    static func twiML(streamURL: String, token: String) -> String {
+    /// The TwiML that connects the call to the media stream, a bidirectional `<Connect><Stream>`;
+    /// when the stream ends Twilio asks `actionURL` what next.
+    static func twiML(streamURL: String, token: String, actionURL: String) -> String {
         """
         <?xml version="1.0" encoding="UTF-8"?>
-        <Response><Connect><Stream url="\(xmlEscaped(streamURL))"><Parameter name="\(tokenParameter)" value="\(xmlEscaped(token))"/></Stream></Connect></Response>
+        <Response><Connect action="\(xmlEscaped(actionURL))"><Stream url="\(xmlEscaped(streamURL))"><Parameter name="\(tokenParameter)" value="\(xmlEscaped(token))"/></Stream></Connect></Response>
         """
     }
 
@@ -135,7 +155,7 @@ enum TwilioVoiceWebhook {
         return socketBase + streamPath
     }
 
-    private static func xmlEscaped(_ text: String) -> String {
+    static func xmlEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
             .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }

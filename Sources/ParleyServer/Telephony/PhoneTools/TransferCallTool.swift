@@ -1,11 +1,21 @@
 import ParleyCore
 import ParleySIP
 
-/// `transfer_call`: the agent hands a SIP call to a number or a SIP URI (a blind transfer, REFER);
-/// the call ends after the agent's goodbye, and a refused transfer is told to the model.
+/// `transfer_call`: the agent hands a phone call to a number or a SIP URI (a blind transfer: a
+/// REFER on SIP, a `<Dial>` once the stream ends on Twilio); the call ends after the agent's
+/// goodbye, and a refused transfer is told to the model.
 struct TransferCallTool: Tool {
-    let call: SIPCall
+    /// Carries out the transfer to a target already checked (an E.164 number or a `sip:` URI).
+    let transfer: @Sendable (_ target: String) async -> SIPCall.TransferOutcome
     let hangUp: PendingHangUp
+
+    /// The tool for a SIP call: a REFER to the target (a number at the caller's trunk).
+    static func sip(_ call: SIPCall, hangUp: PendingHangUp) -> TransferCallTool {
+        TransferCallTool(transfer: { target in
+            guard let uri = uri(for: target, host: call.sourceAddress) else { return .refused("not a number or SIP URI") }
+            return await call.transfer(to: uri)
+        }, hangUp: hangUp)
+    }
 
     var name: String { "transfer_call" }
     var description: String {
@@ -24,10 +34,10 @@ struct TransferCallTool: Tool {
 
     func call(arguments: JSONValue) async throws -> String {
         let target = arguments["target"]?.stringValue ?? ""
-        guard let uri = Self.uri(for: target, host: call.sourceAddress) else {
+        guard Self.uri(for: target, host: "localhost") != nil else {
             throw ToolError("target must be an E.164 number such as +14155550123 or a sip: URI; \"\(target)\" is neither.")
         }
-        switch await call.transfer(to: uri) {
+        switch await transfer(target) {
         case .accepted:
             hangUp.request()
             return "The caller is being transferred to \(target). Say a short goodbye; the call ends after it."

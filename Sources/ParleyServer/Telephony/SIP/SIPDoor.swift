@@ -138,7 +138,7 @@ final class SIPDoor: Sendable {
         var providers = setup.providers
         providers.tools.register(EndCallTool(hangUp: hangUp))
         providers.tools.register(SendDTMFTool(call: call))
-        providers.tools.register(TransferCallTool(call: call, hangUp: hangUp))
+        providers.tools.register(TransferCallTool.sip(call, hangUp: hangUp))
         let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         let sessionID: String
         do {
