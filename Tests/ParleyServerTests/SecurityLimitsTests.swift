@@ -87,7 +87,7 @@ struct SecurityLimitsTests {
         #expect(await bystander.next("response.done", seconds: 30)?["response"]?["status"]?.stringValue == "completed")
     }
 
-    @Test("an event flood ends that session with an error while another keeps talking")
+    @Test("an event flood ends that session, and only that one, while another keeps talking")
     func anEventFloodEndsOnlyThatSession() async throws {
         let logged = LoggedEvents()
         let server = try TestServer.start(log: logged.log)
@@ -96,20 +96,18 @@ struct SecurityLimitsTests {
         // The budget allows 2,000 events plus 400 a second of the session's age, counted as the
         // server reads them: 30,000 run it out even on a server that reads only 500 a second
         // (a crowded machine), where 6,000 would fit within the age it reaches reading them.
-        var sentAll = true
-        for _ in 0..<30_000 where sentAll {
-            sentAll = (try? flooder.send(#"{"type":"input_audio_buffer.clear"}"#)) != nil
+        for _ in 0..<30_000 {
+            guard (try? flooder.send(#"{"type":"input_audio_buffer.clear"}"#)) != nil else { break }
         }
         #expect(await logged.first("session.rate_limited", within: 30) != nil, "the server never cut the flood off")
-        if sentAll {
-            try await Self.expectClosedForFlooding(flooder, bystander: bystander)
-        } else {
-            // Cut off while it still sent: the server closes the socket with the flood unread, so
-            // the peer's TCP answers with a reset that can discard the error event in flight. A
-            // client that keeps flooding after the cut may not read why; the server still goes on.
-            #expect(await flooder.closes(within: 10))
-            try await Self.expectBystanderAnswered(bystander)
-        }
+        // The error event reaches a client that reads its replies (the audio test below checks
+        // it); this one is busy sending, and either side may drop the connection for a queue
+        // that overflows (the server's thousands of acknowledgements, or the client's flood)
+        // before the error is out. Whatever it did receive names the cause.
+        #expect(await flooder.closes(within: 10))
+        let errorCodes = await flooder.events.filter { $0["type"]?.stringValue == "error" }.map { $0["error"]?["code"]?.stringValue }
+        #expect(errorCodes.allSatisfy { $0 == "rate_limit_exceeded" }, "\(errorCodes)")
+        try await Self.expectBystanderAnswered(bystander)
         bystander.socket.close(code: 1000, reason: "done")
         await server.stop()
     }

@@ -318,6 +318,14 @@ public final class WebSocketConnection: ServiceThreadWork, @unchecked Sendable {
             return 0
         }
         if let closeRequest {
+            // lws waits for the peer's close answer, which queues behind whatever the peer sent
+            // before it; reading paused for a slow consumer would never reach it, and closing
+            // with that input unread resets the connection, which can discard our close frame
+            // (and the error event before it) at the peer. lws drops data frames while it waits.
+            if readingPaused {
+                readingPaused = false
+                lws_rx_flow_control(wsi, 1)
+            }
             var reason = Array(closeRequest.reason.utf8)
             reason.withUnsafeMutableBufferPointer { buffer in
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closeRequest.code)), buffer.baseAddress, buffer.count)
