@@ -1,6 +1,7 @@
 /// A small reordering jitter buffer for one incoming audio stream: packets go in as they
-/// arrive, frames come out in sequence order once `depth` packets wait, and every missing
-/// sequence number comes out as a loss to conceal (with the next packet, for Opus FEC).
+/// arrive, frames come out in sequence order as soon as they are next, and a missing sequence
+/// number is waited for while at most `depth` later packets wait, then comes out as a loss to
+/// conceal (with the next packet, for Opus FEC).
 ///
 /// A pure value: packets in, actions out. Late packets (older than what was released) and
 /// duplicates are dropped; a jump of more than `resetGap` starts the stream over.
@@ -13,14 +14,16 @@ public struct JitterBuffer: Sendable {
         case lost(next: [UInt8]?)
     }
 
-    /// Packets held back to wait for reordered ones (3 × 20 ms by default).
+    /// How many later packets may wait for a missing one before it is concealed (3 × 20 ms by
+    /// default). Packets in sequence pass at once: what reads them is a recogniser, not a
+    /// loudspeaker that needs an even pace, so holding them back would only add latency.
     public let depth: Int
     /// A sequence jump larger than this restarts the stream instead of concealing the gap.
     public let resetGap: Int
     private var waiting: [UInt16: [UInt8]] = [:]
     private var nextSequence: UInt16?
 
-    /// Creates a buffer holding back `depth` packets.
+    /// Creates a buffer that waits for a missing packet while at most `depth` later ones wait.
     public init(depth: Int = 3, resetGap: Int = 50) {
         self.depth = depth
         self.resetGap = resetGap
@@ -48,14 +51,17 @@ public struct JitterBuffer: Sendable {
         release(whileMoreThan: 0)
     }
 
-    /// Releases packets in sequence order, a loss for each gap, while more than `kept` wait.
+    /// Releases packets in sequence order: each one that is next at once, and a loss for a gap
+    /// once more than `kept` packets wait behind it.
     private mutating func release(whileMoreThan kept: Int) -> [Output] {
         var output: [Output] = []
-        while waiting.count > kept, let next = nextSequence {
+        while let next = nextSequence {
             if let payload = waiting.removeValue(forKey: next) {
                 output.append(.packet(payload))
-            } else {
+            } else if waiting.count > kept {
                 output.append(.lost(next: waiting[next &+ 1]))
+            } else {
+                break
             }
             nextSequence = next &+ 1
         }
