@@ -34,6 +34,7 @@ struct ParleyBenchmarks {
         ("turns-semantic-vad", turnSemanticVADBenchmarks),  // the text judge and semantic_vad's turn endings, part of `turns`
         ("turns-noise-reduction", turnNoiseReductionBenchmarks),  // WER without and with noise_reduction, part of `turns`
         ("server-trial", runServerTrialBenchmarks),  // one `server` defaults trial at PARLEY_BENCH_SESSIONS sessions
+        ("turns-base-ear", turnBaseEarBenchmarks),  // `turns` endings and interruptions with Whisper base as the ear (issue 40)
     ]
 
     static func main() async {

@@ -9,11 +9,13 @@ import ParleySIP
 /// stack — a caller (Parley's own SIP user agent, another endpoint in the process) speaks a flite
 /// question as G.711 RTP paced 20 ms, and the time runs from the RTP packet carrying its last
 /// voiced sample to the first voiced RTP packet back — beside the Twilio door's voice-to-voice
-/// figure for the same question, measured in the same run.
+/// figure for the same question, measured in the same run; then how many SIP calls one server
+/// holds with the defaults (`PhoneCapacityBenchmarks`).
 func runSIPBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let turns = quick ? 3 : 10
     var results = try await measureEmbeddedSIPCalls(turns: turns)
     results += try await measureEmbeddedCalls(turns: turns, area: "sip")
+    results += try await PhoneCapacityBenchmarks.measure(door: .sip, area: "sip", quick: quick)
     return results
 }
 
@@ -68,7 +70,7 @@ private func measureEmbeddedSIPCalls(turns: Int) async throws -> [BenchmarkResul
 /// Places one call, speaks `question` (8 kHz, ending on its last voiced sample) into it, and
 /// returns the times from the packet carrying that sample going out to the first packet back
 /// with any sound (the agent's silence is digital zero) and to the first voiced one.
-private func mouthToEar(
+func mouthToEar(
     caller: SIPEndpoint, target: String, question: [Int16], deadline: Duration = .seconds(30)
 ) async throws -> (anySound: Duration, voiced: Duration) {
     let call = try caller.dial(SIPDial(target: target, caller: "+14155550100", ringTimeout: .seconds(10), codecs: [.pcmu]))

@@ -17,6 +17,7 @@ func runTelephonyBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     let search = quick
         ? CapacitySearch(ladder: [1, 25], ceiling: 100, precision: 0.5)
         : CapacitySearch(ladder: [1, 50, 100, 200], ceiling: 3_200)
+    results += try await PhoneCapacityBenchmarks.measure(door: .twilio, area: "telephony", quick: quick)
     results += try await measureConcurrentCalls(search: search)
     return results
 }
@@ -97,7 +98,7 @@ enum TelephoneAudio {
 // MARK: - Calls
 
 /// One call's question: lead-in, speech, then silence until answered; paced at 20 ms a message.
-private struct CallScript: Sendable {
+struct CallScript: Sendable {
     /// Lead-in and speech payloads.
     var payloads: [String]
     /// Audio time from the first message to the last speech sample.
@@ -113,11 +114,11 @@ private struct CallScript: Sendable {
 }
 
 /// The Twilio auth token the benchmark servers have, with which the simulated Twilio signs.
-private let telephonyBenchmarkAuthToken = "bench-twilio-auth-token-0123456789"
+let telephonyBenchmarkAuthToken = "bench-twilio-auth-token-0123456789"
 
 /// Places one call through the webhook and the media stream, asks the question in real time
 /// and returns the time from the end of the question's speech to the first `media` of the answer.
-private func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20)) async throws -> Duration {
+func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20)) async throws -> Duration {
     let base = "http://127.0.0.1:\(port)"
     let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     let form = [(name: "CallSid", value: callSID), (name: "From", value: "+14155550100"), (name: "To", value: "+15005550006")]

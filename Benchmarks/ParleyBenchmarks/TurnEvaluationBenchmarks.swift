@@ -63,6 +63,36 @@ func turnNoiseReductionBenchmarks(quick: Bool) async throws -> [BenchmarkResult]
     try await turnCorpusPart(quick: quick, wordErrorResults)
 }
 
+/// Issue 40's rerun with the sharper ear: the turn endings under each compared setting and the
+/// corpus over the agent (false and real interruptions) on the same clips, with Whisper base as
+/// the server's recogniser instead of tiny.en (the `turns-base-ear` area). Its figures have the
+/// names of `turns`' with the ear said in each, so the two sections read side by side.
+func turnBaseEarBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
+    let corpus = try TurnCorpus(cacheDirectory: TurnCorpus.defaultCacheDirectory)
+    let clips = try await corpus.clips(for: TurnCorpusScript.recipes(slice: quick ? 6 : nil))
+    let server = try await TurnEvaluationServer(recognizerModel: .whisperBase)
+    let harness = TurnHarness(server: server)
+    do {
+        var results: [BenchmarkResult] = []
+        let endings = clips.filter { [.completeQuestion, .midThoughtPause].contains($0.kind) }
+        for setting in TurnDetectionSetting.compared {
+            let outcomes = try await concurrentMap(endings, width: 3) { try await harness.playForTurnEnd($0, setting: setting) }
+            results += turnEndResults(outcomes, setting: setting, ear: "Whisper base")
+        }
+        results += try await overAgentResults(clips, harness: harness)
+        await server.stop()
+        return results.map { result in
+            var result = result
+            result.area = "turns-base-ear"
+            if !result.name.contains("Whisper base") { result.name += ", Whisper base as the ear" }
+            return result
+        }
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
 /// Runs `part` of the `turns` area over the corpus on a turn-evaluation server of its own.
 private func turnCorpusPart(
     quick: Bool, _ part: ([TurnClip], TurnHarness) async throws -> [BenchmarkResult]
@@ -93,9 +123,11 @@ private func neuralVoiceResults(corpus: TurnCorpus, slice: Int?, harness: TurnHa
 /// Premature cut-offs on the mid-thought clips and last voiced sample → turn end on the
 /// complete questions, for one setting. The targets are semantic_vad's (the cut-offs its
 /// default `auto`'s): server_vad ends every turn after its silence window by definition.
-/// `voices` names who speaks the clips; `hasTargets` is false for a run beside the corpus.
+/// `voices` names who speaks the clips; `hasTargets` is false for a run beside the corpus; `ear`
+/// names the server's recogniser.
 private func turnEndResults(
-    _ outcomes: [TurnEndOutcome], setting: TurnDetectionSetting, voices: String = "6 flite/espeak-ng voices", hasTargets: Bool = true
+    _ outcomes: [TurnEndOutcome], setting: TurnDetectionSetting, voices: String = "6 flite/espeak-ng voices", hasTargets: Bool = true,
+    ear: String = "Whisper tiny.en"
 ) -> [BenchmarkResult] {
     let label = hasTargets ? setting.description : "\(setting.description), \(voices)"
     let cutOffTarget = hasTargets && setting == .semanticVAD(.auto)
@@ -125,7 +157,7 @@ private func turnEndResults(
                         value: percentile(received, 90), unit: "ms", target: "", meetsTarget: nil),
         BenchmarkResult(area: "turns", name: "  the same in audio time: last voiced sample → turn end (speech_stopped audio_end_ms), p50 / p90, \(label)",
                         value: percentile(delays, 50), unit: String(format: "ms / %.0f ms", percentile(delays, 90)), target: "", meetsTarget: nil),
-        BenchmarkResult(area: "turns", name: "complete question: WER of the turn's final transcript (Whisper tiny.en), \(label)",
+        BenchmarkResult(area: "turns", name: "complete question: WER of the turn's final transcript (\(ear)), \(label)",
                         value: percent(words.errors, of: words.words), unit: "%", target: "", meetsTarget: nil),
     ]
 }

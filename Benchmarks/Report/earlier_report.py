@@ -17,6 +17,13 @@ _SERVER_LOAD = [
     "Benchmarks/LoadClient/realtime_load_client.c", "Benchmarks/HostProbe", "Benchmarks/FakeUpstream",
 ]
 # The files each area's figures depend on besides COMMON_PATHS: its benchmark and the code it runs.
+# The turn-taking areas' code: `turns` and its rerun with Whisper base as the ear.
+_TURNS_PATHS = [
+    "Sources/ParleyCore", "Sources/ParleyLocal", "Sources/ParleyServer", "Benchmarks/TurnEvaluation",
+    _BENCH + "TurnBenchmarks.swift", _BENCH + "TurnEvaluationBenchmarks.swift", _BENCH + "TurnJudgeBenchmarks.swift",
+    _BENCH + "InterruptionBenchmarks.swift", _BENCH + "NoiseReductionBenchmarks.swift",
+]
+
 AREA_PATHS = {
     "network": ["Sources/ParleyNet", "Benchmarks/RawLWS", _BENCH + "NetworkBenchmarks.swift"],
     "audio": ["Sources/ParleyCore", _BENCH + "AudioBenchmarks.swift"],
@@ -25,11 +32,8 @@ AREA_PATHS = {
     "embedded": ["Sources", _BENCH + "EmbeddedBenchmarks.swift", _BENCH + "EmbeddedVoiceBenchmarks.swift"],
     "voice": ["Sources/ParleyLocal", "Sources/ParleyCore", _BENCH + "VoiceBenchmarks.swift"],
     "languages": ["Sources/ParleyLocal", "Sources/ParleyTesting", _BENCH + "LanguageBenchmarks.swift"],
-    "turns": [
-        "Sources/ParleyCore", "Sources/ParleyLocal", "Sources/ParleyServer", "Benchmarks/TurnEvaluation",
-        _BENCH + "TurnBenchmarks.swift", _BENCH + "TurnEvaluationBenchmarks.swift", _BENCH + "TurnJudgeBenchmarks.swift",
-        _BENCH + "InterruptionBenchmarks.swift", _BENCH + "NoiseReductionBenchmarks.swift",
-    ],
+    "turns": _TURNS_PATHS,
+    "turns-base-ear": _TURNS_PATHS,
     "conversation": [
         "Sources", _BENCH + "ConversationBenchmarks.swift", _BENCH + "ConversationQuestion.swift",
         _BENCH + "ConversationRecorder.swift",

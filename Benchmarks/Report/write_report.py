@@ -19,7 +19,7 @@ import earlier_report
 import headline
 
 AREA_ORDER = [
-    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "conversation",
+    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "turns-base-ear", "conversation",
     "interruption-plain-client", "session", "server", "store",
     "cluster", "cluster-capacity", "webrtc", "recordings", "telephony", "sip",
 ]
@@ -32,6 +32,7 @@ AREA_TITLES = {
     "voice": "The neural voice next to flite",
     "languages": "The ear in other languages: Whisper tiny.en and base",
     "turns": "Turn-taking judges",
+    "turns-base-ear": "Turn-taking with Whisper base as the ear",
     "conversation": "A conversation as a client hears it (embedded stack)",
     "interruption-plain-client": "Interruptions as a plain Realtime client hears them (paced WebSocket speech)",
     "session": "Voice session pipeline",
@@ -71,7 +72,16 @@ AREA_NOTES = {
         "dropping punctuation, no other normalisation; base left to detect the language (with how often it detected "
         "it right) and told it. Transcription time per English sentence, both models, while nothing else of Parley runs. "
         "eSpeak NG's voices are robotic, and Whisper base hears them far worse than a person's voice: these rates say how "
-        "well the agent's own espeak-ng voice is understood, not how well base hears a caller."
+        "well the agent's own espeak-ng voice is understood, not how well base hears a caller.\n\n"
+        "**Which Whisper is the default: tiny.en stays.** On 2 cores base costs far more than it gives an English "
+        "speaker. Its final transcript of a question takes 1,549 ms (p50) on the conversation's critical path, and the "
+        "embedded conversation answers in 2,393 ms (p50) with it against 1,003 ms with tiny.en (the conversation section, "
+        "idle run at `478dcf4`), while on a clear voice (flite slt) both mishear 2.5 % of words. Base pays where a caller "
+        "speaks another language (tiny.en hears only English) or an unclear voice (espeak-ng: 7.5 % against 21.2 %), so it "
+        "is one flag away (`--asr-model base`, `PARLEY_ASR_MODEL=base`) and the web page and `GET /v1/status` name the ear "
+        "in use. Splitting the work (base for final transcripts, tiny.en for partials) would still put base's 1.5 s on "
+        "every turn's critical path, so it is not done. The turn-taking rerun with base is its own section "
+        "(`turns-base-ear`)."
     ),
     "store": (
         "`appendItem` on each engine, in the benchmark process: SQLite is a file in a temporary directory (WAL, "

@@ -22,9 +22,9 @@ public final class TurnEvaluationServer: Sendable {
     /// The realtime URL, asking for `parley.*` events.
     public var url: URL { URL(string: "ws://127.0.0.1:\(app.port)/v1/realtime?parley_events=true")! }
 
-    /// Starts the server on a free port.
+    /// Starts the server on a free port, hearing with `recognizerModel` (Whisper tiny.en unless told).
     /// - Throws: `LocalModelError` when a model is missing (run scripts/setup), or what starting fails with.
-    public init() async throws {
+    public init(recognizerModel: ModelLocator.Model = .whisperTinyEnglish) async throws {
         let locator = ModelLocator()
         var judgeConfiguration = try LocalLLMServer.Configuration.smolLM2(locator: locator)
         (judgeConfiguration.parallelSlots, judgeConfiguration.contextSize) = (1, 512)
@@ -32,7 +32,7 @@ public final class TurnEvaluationServer: Sendable {
         try await judgeServer.start()
         let network = try SileroNetwork.shared(modelPath: locator.path(of: .sileroVAD))
         let providers = ProviderSet(
-            recognizer: try WhisperSpeechRecognizer(modelPath: locator.path(of: .whisperTinyEnglish)),
+            recognizer: try WhisperSpeechRecognizer(modelPath: locator.path(of: recognizerModel)),
             languageModel: ScriptedLanguageModel(replies: [], fallback: .text(Self.reply)),
             synthesizer: try FliteSpeechSynthesizer(),
             makeVoiceActivityDetector: { SileroVAD(network: network) },
