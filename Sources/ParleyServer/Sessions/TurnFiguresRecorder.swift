@@ -1,0 +1,79 @@
+import Foundation
+import ParleyCore
+import ParleyStore
+
+/// Turns a session's events into the figures of each answered turn, stored with the
+/// conversation for the operator console's waterfall and percentiles: when the turn ended,
+/// the silence window and the turn detector's wait before that, and the session's own
+/// `TurnMetrics` (transcript, first token, first audio) from there.
+///
+/// The detector's wait is read off the input audio's clock: the time from the end of speech
+/// to the end of the turn, less the silence window, where the end of speech is placed by the
+/// audio's length since speech started (audio arrives as it is spoken).
+struct TurnFiguresRecorder {
+    private let conversationID: String
+    private let sessionID: String
+    private let now: @Sendable () -> Date
+
+    /// The caller's speech in progress: when it was heard to start, and its audio span.
+    private var speech: (heardAt: Date, audioStartMs: Int, audioEndMs: Int?)?
+    /// A committed user turn waiting for its response.
+    private var committed: Turn?
+    /// Turns of responses in progress, by response id.
+    private var turns: [String: Turn] = [:]
+    /// How responses ended, until their metrics arrive (right after `responseDone`).
+    private var outcomes: [String: String] = [:]
+
+    private struct Turn {
+        var userItemID: String?
+        var endedAt: Date
+        var silenceWindowMs: Double?
+        var detectorWaitMs: Double?
+    }
+
+    init(conversationID: String, sessionID: String, now: @escaping @Sendable () -> Date = Date.init) {
+        self.conversationID = conversationID
+        self.sessionID = sessionID
+        self.now = now
+    }
+
+    /// Takes one session event; returns a turn's figures once they are complete.
+    /// - Parameter silenceWindowMs: the silence that ends a turn now (`server_vad`'s window;
+    ///   `nil` when a semantic judge or the client ends turns).
+    mutating func observe(_ event: VoiceSessionEvent, silenceWindowMs: Double?) -> TurnFiguresRecord? {
+        let time = now()
+        switch event {
+        case .speechStarted(_, let audioStartMs):
+            speech = (time, audioStartMs, nil)
+        case .speechStopped(_, let audioEndMs):
+            speech?.audioEndMs = audioEndMs
+        case .inputCommitted(let itemID, _):
+            var turn = Turn(userItemID: itemID, endedAt: time)
+            if let speech, let audioEndMs = speech.audioEndMs {
+                let speechEnd = speech.heardAt.addingTimeInterval(Double(audioEndMs - speech.audioStartMs) / 1_000)
+                let wait = time.timeIntervalSince(speechEnd) * 1_000
+                turn.silenceWindowMs = silenceWindowMs
+                turn.detectorWaitMs = max(0, wait - (silenceWindowMs ?? 0))
+            }
+            speech = nil
+            committed = turn
+        case .responseStarted(let responseID, let request):
+            // An out-of-band response answers no turn of the conversation.
+            guard !request.isOutOfBand else { break }
+            turns[responseID] = committed.take() ?? Turn(endedAt: time)
+        case .responseDone(let responseID, let status, _, _):
+            outcomes[responseID] = status.rawValue
+        case .turnMetrics(let metrics):
+            guard let turn = turns.removeValue(forKey: metrics.responseID) else { break }
+            return TurnFiguresRecord(
+                responseID: metrics.responseID, conversationID: conversationID, sessionID: sessionID,
+                userItemID: turn.userItemID, turnEndedAt: turn.endedAt, silenceWindowMs: turn.silenceWindowMs,
+                detectorWaitMs: turn.detectorWaitMs, transcriptionMs: metrics.transcriptionMs, firstTokenMs: metrics.firstTokenMs,
+                firstAudioMs: metrics.firstAudioMs, status: outcomes.removeValue(forKey: metrics.responseID) ?? "completed"
+            )
+        default:
+            break
+        }
+        return nil
+    }
+}
