@@ -175,6 +175,8 @@ enum StoreMigrations {
                     first_token_ms REAL,
                     first_audio_ms REAL,
                     status TEXT NOT NULL,
+                    unheard_text TEXT,
+                    verdicts TEXT,
                     PRIMARY KEY(conversation_id, response_id)
                 );
                 CREATE INDEX turn_figures_by_time ON turn_figures(turn_ended_at);
@@ -205,6 +207,8 @@ enum StoreMigrations {
                     first_token_ms double precision,
                     first_audio_ms double precision,
                     status text NOT NULL,
+                    unheard_text text,
+                    verdicts text,
                     PRIMARY KEY(conversation_id, response_id)
                 );
                 CREATE INDEX turn_figures_by_time ON turn_figures(turn_ended_at);

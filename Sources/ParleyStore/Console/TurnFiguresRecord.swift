@@ -28,12 +28,17 @@ public struct TurnFiguresRecord: Sendable, Hashable, Codable {
     public var firstAudioMs: Double?
     /// How the response ended: `completed`, `cancelled`, `failed`, `incomplete`.
     public var status: String
+    /// What the agent wrote but the caller never heard, when the reply was interrupted.
+    public var unheardText: String?
+    /// The judgements of speech over the agent during the response, in order.
+    public var verdicts: [InterruptionVerdict]
 
     /// Creates turn figures.
     public init(
         responseID: String, conversationID: String, sessionID: String, userItemID: String? = nil, turnEndedAt: Date,
         silenceWindowMs: Double? = nil, detectorWaitMs: Double? = nil, transcriptionMs: Double? = nil,
-        firstTokenMs: Double? = nil, firstAudioMs: Double? = nil, status: String
+        firstTokenMs: Double? = nil, firstAudioMs: Double? = nil, status: String, unheardText: String? = nil,
+        verdicts: [InterruptionVerdict] = []
     ) {
         self.responseID = responseID
         self.conversationID = conversationID
@@ -46,11 +51,37 @@ public struct TurnFiguresRecord: Sendable, Hashable, Codable {
         self.firstTokenMs = firstTokenMs
         self.firstAudioMs = firstAudioMs
         self.status = status
+        self.unheardText = unheardText
+        self.verdicts = verdicts
     }
 
     /// From the end of the caller's speech to the first audio out: the silence window, the
     /// detector's wait and the server's own time; `nil` without audio.
     public var voiceToVoiceMs: Double? {
         firstAudioMs.map { $0 + (silenceWindowMs ?? 0) + (detectorWaitMs ?? 0) }
+    }
+}
+
+/// One judgement of speech over the agent: whether it interrupted, and why.
+public struct InterruptionVerdict: Sendable, Hashable, Codable {
+    /// Whether the speech interrupted the agent.
+    public var interrupts: Bool
+    /// The policy's reason (`long_speech`, `words`, `backchannel`, `no_words`, `no_voice`, …).
+    public var reason: String
+    /// The words heard, when the judgement needed them.
+    public var words: String?
+    /// Where the speech began, in the input audio's milliseconds.
+    public var speechStartMs: Int
+
+    /// Creates a verdict.
+    public init(interrupts: Bool, reason: String, words: String? = nil, speechStartMs: Int) {
+        self.interrupts = interrupts
+        self.reason = reason
+        self.words = words
+        self.speechStartMs = speechStartMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case interrupts, reason, words, speechStartMs = "speech_start_ms"
     }
 }
