@@ -12,8 +12,12 @@ import Testing
         let location = try await engine.freshLocation()
         let figures = TurnFiguresRecord(
             responseID: "resp_1", conversationID: "conv_1", sessionID: "sess_1", userItemID: "item_1",
-            turnEndedAt: start.addingTimeInterval(2.5), silenceWindowMs: 500, detectorWaitMs: 120.5, transcriptionMs: 210.25,
-            firstTokenMs: 390, firstAudioMs: 640.75, status: "completed"
+            turnEndedAt: start.addingTimeInterval(2.5), speechEndAudioMs: 1_870, silenceWindowMs: 500, detectorWaitMs: 120.5, transcriptionMs: 210.25,
+            firstTokenMs: 390, firstAudioMs: 640.75, status: "cancelled", unheardText: "and then the rest.",
+            verdicts: [
+                InterruptionVerdict(interrupts: false, reason: "backchannel", words: "mhm", speechStartMs: 2_100),
+                InterruptionVerdict(interrupts: true, reason: "words", words: "wait, stop", speechStartMs: 4_000),
+            ]
         )
         let typed = TurnFiguresRecord(
             responseID: "resp_2", conversationID: "conv_1", sessionID: "sess_1", turnEndedAt: start.addingTimeInterval(9),

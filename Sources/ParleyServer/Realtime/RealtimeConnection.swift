@@ -20,7 +20,8 @@ actor RealtimeConnection {
     private let dialect: RealtimeDialect
     private let context: ServerContext
     let session: VoiceSession
-    private let sessionID = RealtimeID.session()
+    /// The id the session was admitted under (`SessionAdmission`).
+    private let sessionID: String
     private let conversationID: String
     private let instanceID: String?
     private var configuration: VoiceSessionConfiguration
@@ -75,7 +76,7 @@ actor RealtimeConnection {
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession, sessionID: String,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
         tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
         sessionMCPServerPolicy: OutboundPolicy? = nil
@@ -93,6 +94,7 @@ actor RealtimeConnection {
         self.configuration = configuration
         self.conversationID = conversationID
         self.instanceID = instanceID
+        self.sessionID = sessionID
         figures = TurnFiguresRecorder(conversationID: conversationID, sessionID: sessionID)
         translator.speaksResponses = configuration.speaksResponses
     }

@@ -34,6 +34,7 @@ struct TurnFiguresRecorder {
     private struct Turn {
         var userItemID: String?
         var endedAt: Date
+        var speechEndAudioMs: Int?
         var silenceWindowMs: Double?
         var detectorWaitMs: Double?
         /// The reply's text as written, by item.
@@ -61,7 +62,7 @@ struct TurnFiguresRecorder {
         case .speechStopped(_, let audioEndMs):
             speech?.audioEndMs = audioEndMs
         case .inputCommitted(let itemID, _):
-            var turn = Turn(userItemID: itemID, endedAt: time)
+            var turn = Turn(userItemID: itemID, endedAt: time, speechEndAudioMs: speech?.audioEndMs)
             if let speech, let audioEndMs = speech.audioEndMs {
                 let speechEnd = speech.heardAt.addingTimeInterval(Double(audioEndMs - speech.audioStartMs) / 1_000)
                 let wait = time.timeIntervalSince(speechEnd) * 1_000
@@ -96,7 +97,7 @@ struct TurnFiguresRecorder {
             guard let turn = turns.removeValue(forKey: metrics.responseID) else { break }
             var figures = TurnFiguresRecord(
                 responseID: metrics.responseID, conversationID: conversationID, sessionID: sessionID,
-                userItemID: turn.userItemID, turnEndedAt: turn.endedAt, silenceWindowMs: turn.silenceWindowMs,
+                userItemID: turn.userItemID, turnEndedAt: turn.endedAt, speechEndAudioMs: turn.speechEndAudioMs, silenceWindowMs: turn.silenceWindowMs,
                 detectorWaitMs: turn.detectorWaitMs, transcriptionMs: metrics.transcriptionMs, firstTokenMs: metrics.firstTokenMs,
                 firstAudioMs: metrics.firstAudioMs, status: outcomes.removeValue(forKey: metrics.responseID) ?? "completed"
             )

@@ -17,7 +17,7 @@ struct ConsoleSQL {
 
     /// The columns turn figures are read from, in `turnFigures`'s order.
     static let figureColumns =
-        "response_id, conversation_id, session_id, user_item_id, turn_ended_at, silence_window_ms, detector_wait_ms, "
+        "response_id, conversation_id, session_id, user_item_id, turn_ended_at, speech_end_audio_ms, silence_window_ms, detector_wait_ms, "
         + "transcription_ms, first_token_ms, first_audio_ms, status, unheard_text, verdicts"
 
     /// Inserts a call, or updates its end and counts.
@@ -36,10 +36,10 @@ struct ConsoleSQL {
 
     /// Inserts turn figures, or replaces them.
     var saveTurnFigures: String {
-        "INSERT INTO turn_figures(\(Self.figureColumns)) VALUES(\(parameters(1...4)), \(number(5)), \(number(6)), "
-            + "\(number(7)), \(number(8)), \(number(9)), \(number(10)), \(parameters(11...13))) "
+        "INSERT INTO turn_figures(\(Self.figureColumns)) VALUES(\(parameters(1...4)), \(number(5)), \(integer(6)), \(number(7)), "
+            + "\(number(8)), \(number(9)), \(number(10)), \(number(11)), \(parameters(12...14))) "
             + "ON CONFLICT(conversation_id, response_id) DO UPDATE SET silence_window_ms = excluded.silence_window_ms, "
-            + "detector_wait_ms = excluded.detector_wait_ms, transcription_ms = excluded.transcription_ms, "
+            + "speech_end_audio_ms = excluded.speech_end_audio_ms, detector_wait_ms = excluded.detector_wait_ms, transcription_ms = excluded.transcription_ms, "
             + "first_token_ms = excluded.first_token_ms, first_audio_ms = excluded.first_audio_ms, status = excluded.status, "
             + "unheard_text = excluded.unheard_text, verdicts = excluded.verdicts"
     }
@@ -48,7 +48,7 @@ struct ConsoleSQL {
     static func saveTurnFiguresParameters(_ figures: TurnFiguresRecord) -> [String?] {
         func text(_ value: Double?) -> String? { value.map { String($0) } }
         return [figures.responseID, figures.conversationID, figures.sessionID, figures.userItemID,
-                String(figures.turnEndedAt.timeIntervalSince1970), text(figures.silenceWindowMs), text(figures.detectorWaitMs),
+                String(figures.turnEndedAt.timeIntervalSince1970), figures.speechEndAudioMs.map { String($0) }, text(figures.silenceWindowMs), text(figures.detectorWaitMs),
                 text(figures.transcriptionMs), text(figures.firstTokenMs), text(figures.firstAudioMs), figures.status,
                 figures.unheardText, figures.verdicts.isEmpty ? nil : (try? JSONEncoder().encode(figures.verdicts)).map { String(decoding: $0, as: UTF8.self) }]
     }
@@ -113,11 +113,11 @@ struct ConsoleSQL {
     static func turnFigures(_ row: [String?]) -> TurnFiguresRecord {
         TurnFiguresRecord(
             responseID: row[0] ?? "", conversationID: row[1] ?? "", sessionID: row[2] ?? "", userItemID: row[3],
-            turnEndedAt: date(row[4]) ?? Date(timeIntervalSince1970: 0), silenceWindowMs: row[5].flatMap { Double($0) },
-            detectorWaitMs: row[6].flatMap { Double($0) }, transcriptionMs: row[7].flatMap { Double($0) },
-            firstTokenMs: row[8].flatMap { Double($0) }, firstAudioMs: row[9].flatMap { Double($0) }, status: row[10] ?? "",
-            unheardText: row[11],
-            verdicts: row[12].flatMap { try? JSONDecoder().decode([InterruptionVerdict].self, from: Data($0.utf8)) } ?? []
+            turnEndedAt: date(row[4]) ?? Date(timeIntervalSince1970: 0), speechEndAudioMs: row[5].flatMap { Int($0) },
+            silenceWindowMs: row[6].flatMap { Double($0) }, detectorWaitMs: row[7].flatMap { Double($0) },
+            transcriptionMs: row[8].flatMap { Double($0) }, firstTokenMs: row[9].flatMap { Double($0) },
+            firstAudioMs: row[10].flatMap { Double($0) }, status: row[11] ?? "", unheardText: row[12],
+            verdicts: row[13].flatMap { try? JSONDecoder().decode([InterruptionVerdict].self, from: Data($0.utf8)) } ?? []
         )
     }
 
@@ -141,6 +141,14 @@ struct ConsoleSQL {
     /// Parameters `range`, comma-separated.
     private func parameters(_ range: ClosedRange<Int>) -> String {
         range.map(parameter).joined(separator: ", ")
+    }
+
+    /// Parameter `index` read as a whole number (every parameter is bound as text).
+    func integer(_ index: Int) -> String {
+        switch dialect {
+        case .sqlite: "CAST(?\(index) AS INTEGER)"
+        case .postgres: "$\(index)::bigint"
+        }
     }
 
     /// Parameter `index` read as a number (every parameter is bound as text).

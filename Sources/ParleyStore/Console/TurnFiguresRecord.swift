@@ -15,6 +15,8 @@ public struct TurnFiguresRecord: Sendable, Hashable, Codable {
     public var userItemID: String?
     /// When the turn ended (the input was committed): the origin of the figures below.
     public var turnEndedAt: Date
+    /// Where the caller's speech ended on the session's input audio clock (the recording's), in milliseconds.
+    public var speechEndAudioMs: Int?
     /// The silence the turn detector waited for before ending the turn (`server_vad`'s window).
     public var silenceWindowMs: Double?
     /// How long the turn detector waited beyond the silence window before ending the turn (the
@@ -36,7 +38,7 @@ public struct TurnFiguresRecord: Sendable, Hashable, Codable {
     /// Creates turn figures.
     public init(
         responseID: String, conversationID: String, sessionID: String, userItemID: String? = nil, turnEndedAt: Date,
-        silenceWindowMs: Double? = nil, detectorWaitMs: Double? = nil, transcriptionMs: Double? = nil,
+        speechEndAudioMs: Int? = nil, silenceWindowMs: Double? = nil, detectorWaitMs: Double? = nil, transcriptionMs: Double? = nil,
         firstTokenMs: Double? = nil, firstAudioMs: Double? = nil, status: String, unheardText: String? = nil,
         verdicts: [InterruptionVerdict] = []
     ) {
@@ -45,6 +47,7 @@ public struct TurnFiguresRecord: Sendable, Hashable, Codable {
         self.sessionID = sessionID
         self.userItemID = userItemID
         self.turnEndedAt = turnEndedAt
+        self.speechEndAudioMs = speechEndAudioMs
         self.silenceWindowMs = silenceWindowMs
         self.detectorWaitMs = detectorWaitMs
         self.transcriptionMs = transcriptionMs
