@@ -97,11 +97,14 @@ enum ConsoleRoutes {
     static func liveSessions(context: ServerContext) async throws -> [ConsoleViews.LiveSession] {
         let now = Date()
         let node = context.coordinator.nodeID
+        // The store knows each call's agent (from its conversation).
+        let agents = Dictionary(
+            try await context.store.calls(CallQuery(isLive: true, limit: 1_000)).calls.map { ($0.id, $0.agentID) }
+        ) { first, _ in first }
         var sessions: [ConsoleViews.LiveSession] = []
         for (entry, activity) in context.sessions.allWithActivity {
-            let agentID = try await entry.instanceID.asyncFlatMap { try await context.store.instance(id: $0)?.agentID }
             sessions.append(ConsoleViews.LiveSession(
-                id: entry.sessionID, conversationID: entry.conversationID, agentID: agentID, instanceID: entry.instanceID,
+                id: entry.sessionID, conversationID: entry.conversationID, agentID: agents[entry.sessionID] ?? nil, instanceID: entry.instanceID,
                 user: entry.owner?.user, door: entry.door, node: node, startedAt: entry.startedAt.timeIntervalSince1970,
                 durationSeconds: (now.timeIntervalSince(entry.startedAt) * 10).rounded() / 10, state: activity.state,
                 turns: activity.turns, errors: activity.errors
@@ -166,13 +169,5 @@ enum ConsoleRoutes {
             turns: figures.map { ConsoleViews.Turn($0, recordingMs: placement.milliseconds(ofSpeechEndIn: $0)) },
             recording: recording
         )
-    }
-}
-
-extension Optional {
-    /// The async `flatMap`.
-    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }
