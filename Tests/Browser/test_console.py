@@ -42,6 +42,7 @@ class Console:
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False})
         self.url = settings.url + "console"
+        self.logged = []
         self.driver.get(self.url)
 
     def close(self):
@@ -66,7 +67,16 @@ class Console:
         self.driver.execute_script("location.hash = arguments[0]", hash_route)
 
     def errors(self):
-        return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        self.logged += [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        return list(self.logged)
+
+    def wait(self, predicate, describe):
+        """Waits for `predicate`; a failure says what the console showed and logged."""
+        try:
+            return wait_until(predicate, TIMEOUT, describe)
+        except AssertionError as error:
+            shown = self.find("main").text[:2000]
+            raise AssertionError(f"{error}; the console shows {shown!r}, logs {self.errors()}") from None
 
 
 def console_api(settings, path, token, method="GET", body=None):
@@ -92,6 +102,7 @@ class ConsoleTests(unittest.TestCase):
         cls.screenshots.mkdir(parents=True, exist_ok=True)
         cls.scratch = tempfile.TemporaryDirectory()
         cls.microphone = make_fake_microphone(cls.settings.speech_wav, 2.5, cls.scratch.name)
+        cls.hands_free_microphone = make_fake_microphone(cls.settings.speech_wav, 8, cls.scratch.name)
 
     @classmethod
     def tearDownClass(cls):
@@ -101,11 +112,11 @@ class ConsoleTests(unittest.TestCase):
         console = Console(self.settings)
         self.addCleanup(console.close)
         console.sign_in(self.console_token)
-        wait_until(lambda: console.find("#nav").is_displayed(), TIMEOUT, "the console to sign in")
+        console.wait(lambda: console.find("#nav").is_displayed(), "the console to sign in")
         return console
 
-    def open_web_client(self, agent_id):
-        page = Page(self.settings, microphone=self.microphone, query=f"?transport=websocket&agent={agent_id}")
+    def open_web_client(self, agent_id, microphone=None):
+        page = Page(self.settings, microphone=microphone or self.microphone, query=f"?transport=websocket&agent={agent_id}")
         self.addCleanup(page.close)
         page.wait_ready()
         return page
@@ -127,41 +138,46 @@ class ConsoleTests(unittest.TestCase):
         console = Console(self.settings)
         self.addCleanup(console.close)
         console.sign_in(self.client_token)
-        wait_until(lambda: "client tokens cannot open it" in console.find("#sign-in-error").text, TIMEOUT,
-                   "the console to refuse the client token")
+        console.wait(lambda: "client tokens cannot open it" in console.find("#sign-in-error").text, "the console to refuse the client token")
         self.assertFalse(console.find("#nav").is_displayed())
         self.assertIsNone(console.driver.execute_script("return sessionStorage.getItem('parley-console-token')"))
         self.screenshot(console, "sign-in")
 
     def test_a_call_shows_live_then_with_transcript_waterfall_and_recording(self):
         agent_id = self.create_agent("Front desk", "Say: Good morning from the front desk.")
-        page = self.open_web_client(agent_id)
+        page = self.open_web_client(agent_id, self.hands_free_microphone)
         console = self.open_console()
 
-        # Live: the call appears while it runs, on its door, with its state.
-        page.hold_through_one_utterance()
-        wait_until(lambda: console.find_all('[data-testid="live-sessions"] tr[data-session]'), TIMEOUT, "the call to show live")
-        row = console.find('[data-testid="live-sessions"] tr[data-session]')
-        self.assertIn("websocket", row.text)
-        self.assertIn(agent_id, row.text)
-        self.assertIn(row.find_element(By.CSS_SELECTOR, '[data-testid="state"]').text, ("listening", "thinking", "speaking"))
+        # Live: the call appears while it runs, on its door, with its state. Hands-free, so the
+        # server's turn detector ends the turn (its silence window and wait are in the waterfall).
+        page.wait_until_next_utterance_is_near()
+        page.by_test_id("handsfree").click()
+        # The table is redrawn every two seconds: read it in one script.
+        live_rows = lambda: console.driver.execute_script("""
+            return [...document.querySelectorAll('[data-testid="live-sessions"] tr[data-session]')].map((row) => ({
+              text: row.textContent, state: row.querySelector('[data-testid="state"]').textContent }));""")
+        console.wait(live_rows, "the call to show live")
+        row = live_rows()[0]
+        self.assertIn("websocket", row["text"])
+        self.assertIn(agent_id, row["text"])
+        self.assertIn(row["state"], ("listening", "thinking", "speaking"))
         answer = page.wait_for_agent_answer(0)
         self.assertIn("Good morning", answer.text)
-        wait_until(lambda: "0:0" in row.text or "0:1" in row.text, TIMEOUT, "the duration to show")
+        console.wait(lambda: live_rows() and live_rows()[0]["state"] == "listening", "the state to follow the call")
         self.screenshot(console, "live")
 
         # The call ends: it leaves the live list and shows among the conversations.
         page.close()
-        wait_until(lambda: not console.find_all('[data-testid="live-sessions"] tr[data-session]'), TIMEOUT, "the call to leave the live list")
+        console.wait(lambda: not live_rows(), "the call to leave the live list")
         console.go("#calls")
-        wait_until(lambda: console.find_all('[data-testid="calls"] tbody a'), TIMEOUT, "the call to be listed")
+        console.wait(lambda: console.find_all('[data-testid="calls"] tbody a'), "the call to be listed")
         first = console.find('[data-testid="calls"] tbody tr')
         self.assertIn("websocket", first.text)
         self.screenshot(console, "conversations")
 
         # The conversation: the transcript as the caller heard it, the turn's waterfall, the recording.
         first.find_element(By.CSS_SELECTOR, "a").click()
-        wait_until(lambda: console.find_all('[data-testid="exchange"]'), TIMEOUT, "the transcript")
+        console.wait(lambda: console.find_all('[data-testid="exchange"]'), "the transcript")
         transcript = console.by_test_id("transcript").text
         self.assertIn(self.settings.speech_text, transcript)
         self.assertIn("Good morning from the front desk.", transcript)
@@ -170,7 +186,7 @@ class ConsoleTests(unittest.TestCase):
         for stage in ("Silence window", "Detector wait", "Transcript", "First token", "First audio"):
             self.assertIn(stage, labels)
         self.assertGreaterEqual(len(waterfall.find_elements(By.CSS_SELECTOR, "rect")), 5)
-        wait_until(lambda: console.find_all('[data-testid="waveform"]'), TIMEOUT, "the recording's waveforms")
+        console.wait(lambda: console.find_all('[data-testid="waveform"]'), "the recording's waveforms")
         # Both channels are drawn: the caller's lane and the agent's lane each have ink.
         inked = console.driver.execute_script("""
             const canvas = document.querySelector('[data-testid="waveform"]');
@@ -184,8 +200,7 @@ class ConsoleTests(unittest.TestCase):
         # Seeking by turn: the player jumps to the turn and the transcript marks it.
         recording_ms = float(console.find('[data-testid="exchange"]').get_attribute("data-recording-ms"))
         console.by_test_id("seek").click()
-        wait_until(lambda: console.find('[data-testid="exchange"]').get_attribute("aria-current") == "true", TIMEOUT,
-                   "the transcript to follow the playhead")
+        console.wait(lambda: console.find('[data-testid="exchange"]').get_attribute("aria-current") == "true", "the transcript to follow the playhead")
         position = console.driver.execute_script('return document.querySelector("[data-testid=recording-audio]").currentTime')
         self.assertGreaterEqual(position, max(0, recording_ms - 2000) / 1000 - 0.05)
         self.assertLess(position, recording_ms / 1000 + 3)
@@ -193,26 +208,26 @@ class ConsoleTests(unittest.TestCase):
         self.assertEqual([], [error for error in console.errors() if "favicon" not in error])
 
         console.go("#charts")
-        wait_until(lambda: console.find_all('[data-testid="stats"]'), TIMEOUT, "the latency charts")
+        console.wait(lambda: console.find_all('[data-testid="stats"]'), "the latency charts")
         self.assertNotIn("–", console.by_test_id("stats").text.split("Turns")[0])
         self.screenshot(console, "latency")
 
     def test_an_agent_edited_in_the_console_answers_differently(self):
         console = self.open_console()
         console.go("#agent/new")
-        wait_until(lambda: console.find_all('[data-testid="field-name"]'), TIMEOUT, "the agent form")
+        console.wait(lambda: console.find_all('[data-testid="field-name"]'), "the agent form")
         # Inline validation errors: a temperature out of range is named under its field.
         console.by_test_id("field-name").send_keys("Concierge")
         console.by_test_id("field-instructions").send_keys("Say: Welcome to the hotel.")
         console.by_test_id("field-temperature").send_keys("7")
         console.by_test_id("save-agent").click()
-        wait_until(lambda: console.by_test_id("problem-temperature").text, TIMEOUT, "the temperature's problem")
+        console.wait(lambda: console.by_test_id("problem-temperature").text, "the temperature's problem")
         self.assertIn("between 0 and 2", console.by_test_id("problem-temperature").text)
         self.assertEqual("true", console.by_test_id("field-temperature").get_attribute("aria-invalid"))
         self.screenshot(console, "agent")
         console.by_test_id("field-temperature").clear()
         console.by_test_id("save-agent").click()
-        wait_until(lambda: console.driver.execute_script("return location.hash").startswith("#agent/agent_"), TIMEOUT, "the agent to be created")
+        console.wait(lambda: console.driver.execute_script("return location.hash").startswith("#agent/agent_"), "the agent to be created")
         agent_id = console.driver.execute_script("return decodeURIComponent(location.hash.split('/')[1])")
 
         talk = console.by_test_id(f"talk-{agent_id}")
@@ -223,17 +238,17 @@ class ConsoleTests(unittest.TestCase):
         page.close()
 
         # Edited in the console, the agent's next conversation answers differently.
-        wait_until(lambda: console.find_all('[data-testid="field-instructions"]'), TIMEOUT, "the edit form")
+        console.wait(lambda: console.find_all('[data-testid="field-instructions"]'), "the edit form")
         instructions = console.by_test_id("field-instructions")
         instructions.clear()
         instructions.send_keys("Say: The hotel is full tonight.")
         console.by_test_id("save-agent").click()
-        wait_until(lambda: "Saved" in console.find(".agent-form [role=status]").text, TIMEOUT, "the agent to be saved")
+        console.wait(lambda: "Saved" in console.find(".agent-form [role=status]").text, "the agent to be saved")
         edited = self.open_web_client(agent_id)
         edited.type_message("Hello?")
         self.assertIn("The hotel is full tonight.", edited.wait_for_agent_answer(0).text)
         console.go("#agents")
-        wait_until(lambda: console.find_all('[data-testid="agents"] tbody a'), TIMEOUT, "the agent list")
+        console.wait(lambda: console.find_all('[data-testid="agents"] tbody a'), "the agent list")
         self.assertIn("Concierge", console.by_test_id("agents").text)
         self.screenshot(console, "agents")
 

@@ -27,9 +27,8 @@ export async function showConversation(view, id) {
       fact("Agent", conversation.agent_id ?? "–"),
       fact("Calls", calls.map((call) => `${call.door} · ${call.user ?? "backend"} · ${when(call.started_at)} · ${duration(call.duration_seconds)}${call.live ? " (live)" : ""}${call.errors ? ` · ${call.errors} errors` : ""}`).join("; ") || "–")));
 
-  const exchanges = group(items, turns);
-  const transcript = h("ol", { class: "transcript", "data-testid": "transcript", "aria-label": "Transcript" }, exchanges.map(render));
   let recording = null;
+  let transcript = null;
   if (conversation.recording) {
     try {
       recording = await player(conversation.recording.url, follow);
@@ -38,6 +37,7 @@ export async function showConversation(view, id) {
       view.append(failure(error));
     }
   }
+  transcript = h("ol", { class: "transcript", "data-testid": "transcript", "aria-label": "Transcript" }, group(items, turns).map(render));
   view.append(h("h3", {}, "Transcript"), transcript);
 
   function render(exchange, index) {
@@ -83,6 +83,7 @@ export async function showConversation(view, id) {
 
   /** Marks the turn the playhead is in. */
   function follow(playheadMs) {
+    if (!transcript) return;
     let current = null;
     for (const element of transcript.children) {
       const start = Number(element.dataset.recordingMs);
