@@ -43,10 +43,8 @@ actor RealtimeConnection {
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?
-    /// Makes the per-turn figures stored with the conversation.
-    private var figures: TurnFiguresRecorder
-    /// What the session is doing, as the operator console shows it.
-    private var state = "listening"
+    /// Tells the operator console what the session does, and makes the per-turn figures stored with the conversation.
+    private var console: ConsoleReporter
     /// Stores the session's items in order, off this executor.
     private lazy var items = OrderedItemWriter(store: context.store, conversationID: conversationID) { [self] item, failure in
         await storeFailed(item, failure)
@@ -95,7 +93,7 @@ actor RealtimeConnection {
         self.conversationID = conversationID
         self.instanceID = instanceID
         self.sessionID = sessionID
-        figures = TurnFiguresRecorder(conversationID: conversationID, sessionID: sessionID)
+        console = ConsoleReporter(sessions: context.sessions, session: session, conversationID: conversationID, sessionID: sessionID)
         translator.speaksResponses = configuration.speaksResponses
     }
 
@@ -433,8 +431,7 @@ actor RealtimeConnection {
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
         tracer?.observe(event)
-        let silenceWindowMs = configuration.turnDetection.flatMap { $0.eagerness == nil ? Double($0.silenceDurationMs) : nil }
-        if let turn = figures.observe(event, silenceWindowMs: silenceWindowMs) { items.save(turn) }
+        if let turn = console.observe(event, configuration: configuration) { items.save(turn) }
         for piece in pieces(of: event) {
             for serverEvent in translator.translate(piece) {
                 // Speech the transport carries itself does not go out as base64 events too.
@@ -486,10 +483,6 @@ actor RealtimeConnection {
             setStatus("thinking")
         case .agentAudio:
             setStatus("speaking")
-        case .toolCallStarted:
-            setState("tool_running")
-        case .toolCallFinished:
-            setState("thinking")
         case .responseDone(let responseID, let status, let error, _):
             lastResponseWasCancelled = status == .cancelled
             if status == .cancelled {
@@ -498,15 +491,10 @@ actor RealtimeConnection {
             }
             setStatus("listening")
             context.metrics.turnFinished()
-            context.sessions.countTurn(of: session)
-            if let category = error?.category {
-                context.metrics.errorReported(category: category.rawValue)
-                context.sessions.countError(of: session)
-            }
+            if let category = error?.category { context.metrics.errorReported(category: category.rawValue) }
             context.log.log("response.done", session: sessionID, ["response": .string(responseID), "status": .string(status.rawValue)])
         case .error(let error):
             context.metrics.errorReported(category: error.category?.rawValue ?? "invalid_request")
-            context.sessions.countError(of: session)
         case .turnMetrics(let metrics):
             if let value = metrics.transcriptionMs { context.metrics.observe(stage: "transcription", milliseconds: value) }
             if let value = metrics.firstTokenMs { context.metrics.observe(stage: "first_token", milliseconds: value) }
@@ -517,16 +505,8 @@ actor RealtimeConnection {
     }
 
     private func setStatus(_ status: String) {
-        setState(status)
         guard let instanceID else { return }
         context.sessions.setStatus(status, instanceID: instanceID)
-    }
-
-    /// Tells the operator console what the session does now (once per change: speech comes in many chunks).
-    private func setState(_ newState: String) {
-        guard newState != state else { return }
-        state = newState
-        context.sessions.setState(newState, of: session)
     }
 
     func reportError(_ error: RealtimeProtocolError) {
