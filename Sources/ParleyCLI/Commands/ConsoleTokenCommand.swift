@@ -10,13 +10,10 @@ struct ConsoleTokenCommand: ParleyCommand {
             + "need not be pasted into a browser. It is signed locally, so no server needs to be running.",
         options: [
             .option("ttl", value: "duration", help: "How long the token lives, e.g. 30m, 12h (default 12h, at most 7 days)."),
-            .option("data-dir", value: "path", help: "Where 'parley serve' keeps its generated secret (default ./.parley)."),
+            ServerSecretSource.dataDirectoryOption,
             .flag("json", help: "Print the token and its expiry as JSON."),
         ],
-        environment: [
-            EnvironmentSpec("PARLEY_SERVER_SECRET", "The server secret that signs the token."),
-            EnvironmentSpec("PARLEY_DATA_DIR", "The data directory when --data-dir is not given."),
-        ],
+        environment: ServerSecretSource.signingEnvironment,
         examples: ["parley console-token", "parley console-token --ttl 30m --json"],
         command: ConsoleTokenCommand.self
     )

@@ -106,7 +106,7 @@ enum ConsoleRoutes {
             sessions.append(ConsoleViews.LiveSession(
                 id: entry.sessionID, conversationID: entry.conversationID, agentID: agents[entry.sessionID] ?? nil, instanceID: entry.instanceID,
                 user: entry.owner?.user, door: entry.door, node: node, startedAt: entry.startedAt.timeIntervalSince1970,
-                durationSeconds: (now.timeIntervalSince(entry.startedAt) * 10).rounded() / 10, state: activity.state,
+                durationSeconds: ConsoleViews.tenths(now.timeIntervalSince(entry.startedAt)), state: activity.state,
                 turns: activity.turns, errors: activity.errors
             ))
         }
@@ -114,7 +114,7 @@ enum ConsoleRoutes {
             sessions.append(ConsoleViews.LiveSession(
                 id: call.id, conversationID: call.conversationID, agentID: call.agentID, user: call.userID, door: call.door,
                 node: call.nodeID, startedAt: call.startedAt.timeIntervalSince1970,
-                durationSeconds: (call.durationSeconds(now: now) * 10).rounded() / 10, state: "unknown"
+                durationSeconds: ConsoleViews.tenths(call.durationSeconds(now: now)), state: "unknown"
             ))
         }
         return sessions

@@ -33,6 +33,6 @@ enum ConsoleStats {
     /// Nearest-rank p50 and p95 (as the session's own `LatencySummary`), rounded to 0.1 ms.
     static func percentiles(_ values: [Double]) -> ConsoleViews.Percentiles {
         guard let summary = LatencySummary(values) else { return ConsoleViews.Percentiles(count: 0) }
-        return ConsoleViews.Percentiles(count: summary.count, p50: (summary.p50 * 10).rounded() / 10, p95: (summary.p95 * 10).rounded() / 10)
+        return ConsoleViews.Percentiles(count: summary.count, p50: ConsoleViews.tenths(summary.p50), p95: ConsoleViews.tenths(summary.p95))
     }
 }

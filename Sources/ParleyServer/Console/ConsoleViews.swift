@@ -3,6 +3,9 @@ import ParleyStore
 
 /// The JSON shapes of the operator console's API (`docs/console.md`).
 enum ConsoleViews {
+    /// `value` rounded to one decimal (seconds and milliseconds read no finer).
+    static func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+
     /// A session live now, on this node or another.
     struct LiveSession: Encodable {
         var id: String
@@ -51,7 +54,7 @@ enum ConsoleViews {
             node = record.nodeID
             startedAt = record.startedAt.timeIntervalSince1970
             endedAt = record.endedAt?.timeIntervalSince1970
-            durationSeconds = (record.durationSeconds(now: now) * 10).rounded() / 10
+            durationSeconds = ConsoleViews.tenths(record.durationSeconds(now: now))
             errors = record.errorCount
             turns = record.turnCount
             live = record.endedAt == nil
