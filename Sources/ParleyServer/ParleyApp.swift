@@ -67,6 +67,7 @@ public final class ParleyApp: Sendable {
         AgentRoutes.register(on: &router, context: context)
         InstanceRoutes.register(on: &router, context: context)
         ConversationRoutes.register(on: &router, context: context)
+        ConsoleRoutes.register(on: &router, context: context)
         router.webSocket("/v1/realtime", RealtimeEndpoint.route(context: context))
         RealtimeCallsRoute.register(on: &router, context: context)
         TwilioRoutes.register(on: &router, context: context)

@@ -52,9 +52,26 @@ public protocol ParleyStore: AnyObject, Sendable {
     func deleteItem(conversationID: String, id: String) async throws -> Bool
     /// The items of a conversation in the order they were first written.
     func items(conversationID: String) async throws -> [ItemRecord]
-    /// Deletes a conversation with its items and instances; returns whether it existed.
+    /// Deletes a conversation with its items, instances, calls and turn figures; returns whether it existed.
     @discardableResult
     func deleteConversation(id: String) async throws -> Bool
+
+    // MARK: Calls and turn figures (the operator console)
+
+    /// Inserts a call, or updates its end, error count and turn count.
+    func saveCall(_ call: CallRecord) async throws
+    /// A page of calls matching `query`, newest first.
+    func calls(_ query: CallQuery) async throws -> CallPage
+    /// The calls of a conversation, oldest first.
+    func calls(conversationID: String) async throws -> [CallRecord]
+    /// When each call that started in `from..<before` started, oldest first.
+    func callStartTimes(from: Date, before: Date) async throws -> [Date]
+    /// Inserts a turn's figures, or replaces those of the same response.
+    func saveTurnFigures(_ figures: TurnFiguresRecord) async throws
+    /// The figures of a conversation's turns, in the order the turns ended.
+    func turnFigures(conversationID: String) async throws -> [TurnFiguresRecord]
+    /// The figures of every turn that ended in `from..<before`, in the order the turns ended.
+    func turnFigures(from: Date, before: Date) async throws -> [TurnFiguresRecord]
 
     /// Finishes the writes under way and closes the store; later calls throw.
     func close() async

@@ -149,6 +149,8 @@ public final class PostgresStore: ParleyStore {
             try connection.transaction {
                 _ = try connection.query("DELETE FROM items WHERE conversation_id = $1", [id])
                 _ = try connection.query("DELETE FROM instances WHERE conversation_id = $1", [id])
+                _ = try connection.query("DELETE FROM calls WHERE conversation_id = $1", [id])
+                _ = try connection.query("DELETE FROM turn_figures WHERE conversation_id = $1", [id])
                 return try connection.query("DELETE FROM conversations WHERE id = $1", [id]).affectedRows == 1
             }
         }

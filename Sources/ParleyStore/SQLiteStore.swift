@@ -125,12 +125,14 @@ public final class SQLiteStore: ParleyStore {
         }
     }
 
-    /// Deletes a conversation with its items and instances; returns whether it existed.
+    /// Deletes a conversation with its items, instances, calls and turn figures; returns whether it existed.
     @discardableResult
     public func deleteConversation(id: String) async throws -> Bool {
         try database.transaction { transaction in
             try transaction.query("DELETE FROM items WHERE conversation_id = ?", [.text(id)])
             try transaction.query("DELETE FROM instances WHERE conversation_id = ?", [.text(id)])
+            try transaction.query("DELETE FROM calls WHERE conversation_id = ?", [.text(id)])
+            try transaction.query("DELETE FROM turn_figures WHERE conversation_id = ?", [.text(id)])
             try transaction.query("DELETE FROM conversations WHERE id = ?", [.text(id)])
             return try transaction.query("SELECT changes()").first?.first?.integer == 1
         }

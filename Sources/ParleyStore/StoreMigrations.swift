@@ -146,6 +146,76 @@ enum StoreMigrations {
                 CREATE INDEX live_sessions_by_user ON live_sessions(user_id);
                 """
         ),
+        // The operator console: each session of a conversation as a call (door, user, node,
+        // start, end, errors, turns), and each answered turn's latency figures.
+        Step(
+            sqlite: """
+                CREATE TABLE calls(
+                    id TEXT PRIMARY KEY,
+                    conversation_id TEXT NOT NULL,
+                    user_id TEXT,
+                    door TEXT NOT NULL,
+                    node_id TEXT NOT NULL,
+                    started_at REAL NOT NULL,
+                    ended_at REAL,
+                    error_count INTEGER NOT NULL DEFAULT 0,
+                    turn_count INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX calls_by_start ON calls(started_at, id);
+                CREATE INDEX calls_by_conversation ON calls(conversation_id);
+                CREATE TABLE turn_figures(
+                    response_id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL,
+                    session_id TEXT NOT NULL,
+                    user_item_id TEXT,
+                    turn_ended_at REAL NOT NULL,
+                    speech_end_audio_ms INTEGER,
+                    silence_window_ms REAL,
+                    detector_wait_ms REAL,
+                    transcription_ms REAL,
+                    first_token_ms REAL,
+                    first_audio_ms REAL,
+                    status TEXT NOT NULL,
+                    unheard_text TEXT,
+                    verdicts TEXT,
+                    PRIMARY KEY(conversation_id, response_id)
+                );
+                CREATE INDEX turn_figures_by_time ON turn_figures(turn_ended_at);
+                """,
+            postgres: """
+                CREATE TABLE calls(
+                    id text PRIMARY KEY,
+                    conversation_id text NOT NULL,
+                    user_id text,
+                    door text NOT NULL,
+                    node_id text NOT NULL,
+                    started_at double precision NOT NULL,
+                    ended_at double precision,
+                    error_count integer NOT NULL DEFAULT 0,
+                    turn_count integer NOT NULL DEFAULT 0
+                );
+                CREATE INDEX calls_by_start ON calls(started_at, id);
+                CREATE INDEX calls_by_conversation ON calls(conversation_id);
+                CREATE TABLE turn_figures(
+                    response_id text NOT NULL,
+                    conversation_id text NOT NULL,
+                    session_id text NOT NULL,
+                    user_item_id text,
+                    turn_ended_at double precision NOT NULL,
+                    speech_end_audio_ms bigint,
+                    silence_window_ms double precision,
+                    detector_wait_ms double precision,
+                    transcription_ms double precision,
+                    first_token_ms double precision,
+                    first_audio_ms double precision,
+                    status text NOT NULL,
+                    unheard_text text,
+                    verdicts text,
+                    PRIMARY KEY(conversation_id, response_id)
+                );
+                CREATE INDEX turn_figures_by_time ON turn_figures(turn_ended_at);
+                """
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

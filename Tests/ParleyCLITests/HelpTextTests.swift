@@ -48,6 +48,7 @@ Commands:
   transcribe     Print the transcript of each WAV file.
   say            Speak text to a WAV file.
   token          Mint a client token from the server secret.
+  console-token  Mint a token for the operator console (/console).
   agents         Manage the agents of a running server.
   twilio         Print the Twilio webhook URL and check the phone-call setup.
   sip            Check the SIP door's setup and print the URI trunks call.

@@ -113,3 +113,38 @@ struct DotEnvTests {
         #expect(run.errorOutput == "error: .env line 2: expected KEY=value, got \"this is not a setting\"\n")
     }
 }
+
+@Suite("parley console-token")
+struct ConsoleTokenCommandTests {
+    @Test("mints a console token the secret verifies, and no other secret does")
+    func mintsVerifiableConsoleToken() async throws {
+        let run = await CommandRun.run(["console-token", "--ttl", "30m"], environment: ["PARLEY_SERVER_SECRET": TokenCommandTests.secret])
+        #expect(run.status == 0)
+        #expect(run.errorOutput.isEmpty)
+        let token = run.output.trimmingCharacters(in: .newlines)
+        #expect(token.hasPrefix("pc_"))
+        #expect(ConsoleToken.isValid(token, secret: TokenCommandTests.secret))
+        #expect(!ConsoleToken.isValid(token, secret: "another-secret-0123456789"))
+        #expect(!ConsoleToken.isValid(token, secret: TokenCommandTests.secret, now: Date(timeIntervalSinceNow: 31 * 60)))
+        // A console token is no client token.
+        #expect(throws: ClientTokenError.self) { try ClientTokenAuthority(secret: TokenCommandTests.secret).verify(token) }
+    }
+
+    @Test("--json prints the token and its expiry; the default lifetime is 12 hours")
+    func json() async throws {
+        let before = Int(Date().timeIntervalSince1970)
+        let run = await CommandRun.run(["console-token", "--json"], environment: ["PARLEY_SERVER_SECRET": TokenCommandTests.secret])
+        #expect(run.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["token", "expires_at"])
+        let expiresAt = try #require(object["expires_at"] as? Int)
+        #expect((before + 12 * 3600...before + 12 * 3600 + 5).contains(expiresAt))
+    }
+
+    @Test("a lifetime past seven days is a usage error")
+    func tooLong() async throws {
+        let run = await CommandRun.run(["console-token", "--ttl", "169h"], environment: ["PARLEY_SERVER_SECRET": TokenCommandTests.secret])
+        #expect(run.status != 0)
+        #expect(run.output.isEmpty)
+    }
+}

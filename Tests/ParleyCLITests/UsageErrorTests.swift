@@ -24,7 +24,7 @@ struct UsageErrorTests {
     ]
 
     static let cases: [(arguments: [String], message: String, command: String)] = [
-        ([], "missing command (serve, chat, talk, transcribe, say, token, agents, twilio, sip, help)", ""),
+        ([], "missing command (serve, chat, talk, transcribe, say, token, console-token, agents, twilio, sip, help)", ""),
         (["bogus"], "unknown command 'bogus'", ""),
         (["sya"], "unknown command 'sya'; did you mean 'say'?", ""),
         (["--bogus"], "unknown option '--bogus'", ""),

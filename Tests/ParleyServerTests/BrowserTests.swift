@@ -78,7 +78,7 @@ struct BrowserTests {
 /// and is left out, so glitches in a minority of frames do not move the number. A wrong sample
 /// rate anywhere on the way shifts every frame alike (48 kHz read as 44.1 kHz moves 20 crossings
 /// to 18.4, 500 Hz to 460), so it still changes the number.
-private struct PitchRecognizer: SpeechRecognizer {
+struct PitchRecognizer: SpeechRecognizer {
     static let toneHertz = 500
     let sampleRate = 16_000
     let supportsPartials = false
@@ -105,7 +105,7 @@ private struct PitchRecognizer: SpeechRecognizer {
 }
 
 /// Syllable-like bursts of a pure tone: what the fake microphone plays.
-private enum ToneSyllables {
+enum ToneSyllables {
     static let sampleRate = 16_000
 
     /// A 16 kHz pcm16 WAV of `seconds` of a `hertz` tone whose loudness swells four times a second.

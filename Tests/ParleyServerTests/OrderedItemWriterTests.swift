@@ -130,5 +130,14 @@ private final class ScriptedItemStore: ParleyStore {
     func conversationExists(id: String) async throws -> Bool { true }
     func items(conversationID: String) async throws -> [ItemRecord] { [] }
     func deleteConversation(id: String) async throws -> Bool { false }
+    func saveCall(_ call: CallRecord) async throws {}
+    func calls(_ query: CallQuery) async throws -> CallPage { CallPage(calls: [], nextCursor: nil) }
+    func calls(conversationID: String) async throws -> [CallRecord] { [] }
+    func callStartTimes(from: Date, before: Date) async throws -> [Date] { [] }
+    func saveTurnFigures(_ figures: TurnFiguresRecord) async throws {
+        state.withLock { $0.operations.append("figures \(figures.responseID)") }
+    }
+    func turnFigures(conversationID: String) async throws -> [TurnFiguresRecord] { [] }
+    func turnFigures(from: Date, before: Date) async throws -> [TurnFiguresRecord] { [] }
     func close() async {}
 }

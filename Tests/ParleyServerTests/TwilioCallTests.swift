@@ -75,6 +75,14 @@ import Testing
         let items = try await Self.storedItems(server, logs, call: call)
         #expect(items.first == .user("hello there"))
         #expect(items.last == .assistant(text: "Hello from Parley.", toolCalls: [], interrupted: false), "\(items)")
+        // The operator console sees the phone call and its turn's figures.
+        let conversationID = try #require(logs.conversation(ofCall: call.callSID))
+        let store = server.app.context.store
+        #expect(try await store.calls(conversationID: conversationID).map(\.door) == ["twilio"])
+        #expect(await ResourceProbe.eventually(within: 10) {
+            let figures = (try? await store.turnFigures(conversationID: conversationID)) ?? []
+            return figures.count == 1 && figures[0].silenceWindowMs == 300 && figures[0].firstAudioMs != nil
+        })
         await server.stop()
     }
 

@@ -4,7 +4,11 @@
 // hands-free); the agent's speech comes back on it and plays through an <audio> element, with
 // the browser's echo cancellation using it as the far end.
 
-const CALLS_PATH = "/v1/realtime/calls?parley_events=true";
+// The page's `?agent=<id>` (the console's "talk to this agent") names the agent to talk to.
+const requestedAgent = new URLSearchParams(location.search).get("agent");
+/** The query naming the agent the page talks to, to follow Parley's own parameters. */
+export const AGENT_QUERY = requestedAgent ? `&agent=${encodeURIComponent(requestedAgent)}` : "";
+const CALLS_PATH = `/v1/realtime/calls?parley_events=true${AGENT_QUERY}`;
 const GATHERING_TIMEOUT_MS = 3000;
 
 /** One call; closes (once) when the call fails, ends or is closed. */

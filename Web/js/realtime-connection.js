@@ -3,14 +3,14 @@
 // browser subprotocol when this browser has no WebRTC or the call cannot be set up, and
 // reconnection with backoff when the server is unreachable or restarts.
 
-import { CallSocket } from "./call-socket.js";
+import { AGENT_QUERY, CallSocket } from "./call-socket.js";
 
 // Where tokens come from: the local user's endpoint, unless the page names its app's backend
 // (`<meta name="parley-token-url" content="https://app.example.com/parley-token">`), which
 // answers like `POST /v1/realtime/client_secrets`: `{"value": …, "expires_at": …}`.
 const TOKEN_PATH = document.querySelector('meta[name="parley-token-url"]')?.content || "/v1/local/token";
 // Parley's own events (live transcript replacements, tool progress, turn metrics) are opt-in.
-const REALTIME_PATH = "/v1/realtime?parley_events=true";
+const REALTIME_PATH = `/v1/realtime?parley_events=true${AGENT_QUERY}`;
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const BACKOFF_SECONDS = [0.5, 1, 2, 4, 8, 15];
 const RECENT_EVENT_MEMORY = 64;

@@ -12,13 +12,10 @@ struct TokenCommand: ParleyCommand {
             .option("user", value: "id", required: true, help: "The user the token is for (its subject)."),
             .option("agent", value: "id", help: "Limit the token to this agent."),
             .option("ttl", value: "duration", help: "How long the token lives, e.g. 90s, 10m, 2h (default 10m, at most 24h)."),
-            .option("data-dir", value: "path", help: "Where 'parley serve' keeps its generated secret (default ./.parley)."),
+            ServerSecretSource.dataDirectoryOption,
             .flag("json", help: "Print the token, its expiry and scope as JSON."),
         ],
-        environment: [
-            EnvironmentSpec("PARLEY_SERVER_SECRET", "The server secret that signs the token."),
-            EnvironmentSpec("PARLEY_DATA_DIR", "The data directory when --data-dir is not given."),
-        ],
+        environment: ServerSecretSource.signingEnvironment,
         examples: ["parley token --user alice", "parley token --user alice --agent agent_123 --ttl 2h --json"],
         command: TokenCommand.self
     )

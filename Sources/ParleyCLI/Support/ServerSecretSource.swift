@@ -7,6 +7,17 @@ enum ServerSecretSource {
     /// The shortest secret the server accepts.
     static let minimumLength = 16
 
+    /// `--data-dir` of the commands that sign tokens with the secret.
+    static let dataDirectoryOption = OptionSpec.option(
+        "data-dir", value: "path", help: "Where 'parley serve' keeps its generated secret (default ./.parley)."
+    )
+
+    /// The environment the commands that sign tokens with the secret read.
+    static let signingEnvironment = [
+        EnvironmentSpec("PARLEY_SERVER_SECRET", "The server secret that signs the token."),
+        EnvironmentSpec("PARLEY_DATA_DIR", "The data directory when --data-dir is not given."),
+    ]
+
     /// The secret, from the environment or from `dataDirectory` (default `PARLEY_DATA_DIR`, else `./.parley`).
     /// - Throws: `CommandFailure` saying where a secret was looked for and how to provide one.
     static func secret(_ context: CommandContext, dataDirectory: String? = nil) throws -> String {

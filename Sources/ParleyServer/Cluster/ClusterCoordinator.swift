@@ -9,6 +9,7 @@ import ParleyStore
 /// conversation's sessions end on every node; any node serves any recording.
 final class ClusterCoordinator: SessionCoordinator {
     private let cluster: PostgresCluster
+    private let store: PostgresStore
     private let sessions: LiveSessions
     private let commands: NodeCommands
     private let settings: ServerSettings
@@ -20,6 +21,7 @@ final class ClusterCoordinator: SessionCoordinator {
 
     init(store: PostgresStore, sessions: LiveSessions, recordings: CallRecordings, settings: ServerSettings, secret: String, log: EventLog) {
         cluster = PostgresCluster(store: store)
+        self.store = store
         self.sessions = sessions
         commands = NodeCommands(sessions: sessions, recordings: recordings)
         self.settings = settings
@@ -28,6 +30,8 @@ final class ClusterCoordinator: SessionCoordinator {
     }
 
     var isDraining: Bool { cluster.isDraining }
+
+    var nodeID: String { cluster.nodeID }
 
     func join(nodeURL: String) async throws {
         let sessions = sessions
@@ -167,6 +171,31 @@ final class ClusterCoordinator: SessionCoordinator {
                     }
                 }
             }
+        }
+    }
+
+    // MARK: Sessions (the operator console)
+
+    func interrupt(sessionID: String, on nodeID: String) async throws -> Bool {
+        try await send(.interruptSession, sessionID: sessionID, to: nodeID)
+    }
+
+    func end(sessionID: String, on nodeID: String) async throws -> Bool {
+        try await send(.endSession, sessionID: sessionID, to: nodeID)
+    }
+
+    /// The store's open calls whose node is alive (a dead node's calls never ended).
+    func otherNodesLiveCalls() async throws -> [CallRecord] {
+        let nodes = Set(try await cluster.otherLiveNodes().map(\.id))
+        guard !nodes.isEmpty else { return [] }
+        return try await store.calls(CallQuery(isLive: true, limit: 1_000)).calls.filter { nodes.contains($0.nodeID) }
+    }
+
+    private func send(_ kind: ClusterCommand.Kind, sessionID: String, to nodeID: String) async throws -> Bool {
+        do {
+            return try await cluster.send(kind, instanceID: sessionID, epoch: 0, to: nodeID) == .done
+        } catch let error as ClusterError {
+            throw CoordinationError(code: error.code.rawValue, message: error.message)
         }
     }
 

@@ -17,6 +17,8 @@ struct NodeCommands: Sendable {
         case .end: acted = await end(instanceID: command.instanceID)
         case .release: acted = await release(instanceID: command.instanceID, claimsBefore: command.epoch)
         case .endConversation: acted = await endConversation(command.instanceID)
+        case .interruptSession: acted = await interrupt(sessionID: command.instanceID)
+        case .endSession: acted = await end(sessionID: command.instanceID)
         case .status:
             guard let status = sessions.status(instanceID: command.instanceID) else { return .notConnected }
             return .status(status)
@@ -29,6 +31,20 @@ struct NodeCommands: Sendable {
     func interrupt(instanceID: String) async -> Bool {
         guard let current = entries(of: instanceID).max(by: { ($0.claimEpoch ?? 0) < ($1.claimEpoch ?? 0) }) else { return false }
         await current.session.cancelResponse()
+        return true
+    }
+
+    /// Cancels the response in progress of session `sessionID`. Returns whether it runs here.
+    func interrupt(sessionID: String) async -> Bool {
+        guard let entry = sessions.entry(sessionID: sessionID) else { return false }
+        await entry.session.cancelResponse()
+        return true
+    }
+
+    /// Closes session `sessionID` and its connection. Returns whether it ran here.
+    func end(sessionID: String) async -> Bool {
+        guard let entry = sessions.entry(sessionID: sessionID) else { return false }
+        await close(entry)
         return true
     }
 

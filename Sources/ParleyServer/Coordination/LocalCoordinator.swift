@@ -21,6 +21,18 @@ final class LocalCoordinator: SessionCoordinator {
 
     var isDraining: Bool { draining.withLock { $0 } }
 
+    var nodeID: String { "local" }
+
+    func interrupt(sessionID: String, on nodeID: String) async throws -> Bool {
+        nodeID == self.nodeID ? await commands.interrupt(sessionID: sessionID) : false
+    }
+
+    func end(sessionID: String, on nodeID: String) async throws -> Bool {
+        nodeID == self.nodeID ? await commands.end(sessionID: sessionID) : false
+    }
+
+    func otherNodesLiveCalls() async throws -> [CallRecord] { [] }
+
     func join(nodeURL: String) async throws {}
 
     /// Refuses new sessions; a node alone has nowhere to send its clients, so it does not wait.

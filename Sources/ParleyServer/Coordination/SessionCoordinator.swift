@@ -12,6 +12,9 @@ protocol SessionCoordinator: Sendable {
     /// Whether the node is shutting down: it refuses new sessions on every door.
     var isDraining: Bool { get }
 
+    /// This node's name among the cluster's (`local` for a node alone).
+    var nodeID: String { get }
+
     /// Takes part from now on (in a cluster: registers the node at `nodeURL` and carries out
     /// the commands other nodes send it).
     /// - Throws: when the node cannot register.
@@ -51,6 +54,19 @@ protocol SessionCoordinator: Sendable {
     /// Ends every session of the conversation on every node and removes the copies of its
     /// recording the other nodes hold (this node's own copy is the caller's to remove).
     func endSessions(conversationID: String) async
+
+    /// Cancels the response in progress of session `sessionID` on node `nodeID`.
+    /// - Returns: `false` when no such session is live there.
+    /// - Throws: `CoordinationError` when that node does not answer.
+    func interrupt(sessionID: String, on nodeID: String) async throws -> Bool
+
+    /// Ends session `sessionID` on node `nodeID` and closes its connection.
+    /// - Returns: `false` when no such session is live there.
+    /// - Throws: `CoordinationError` when that node does not answer.
+    func end(sessionID: String, on nodeID: String) async throws -> Bool
+
+    /// The calls live now on the other nodes of the cluster (none for a node alone).
+    func otherNodesLiveCalls() async throws -> [CallRecord]
 
     /// The conversation's recording as another node serves it, when this node holds none.
     func recordingElsewhere(conversationID: String, range: String?) async -> HTTPResponse?

@@ -3,16 +3,22 @@ import ParleyCore
 import ParleyNet
 import ParleyStore
 
-/// `POST/GET/PATCH/DELETE /v1/agents[/{id}]`: the agents a backend defines.
+/// `POST/GET/PATCH/DELETE /v1/agents[/{id}]`: the agents a backend (or the operator console) defines.
 enum AgentRoutes {
     struct AgentList: Encodable {
         var object = "list"
         var data: [AgentDefinition]
     }
 
-    static func register(on router: inout Router, context: ServerContext) {
-        router.post("/v1/agents") { request in
-            if let refusal = context.authentication.requireBackend(request) { return refusal }
+    /// Registers the routes at `path` (the operator console has its own, `/v1/console/agents`),
+    /// letting in whom `authorize` lets in (the server secret by default).
+    static func register(
+        on router: inout Router, context: ServerContext, at path: String = "/v1/agents",
+        authorize: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil
+    ) {
+        let authorize = authorize ?? { [authentication = context.authentication] in authentication.requireBackend($0) }
+        router.post(path) { request in
+            if let refusal = authorize(request) { return refusal }
             do {
                 var definition = try request.jsonBody(AgentDefinition.self)
                 try check(definition)
@@ -30,8 +36,8 @@ enum AgentRoutes {
             }
         }
 
-        router.get("/v1/agents") { request in
-            if let refusal = context.authentication.requireBackend(request) { return refusal }
+        router.get(path) { request in
+            if let refusal = authorize(request) { return refusal }
             do {
                 let agents = try await context.store.agents().map { try decode($0).redacted }
                 return JSONResponse.ok(AgentList(data: agents))
@@ -40,8 +46,8 @@ enum AgentRoutes {
             }
         }
 
-        router.get("/v1/agents/{id}") { request in
-            if let refusal = context.authentication.requireBackend(request) { return refusal }
+        router.get(path + "/{id}") { request in
+            if let refusal = authorize(request) { return refusal }
             do {
                 guard let record = try await context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
                 return JSONResponse.ok(try decode(record).redacted)
@@ -50,8 +56,8 @@ enum AgentRoutes {
             }
         }
 
-        router.patch("/v1/agents/{id}") { request in
-            if let refusal = context.authentication.requireBackend(request) { return refusal }
+        router.patch(path + "/{id}") { request in
+            if let refusal = authorize(request) { return refusal }
             do {
                 guard let record = try await context.store.agent(id: request.pathParameters["id"] ?? "") else { return notFound(request) }
                 var definition = try decode(record)
@@ -68,8 +74,8 @@ enum AgentRoutes {
             }
         }
 
-        router.delete("/v1/agents/{id}") { request in
-            if let refusal = context.authentication.requireBackend(request) { return refusal }
+        router.delete(path + "/{id}") { request in
+            if let refusal = authorize(request) { return refusal }
             do {
                 let id = request.pathParameters["id"] ?? ""
                 guard try await context.store.deleteAgent(id: id) else { return notFound(request) }

@@ -32,15 +32,7 @@ enum ConversationRoutes {
 
         router.get("/v1/conversations/{id}/recording") { request in
             if let refusal = context.authentication.requireBackend(request) { return refusal }
-            let id = request.pathParameters["id"] ?? ""
-            guard let file = context.recordings.file(conversationID: id) else {
-                if request.query[RecordingRelay.ownCopyOnly] == nil,
-                   let relayed = await context.coordinator.recordingElsewhere(conversationID: id, range: request.headers["Range"]) {
-                    return relayed
-                }
-                return .error(status: 404, code: "recording_not_found", message: "Conversation \(id) has no recording (recordings are off for its agent, or nothing was said yet).")
-            }
-            return serve(file, range: request.headers["Range"])
+            return await recording(request, context: context)
         }
 
         router.delete("/v1/conversations/{id}") { request in
@@ -62,6 +54,20 @@ enum ConversationRoutes {
             context.log.log("conversation.deleted", ["conversation": .string(id)])
             return JSONResponse.ok(["id": id, "object": "conversation.deleted", "deleted": "true"])
         }
+    }
+
+    /// The recording of the conversation `{id}` (from another node when this one has none), whole
+    /// or the byte range asked for; the caller has been let in.
+    static func recording(_ request: HTTPRequest, context: ServerContext) async -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        guard let file = context.recordings.file(conversationID: id) else {
+            if request.query[RecordingRelay.ownCopyOnly] == nil,
+               let relayed = await context.coordinator.recordingElsewhere(conversationID: id, range: request.headers["Range"]) {
+                return relayed
+            }
+            return .error(status: 404, code: "recording_not_found", message: "Conversation \(id) has no recording (recordings are off for its agent, or nothing was said yet).")
+        }
+        return serve(file, range: request.headers["Range"])
     }
 
     /// The recording, whole or the byte range asked for.

@@ -136,7 +136,8 @@ enum InstanceRoutes {
         }
     }
 
-    private static func listItem(_ record: ItemRecord) -> ItemList.Item {
+    /// An item as the item list shows it.
+    static func listItem(_ record: ItemRecord) -> ItemList.Item {
         let createdAt = Int(record.createdAt.timeIntervalSince1970)
         switch record.message {
         case .system(let text):

@@ -47,6 +47,19 @@ public struct RequestAuthentication: Sendable {
         HMACSHA256.constantTimeEquals(Data(credential.utf8), secret)
     }
 
+    /// Returns `nil` when `request` carries the server secret or a console token (`ConsoleToken`),
+    /// or the response to send: 403 for a client token, 401 for anything else.
+    public func requireOperator(_ request: HTTPRequest) -> HTTPResponse? {
+        if let credential = Self.credential(of: request),
+           isServerSecret(credential) || ConsoleToken.isValid(credential, secret: String(decoding: secret, as: UTF8.self)) {
+            return nil
+        }
+        if case .client? = try? caller(of: request) {
+            return .error(status: 403, code: "forbidden", message: "The console needs the server secret or a console token ('parley console-token'); client tokens cannot open it.")
+        }
+        return .error(status: 401, code: "unauthorized", message: "Send the server secret or a console token as 'Authorization: Bearer <token>'.")
+    }
+
     /// Returns `nil` when `request` carries the server secret, or the 401 response to send.
     public func requireBackend(_ request: HTTPRequest) -> HTTPResponse? {
         switch try? caller(of: request) {

@@ -20,7 +20,8 @@ actor RealtimeConnection {
     private let dialect: RealtimeDialect
     private let context: ServerContext
     let session: VoiceSession
-    private let sessionID = RealtimeID.session()
+    /// The id the session was admitted under (`SessionAdmission`).
+    private let sessionID: String
     private let conversationID: String
     private let instanceID: String?
     private var configuration: VoiceSessionConfiguration
@@ -42,6 +43,8 @@ actor RealtimeConnection {
     private var sidebands: [WebSocketConnection] = []
     /// Makes the session's per-turn trace spans, when traces are exported.
     private var tracer: TurnTracer?
+    /// Tells the operator console what the session does, and makes the per-turn figures stored with the conversation.
+    private var console: ConsoleReporter
     /// Stores the session's items in order, off this executor.
     private lazy var items = OrderedItemWriter(store: context.store, conversationID: conversationID) { [self] item, failure in
         await storeFailed(item, failure)
@@ -71,7 +74,7 @@ actor RealtimeConnection {
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession,
+        transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession, sessionID: String,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
         tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
         sessionMCPServerPolicy: OutboundPolicy? = nil
@@ -89,6 +92,8 @@ actor RealtimeConnection {
         self.configuration = configuration
         self.conversationID = conversationID
         self.instanceID = instanceID
+        self.sessionID = sessionID
+        console = ConsoleReporter(sessions: context.sessions, session: session, conversationID: conversationID, sessionID: sessionID)
         translator.speaksResponses = configuration.speaksResponses
     }
 
@@ -426,6 +431,7 @@ actor RealtimeConnection {
     private func forward(_ event: VoiceSessionEvent) {
         observe(event)
         tracer?.observe(event)
+        if let turn = console.observe(event, configuration: configuration) { items.save(turn) }
         for piece in pieces(of: event) {
             for serverEvent in translator.translate(piece) {
                 // Speech the transport carries itself does not go out as base64 events too.

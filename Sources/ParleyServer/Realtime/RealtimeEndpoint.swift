@@ -115,7 +115,7 @@ enum RealtimeEndpoint {
             }
         ) { sessionID in
             let connection = RealtimeConnection(
-                transport: WebSocketTransport(socket: socket, audioLeadMs: context.settings.webSocketAudioLeadMs), dialect: dialect, context: admission.context, session: session,
+                transport: WebSocketTransport(socket: socket, audioLeadMs: context.settings.webSocketAudioLeadMs), dialect: dialect, context: admission.context, session: session, sessionID: sessionID,
                 configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
                 sendsParleyEvents: request.query["parley_events"] == "true",
                 tracer: context.traces.map {

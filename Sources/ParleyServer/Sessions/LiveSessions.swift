@@ -5,7 +5,7 @@ import ParleyStore
 /// The realtime sessions running now, by id and by instance, with the concurrency limits: the
 /// node's, and each user's and each client token's.
 ///
-/// `@unchecked Sendable`: `sessions` and `statuses` are guarded by `lock`.
+/// `@unchecked Sendable`: `sessions`, `statuses`, `activities` and `sessionIDs` are guarded by `lock`.
 public final class LiveSessions: @unchecked Sendable {
     /// How many sessions may run at once.
     public struct Limits: Sendable, Hashable {
@@ -75,11 +75,28 @@ public final class LiveSessions: @unchecked Sendable {
         public var claimEpoch: Int64? = nil
         /// Whom the session counts against, beyond the node's limit.
         public var owner: Owner? = nil
+        /// The door it came through (`websocket`, `webrtc`, `twilio`, `sip`).
+        public var door: String = ""
+        /// When it was admitted.
+        public var startedAt = Date()
+    }
+
+    /// What a running session is doing, and what it did so far, for the operator console.
+    public struct Activity: Sendable, Hashable {
+        /// `listening`, `thinking`, `speaking` or `tool_running`.
+        public var state = "listening"
+        /// Responses the agent gave.
+        public var turns = 0
+        /// Errors the session reported.
+        public var errors = 0
     }
 
     private let lock = NSLock()
     private var sessions: [String: Entry] = [:]
     private var statuses: [String: String] = [:]
+    private var activities: [String: Activity] = [:]
+    /// The id each running `VoiceSession` was admitted under.
+    private var sessionIDs: [ObjectIdentifier: String] = [:]
     /// The limits sessions are admitted under.
     public let limits: Limits
     /// The most sessions at once on this node.
@@ -94,6 +111,8 @@ public final class LiveSessions: @unchecked Sendable {
         lock.withLock {
             if let refusal = refusalLocked(for: entry.owner) { return refusal }
             sessions[entry.sessionID] = entry
+            activities[entry.sessionID] = Activity()
+            sessionIDs[ObjectIdentifier(entry.session)] = entry.sessionID
             if let instance = entry.instanceID { statuses[instance] = "listening" }
             return nil
         }
@@ -120,10 +139,47 @@ public final class LiveSessions: @unchecked Sendable {
         return nil
     }
 
-    /// Removes a session.
-    public func remove(sessionID: String) {
+    /// Removes a session; returns what it did, when it was running.
+    @discardableResult
+    public func remove(sessionID: String) -> Activity? {
         lock.withLock {
-            if let instance = sessions.removeValue(forKey: sessionID)?.instanceID { statuses[instance] = nil }
+            guard let entry = sessions.removeValue(forKey: sessionID) else { return nil }
+            if let instance = entry.instanceID { statuses[instance] = nil }
+            sessionIDs[ObjectIdentifier(entry.session)] = nil
+            return activities.removeValue(forKey: sessionID)
+        }
+    }
+
+    /// Changes what the running `session` is doing (`listening`, `thinking`, `speaking`, `tool_running`).
+    public func setState(_ state: String, of session: VoiceSession) {
+        updateActivity(of: session) { $0.state = state }
+    }
+
+    /// Counts a response `session` gave.
+    public func countTurn(of session: VoiceSession) {
+        updateActivity(of: session) { $0.turns += 1 }
+    }
+
+    /// Counts an error `session` reported.
+    public func countError(of session: VoiceSession) {
+        updateActivity(of: session) { $0.errors += 1 }
+    }
+
+    private func updateActivity(of session: VoiceSession, _ update: (inout Activity) -> Void) {
+        lock.withLock {
+            guard let sessionID = sessionIDs[ObjectIdentifier(session)] else { return }
+            update(&activities[sessionID, default: Activity()])
+        }
+    }
+
+    /// The running session `sessionID`.
+    public func entry(sessionID: String) -> Entry? { lock.withLock { sessions[sessionID] } }
+
+    /// Every running session with what it is doing, oldest first.
+    public var allWithActivity: [(entry: Entry, activity: Activity)] {
+        lock.withLock {
+            sessions.values.sorted { ($0.startedAt, $0.sessionID) < ($1.startedAt, $1.sessionID) }
+                .map { ($0, activities[$0.sessionID] ?? Activity()) }
         }
     }
 

@@ -1,6 +1,6 @@
 import ParleyStore
 
-/// Stores a session's items in the order the session completed or deleted them, one store call
+/// Stores a session's items (and its turns' figures) in the order the session completed or deleted them, one store call
 /// at a time, off the session's executor, so nothing a later event did lands before what an
 /// earlier one did. Every door's sessions write through one; `finish()` waits for the last write.
 final class OrderedItemWriter: Sendable {
@@ -17,6 +17,7 @@ final class OrderedItemWriter: Sendable {
     private enum Write: Sendable {
         case append(ItemRecord)
         case delete(itemID: String)
+        case figures(TurnFiguresRecord)
     }
 
     /// A write, and what runs once it is done.
@@ -49,7 +50,10 @@ final class OrderedItemWriter: Sendable {
                 case .delete(let itemID) where !superseded:
                     // A delete that fails leaves the item stored; the session goes on without it.
                     _ = try? await store.deleteItem(conversationID: conversationID, id: itemID)
-                case .append, .delete:
+                case .figures(let figures) where !superseded:
+                    // Figures that fail to store cost the console one turn's waterfall; the session goes on.
+                    _ = try? await store.saveTurnFigures(figures)
+                case .append, .delete, .figures:
                     break
                 }
                 await queued.then?()
@@ -66,6 +70,11 @@ final class OrderedItemWriter: Sendable {
     /// Queues the deletion of the item `itemID`; `then` runs once it is done.
     func delete(itemID: String, then: (@Sendable () async -> Void)? = nil) {
         continuation.yield(Queued(write: .delete(itemID: itemID), then: then))
+    }
+
+    /// Queues a turn's figures.
+    func save(_ figures: TurnFiguresRecord) {
+        continuation.yield(Queued(write: .figures(figures), then: nil))
     }
 
     /// Waits until every queued write is done; later ones are dropped.

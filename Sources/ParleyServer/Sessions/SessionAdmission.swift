@@ -107,7 +107,7 @@ struct SessionAdmission: Sendable {
     ) async throws(Refusal) -> String {
         let entry = LiveSessions.Entry(
             sessionID: RealtimeID.session(), instanceID: instanceID, session: session, disconnect: disconnect,
-            conversationID: conversationID, claimEpoch: claimEpoch, owner: owner
+            conversationID: conversationID, claimEpoch: claimEpoch, owner: owner, door: door
         )
         if let refusal = context.sessions.admit(entry) {
             context.metrics.doorRefused(door: door, reason: refusal.code)
@@ -115,14 +115,41 @@ struct SessionAdmission: Sendable {
             throw .limit(refusal)
         }
         context.metrics.sessionOpened()
+        if let call = call(of: entry) { await save(call) }
         return entry.sessionID
     }
 
-    /// Ends an admitted session: off this node's list and the metrics, then out of the cluster.
+    /// Ends an admitted session: off this node's list and the metrics, its call's end stored,
+    /// then out of the cluster.
     func end(sessionID: String) async {
-        context.sessions.remove(sessionID: sessionID)
+        let entry = context.sessions.entry(sessionID: sessionID)
+        let activity = context.sessions.remove(sessionID: sessionID)
         context.metrics.sessionClosed()
+        if let entry, var call = call(of: entry) {
+            call.endedAt = Date()
+            call.turnCount = activity?.turns ?? 0
+            call.errorCount = activity?.errors ?? 0
+            await save(call)
+        }
         await release()
+    }
+
+    /// The call the console lists for a session that speaks in a conversation.
+    private func call(of entry: LiveSessions.Entry) -> CallRecord? {
+        guard let conversationID = entry.conversationID else { return nil }
+        return CallRecord(
+            id: entry.sessionID, conversationID: conversationID, userID: entry.owner?.user, door: door,
+            nodeID: context.coordinator.nodeID, startedAt: entry.startedAt
+        )
+    }
+
+    /// Stores a call; a failure costs the console one row, never the session.
+    private func save(_ call: CallRecord) async {
+        do {
+            try await context.store.saveCall(call)
+        } catch {
+            context.log.log("store.failed", session: call.id, ["call": .string(call.id)])
+        }
     }
 
     /// Gives the reservation back: in a cluster, the instance claim and the cluster-wide registration.

@@ -30,14 +30,20 @@ actor TwilioCallConnection {
     /// before); the call waits for it before it ends.
     private var interruption: Task<Void, Never>?
     private let items: OrderedItemWriter
+    /// Tells the operator console what the call does, and makes its per-turn figures.
+    private var console: ConsoleReporter
+    /// The call's session configuration (the turn detector's silence window, for the figures).
+    private let configuration: VoiceSessionConfiguration
 
     /// The voice session's executor, so its events and the caller's messages need no hops.
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
-        socket: WebSocketConnection, context: ServerContext, session: VoiceSession, start: TwilioStreamStart,
-        conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp
+        socket: WebSocketConnection, context: ServerContext, session: VoiceSession, sessionID: String, configuration: VoiceSessionConfiguration,
+        start: TwilioStreamStart, conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp
     ) {
+        console = ConsoleReporter(sessions: context.sessions, session: session, conversationID: conversationID, sessionID: sessionID)
+        self.configuration = configuration
         self.hangUp = hangUp
         self.socket = socket
         self.context = context
@@ -131,6 +137,7 @@ actor TwilioCallConnection {
     // MARK: Session → Twilio
 
     private func forward(_ event: VoiceSessionEvent) {
+        if let turn = console.observe(event, configuration: configuration) { items.save(turn) }
         switch event {
         case .agentAudio(let responseID, let itemID, let samples):
             guard !silencedItems.contains(itemID) else { return }

@@ -84,9 +84,10 @@ enum TwilioStreamEndpoint {
         await admission.serve(
             session, instanceID: nil, conversationID: setup.conversationID,
             socket: socket, disconnectReason: "call ended by the server", onRefusal: { _ in setup.providers.recorder?.finish() }
-        ) { _ in
+        ) { sessionID in
             let connection = TwilioCallConnection(
-                socket: socket, context: admission.context, session: session, start: start, conversationID: setup.conversationID,
+                socket: socket, context: admission.context, session: session, sessionID: sessionID, configuration: configuration,
+                start: start, conversationID: setup.conversationID,
                 keyPressMessages: agent?.telephony?.keyPressMessages ?? false, hangUp: hangUp
             )
             // A call lasts at most as long as any session; closing the stream hangs it up.

@@ -26,6 +26,13 @@ final class ClaimedInstanceStore: ParleyStore {
     func conversationExists(id: String) async throws -> Bool { try await store.conversationExists(id: id) }
     func items(conversationID: String) async throws -> [ItemRecord] { try await store.items(conversationID: conversationID) }
     func deleteConversation(id: String) async throws -> Bool { try await store.deleteConversation(id: id) }
+    func saveCall(_ call: CallRecord) async throws { try await store.saveCall(call) }
+    func calls(_ query: CallQuery) async throws -> CallPage { try await store.calls(query) }
+    func calls(conversationID: String) async throws -> [CallRecord] { try await store.calls(conversationID: conversationID) }
+    func callStartTimes(from: Date, before: Date) async throws -> [Date] { try await store.callStartTimes(from: from, before: before) }
+    func saveTurnFigures(_ figures: TurnFiguresRecord) async throws { try await store.saveTurnFigures(figures) }
+    func turnFigures(conversationID: String) async throws -> [TurnFiguresRecord] { try await store.turnFigures(conversationID: conversationID) }
+    func turnFigures(from: Date, before: Date) async throws -> [TurnFiguresRecord] { try await store.turnFigures(from: from, before: before) }
     func close() async {}  // The server's store outlives the session.
 
     func appendItem(_ item: ItemRecord) async throws {

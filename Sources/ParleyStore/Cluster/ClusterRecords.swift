@@ -44,6 +44,11 @@ public struct ClusterCommand: Sendable, Hashable {
         /// are (`DELETE /v1/conversations/{id}`); sent to every live node, with `instanceID`
         /// carrying the conversation's id.
         case endConversation = "end_conversation"
+        /// Cancel the response in progress of one session (the operator console), with
+        /// `instanceID` carrying the session's id.
+        case interruptSession = "interrupt_session"
+        /// Close one session (the operator console), with `instanceID` carrying the session's id.
+        case endSession = "end_session"
     }
 
     public var id: String

@@ -88,7 +88,7 @@ enum RealtimeCallsRoute {
             return .error(status: error.httpStatus, code: error.code, message: error.message)
         }
         let connection = RealtimeConnection(
-            transport: RealtimeCallTransport(call: call, outputSampleRate: session.outputSampleRate), dialect: .ga, context: admission.context, session: session,
+            transport: RealtimeCallTransport(call: call, outputSampleRate: session.outputSampleRate), dialect: .ga, context: admission.context, session: session, sessionID: sessionID,
             configuration: setup.configuration, conversationID: setup.conversationID, instanceID: setup.instanceID,
             sendsParleyEvents: request.query["parley_events"] == "true",
             tracer: context.traces.map {

@@ -154,7 +154,7 @@ final class SIPDoor: Sendable {
             hangUp: hangUp, log: context.log, prelude: heard
         )
         let connection = RealtimeConnection(
-            transport: transport, dialect: .ga, context: admission.context, session: session, configuration: configuration,
+            transport: transport, dialect: .ga, context: admission.context, session: session, sessionID: sessionID, configuration: configuration,
             conversationID: setup.conversationID, instanceID: nil, sendsParleyEvents: false,
             tracer: context.traces.map { TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID) },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy
