@@ -7,7 +7,9 @@ import ParleyCore
 /// `gen_ai.*` attributes of OpenTelemetry's GenAI conventions), one `execute_tool {name}` per
 /// tool call, and `parley.tts` (first text until the last audio sent). Times are wall-clock,
 /// taken as the events happen. A response with no user turn before it (a typed message, an
-/// out-of-band request) is a turn of its own. Spans carry ids, names, timings, token counts and
+/// out-of-band request) is a turn of its own. Each turn names the agent that answered
+/// (`gen_ai.agent.id`); the turn an agent answers right after taking the conversation over has a
+/// `parley.handoff` span. Spans carry ids, names, timings, token counts and
 /// error codes only: never audio, text, tool output or secrets.
 struct TurnTracer {
     private let exporter: OTLPTraceExporter
@@ -15,6 +17,10 @@ struct TurnTracer {
     private let sessionID: String
     private let conversationID: String
     private let now: @Sendable () -> Date
+    /// The agent holding the session now; turns started from here on are its.
+    var agentID: String?
+    /// A handoff not yet shown: the next turn begins with it.
+    private var handoff: (from: String, to: String, at: Date)?
 
     /// A turn under way.
     private struct Turn {
@@ -36,6 +42,8 @@ struct TurnTracer {
         var audioSamples = 0
         var tools: [String: (start: Date, name: String)] = [:]
         var isOutOfBand = false
+        var agentID: String?
+        var handoff: (from: String, to: String, at: Date)?
         /// Set once the response is done: its outcome, waiting for the session's `TurnMetrics`.
         var outcome: (status: String, error: String?, usage: TokenUsage?, end: Date)?
     }
@@ -76,6 +84,8 @@ struct TurnTracer {
             turn.responseID = responseID
             turn.responseStart = time
             turn.isOutOfBand = request.isOutOfBand
+            turn.agentID = agentID
+            if !request.isOutOfBand { turn.handoff = handoff.take() }
             responses[responseID] = turn
         case .agentTextDelta(let responseID, _, _):
             if responses[responseID]?.firstText == nil { responses[responseID]?.firstText = time }
@@ -110,6 +120,9 @@ struct TurnTracer {
         case .turnMetrics(let metrics):
             guard let turn = awaitingMetrics.removeValue(forKey: metrics.responseID), let outcome = turn.outcome else { break }
             export(turn, status: outcome.status, error: outcome.error, usage: outcome.usage, metrics: metrics, at: outcome.end)
+        case .agentHandoff(let report) where report.error == nil:
+            agentID = report.toAgent
+            handoff = (report.fromAgent, report.toAgent, time)
         default:
             break
         }
@@ -135,6 +148,11 @@ struct TurnTracer {
                 traceID: turn.traceID, spanID: TraceSpan.makeSpanID(), parentSpanID: turn.rootID, name: name, kind: kind,
                 start: start, end: end, attributes: attributes, errorMessage: error
             ))
+        }
+        if let handoff = turn.handoff {
+            child("parley.handoff", handoff.at, turn.responseStart ?? handoff.at, [
+                "parley.handoff.from_agent": .string(handoff.from), "parley.handoff.to_agent": .string(handoff.to),
+            ])
         }
         if let speechStart = turn.speechStart {
             var attributes: [String: TraceSpan.Value] = [:]
@@ -165,6 +183,7 @@ struct TurnTracer {
             "parley.session.id": .string(sessionID), "gen_ai.conversation.id": .string(conversationID),
             "parley.response.status": .string(status),
         ]
+        if let agentID = turn.agentID { attributes["gen_ai.agent.id"] = .string(agentID) }
         // The session's own measurements (its monotonic clock, from the end of the user's speech).
         if let value = metrics?.transcriptionMs { attributes["parley.turn.transcription_ms"] = .double(value) }
         if let value = metrics?.firstTokenMs { attributes["parley.turn.first_token_ms"] = .double(value) }

@@ -30,14 +30,17 @@ actor TwilioCallConnection {
     /// before); the call waits for it before it ends.
     private var interruption: Task<Void, Never>?
     private let items: OrderedItemWriter
+    /// The agent holding the call now (handoffs change it), which each stored item is marked with.
+    private var agentID: String?
 
     /// The voice session's executor, so its events and the caller's messages need no hops.
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
         socket: WebSocketConnection, context: ServerContext, session: VoiceSession, start: TwilioStreamStart,
-        conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp
+        conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp, agentID: String?
     ) {
+        self.agentID = agentID
         self.hangUp = hangUp
         self.socket = socket
         self.context = context
@@ -156,7 +159,10 @@ actor TwilioCallConnection {
             // The caller talked over the agent: stop what Twilio still plays.
             interruptPlayback()
         case .itemCompleted(let itemID, let message):
-            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date()))
+            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date(), agentID: agentID))
+        case .agentHandoff(let report) where report.configuration != nil:
+            agentID = report.toAgent
+            context.log.log("twilio.handoff", session: start.callSID, ["from": .string(report.fromAgent), "to": .string(report.toAgent)])
         case .responseStarted:
             responding = true
             silencedItems.removeAll()
