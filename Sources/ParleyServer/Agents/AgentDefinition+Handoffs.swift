@@ -14,13 +14,12 @@ extension AgentDefinition {
         }
     }
 
-    /// How much of the conversation the agent taking over reads.
-    public enum HandoffHistory: String, Codable, Sendable, Hashable {
-        /// Every item, as the agent handing over read them.
-        case whole
-        /// One note summarising the conversation so far, written by the target's model.
-        case summary
-    }
+    /// What the agent taking over reads of the conversation (`handoff_history`): every item
+    /// (`whole`), or one note summarising them, written by its model (`summary`).
+    static let handoffHistories: Set<String> = ["whole", "summary"]
+
+    /// Whether the agent taking over reads a summary instead of the items before the handoff.
+    var summarizesHandoffHistory: Bool { handoffHistory == "summary" }
 
     /// Problems with `handoffs` and `handoff_history` that the definition alone shows, one line each.
     func handoffProblems() -> [String] {
@@ -36,6 +35,9 @@ extension AgentDefinition {
             if let description = handoff.description, description.count > 1_000 {
                 problems.append("\(prefix).description: at most 1000 characters")
             }
+        }
+        if let handoffHistory, !Self.handoffHistories.contains(handoffHistory) {
+            problems.append("handoff_history: must be \"whole\" or \"summary\"")
         }
         return problems
     }

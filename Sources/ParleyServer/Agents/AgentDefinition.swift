@@ -94,7 +94,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     /// The agents this one may hand the conversation to (`AgentDefinition+Handoffs`).
     public var handoffs: [HandoffSpecification]?
     /// What the agent taking over reads of the conversation (`whole` when absent).
-    public var handoffHistory: HandoffHistory?
+    public var handoffHistory: String?
     public var createdAt: Int?
     public var updatedAt: Int?
 

@@ -86,7 +86,7 @@ final class SessionHandoffs: Sendable {
                 if takesTurnsBySilence, configuration.turnDetection == nil { configuration.turnDetection = ServerVADSettings() }
             },
             tools: tools(of: target), model: profile.model(engines: engines), agentOptions: profile.agentOptions,
-            summarizesHistory: source.handoffHistory == .summary
+            summarizesHistory: source.summarizesHandoffHistory
         )
         guard desk.propose(handoverSwitch) else {
             throw refuse("this turn already had \(desk.limitPerTurn) handoffs, the most one turn may have. Answer the caller yourself.")
