@@ -122,6 +122,27 @@ import Testing
         await stage.server.stop()
     }
 
+    @Test func theRecordingFollowsTheSessionAndHoldsBothAgentsVoices() async throws {
+        let stage = try Stage(replies: [])
+        let billing = try await stage.agent(#"{"name":"Billing","voice":"billing-voice"}"#)
+        let triage = try await stage.agent(#"{"name":"Triage","recordings":true,"handoffs":[{"agent_id":"\#(billing)"}]}"#)
+        let billingLine = "Your balance is 42 dollars and nothing more is due this month."
+        stage.model.append(contentsOf: [.toolCalls([Self.transfer(to: billing, id: "call_1")], text: "Let me pass you to billing."), .text(billingLine)])
+        let client = try await RealtimeTestClient.connect(stage.server, query: "?agent=\(triage)")
+        let conversationID = try #require(await client.next("conversation.created")?["conversation"]?["id"]?.stringValue)
+        try Self.say("Invoice, please.", on: client)
+        #expect(await client.next("response.done") != nil)
+        #expect(await client.next("response.done") != nil)
+        client.socket.close(code: 1000, reason: "done")
+        await stage.server.app.context.recordings.waitUntilWritten(conversationID: conversationID)
+        let (_, agentChannel) = RecordingTests.channels(try await RecordingTests.download(stage.server, conversationID: conversationID))
+        // Triage's 6 words and billing's 12, 20 ms each of a 440 Hz tone: well over triage's alone.
+        let loud = RecordingTests.loudFrames(agentChannel, from: 0, to: agentChannel.count * 1000 / RecordingTests.rate)
+        #expect(loud > 18 * 20 * RecordingTests.rate / 1000 / 2, "loud agent samples: \(loud)")
+        #expect(stage.synthesizer.options.contains { $0.voice == "billing-voice" }, "\(stage.voices)")
+        await stage.server.stop()
+    }
+
     @Test func parleyHandoffIsSentOnlyToClientsThatAskForIt() async throws {
         let stage = try Stage(replies: [])
         let (triage, billing) = try await stage.triageAndBilling()
@@ -256,10 +277,15 @@ import Testing
         #expect(Self.toolNames(requests[1]).isSuperset(of: ["calculate", "end_call", "transfer_call"]), "\(Self.toolNames(requests[1]))")
         #expect(stage.voices["Let me pass you to billing."] == "triage-voice")
         #expect(stage.voices["Your balance is 42 dollars."] == "billing-voice")
+        // Billing's answer is stored once it has been sent; then the caller hangs up.
+        let conversationID = try #require(logs.conversation(ofCall: call.callSID))
+        let store = stage.server.app.context.store
+        #expect(await ResourceProbe.eventually(within: 30) {
+            (try? await store.items(conversationID: conversationID))?.contains { $0.message == .assistant(text: "Your balance is 42 dollars.") } == true
+        })
         try call.hangUp()
         #expect(await call.closes())
-        let conversationID = try #require(logs.conversation(ofCall: call.callSID))
-        let items = try await stage.server.app.context.store.items(conversationID: conversationID)
+        let items = try await store.items(conversationID: conversationID)
         #expect(items.contains { $0.message == .assistant(text: "Your balance is 42 dollars.") && $0.agentID == billing }, "\(items)")
         #expect(items.contains { $0.message == .assistant(text: "Let me pass you to billing.") && $0.agentID == triage }, "\(items)")
         await stage.server.stop()
