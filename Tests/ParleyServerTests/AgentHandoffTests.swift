@@ -115,10 +115,23 @@ import Testing
         #expect(agent(ofAssistantText: "Your balance is 42 dollars.") == billing, "\(list)")
         #expect(list.first { $0["role"]?.stringValue == "user" }?["agent_id"]?.stringValue == triage)
 
-        // The instance is billing's now; it was triage's.
+        // The instance is billing's now (recorded beside the session's items); it was triage's.
+        let server = stage.server
+        #expect(await ResourceProbe.eventually(within: 10) {
+            (try? await server.request("GET", "/v1/instances/\(instanceID)"))?.body["agent_id"]?.stringValue == billing
+        })
         let read = try await stage.server.request("GET", "/v1/instances/\(instanceID)")
-        #expect(read.body["agent_id"]?.stringValue == billing, "\(read.body)")
         #expect(read.body["original_agent_id"]?.stringValue == triage, "\(read.body)")
+        // Joining the instance again, the caller is still with billing.
+        client.socket.close(code: 1000, reason: "done")
+        #expect(await client.closes(within: 10))
+        stage.model.append(contentsOf: [.text("Billing again.")])
+        let again = try await RealtimeTestClient.connect(stage.server, token: token, query: "?instance=\(instanceID)")
+        #expect(await again.next("session.created")?["session"]?["instructions"]?.stringValue == "You are the billing desk.")
+        try Self.say("Me again.", on: again)
+        #expect(await again.next("response.done")?["response"]?["status"]?.stringValue == "completed")
+        #expect(stage.model.requests.last.map { Self.toolNames($0).contains("calculate") } == true)
+        #expect(stage.voices["Billing again."] == "billing-voice")
         await stage.server.stop()
     }
 
