@@ -16,13 +16,13 @@ import Testing
         let model: ScriptedLanguageModel
         let synthesizer: ScriptedSpeechSynthesizer
 
-        init(replies: [ScriptedLanguageModel.Reply], log: EventLog = .silent) throws {
+        init(replies: [ScriptedLanguageModel.Reply], log: EventLog = .silent, configure: (inout ServerSettings) -> Void = { _ in }) throws {
             model = ScriptedLanguageModel(replies: replies)
             synthesizer = ScriptedSpeechSynthesizer(millisecondsPerWord: 20)
             var providers = TestServer.testProviders()
             providers.languageModel = model
             providers.synthesizer = synthesizer
-            server = try TestServer.start(providers: providers, log: log)
+            server = try TestServer.start(providers: providers, log: log, configure: configure)
         }
 
         /// Creates an agent from its JSON definition; returns its id.
@@ -154,6 +154,30 @@ import Testing
         #expect(loud > 18 * 20 * RecordingTests.rate / 1000 / 2, "loud agent samples: \(loud)")
         #expect(stage.synthesizer.options.contains { $0.voice == "billing-voice" }, "\(stage.voices)")
         await stage.server.stop()
+    }
+
+    @Test func tracesNameTheAgentOfEachTurnAndShowTheHandoff() async throws {
+        let collector = try TraceCollector()
+        var tracing = OTLPConfiguration(endpoint: collector.endpoint)
+        tracing.scheduleDelay = .milliseconds(50)
+        let stage = try Stage(replies: []) { $0.tracing = tracing }
+        let (triage, billing) = try await stage.triageAndBilling()
+        stage.model.append(contentsOf: [.toolCalls([Self.transfer(to: billing, id: "call_1")]), .text("Billing here.")])
+        let client = try await RealtimeTestClient.connect(stage.server, query: "?agent=\(triage)")
+        try Self.say("Invoice, please.", on: client)
+        #expect(await client.next("response.done") != nil)
+        #expect(await client.next("response.done") != nil)
+        func roots() async -> [JSONValue] { await collector.spans.filter { $0["name"]?.stringValue == "parley.turn" } }
+        try #require(await ResourceProbe.eventually(within: 30) { await roots().count == 2 })
+        let agents = await roots().map { TraceExportTests.attribute("gen_ai.agent.id", of: $0)?["stringValue"]?.stringValue }
+        #expect(Set(agents.compactMap { $0 }) == [triage, billing], "\(agents)")
+        let billingTurn = try #require(await roots().first { TraceExportTests.attribute("gen_ai.agent.id", of: $0)?["stringValue"]?.stringValue == billing })
+        let handoff = try #require(await collector.spans.first { $0["name"]?.stringValue == "parley.handoff" })
+        #expect(handoff["traceId"] == billingTurn["traceId"] && handoff["parentSpanId"] == billingTurn["spanId"])
+        #expect(TraceExportTests.attribute("parley.handoff.from_agent", of: handoff)?["stringValue"]?.stringValue == triage)
+        #expect(TraceExportTests.attribute("parley.handoff.to_agent", of: handoff)?["stringValue"]?.stringValue == billing)
+        await stage.server.stop()
+        await collector.stop()
     }
 
     @Test func parleyHandoffIsSentOnlyToClientsThatAskForIt() async throws {
