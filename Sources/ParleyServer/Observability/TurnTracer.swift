@@ -13,7 +13,8 @@ import ParleyCore
 /// error codes only: never audio, text, tool output or secrets.
 struct TurnTracer {
     private let exporter: OTLPTraceExporter
-    private let model: String
+    /// The language model of the agent holding the session now (a handoff may change it).
+    var model: String
     private let sessionID: String
     private let conversationID: String
     private let now: @Sendable () -> Date
@@ -43,6 +44,7 @@ struct TurnTracer {
         var tools: [String: (start: Date, name: String)] = [:]
         var isOutOfBand = false
         var agentID: String?
+        var model: String?
         var handoff: (from: String, to: String, at: Date)?
         /// Set once the response is done: its outcome, waiting for the session's `TurnMetrics`.
         var outcome: (status: String, error: String?, usage: TokenUsage?, end: Date)?
@@ -85,6 +87,7 @@ struct TurnTracer {
             turn.responseStart = time
             turn.isOutOfBand = request.isOutOfBand
             turn.agentID = agentID
+            turn.model = model
             if !request.isOutOfBand { turn.handoff = handoff.take() }
             responses[responseID] = turn
         case .agentTextDelta(let responseID, _, _):
@@ -165,14 +168,14 @@ struct TurnTracer {
         }
         if let responseStart = turn.responseStart {
             var attributes: [String: TraceSpan.Value] = [
-                "gen_ai.operation.name": .string("chat"), "gen_ai.request.model": .string(model),
+                "gen_ai.operation.name": .string("chat"), "gen_ai.request.model": .string(turn.model ?? model),
             ]
             if let responseID = turn.responseID { attributes["gen_ai.response.id"] = .string(responseID) }
             if let usage {
                 attributes["gen_ai.usage.input_tokens"] = .int(usage.promptTokens)
                 attributes["gen_ai.usage.output_tokens"] = .int(usage.completionTokens)
             }
-            child("chat \(model)", kind: .client, responseStart, turn.lastText ?? end, attributes, error: status == "failed" ? error : nil)
+            child("chat \(turn.model ?? model)", kind: .client, responseStart, turn.lastText ?? end, attributes, error: status == "failed" ? error : nil)
         }
         if let lastAudio = turn.lastAudio {
             child("parley.tts", kind: .client, turn.firstText ?? turn.firstAudio ?? lastAudio, lastAudio, [

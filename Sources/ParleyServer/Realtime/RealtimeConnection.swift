@@ -509,9 +509,12 @@ actor RealtimeConnection {
         agentID = id
         configuration = newConfiguration
         translator.speaksResponses = configuration.speaksResponses
-        if let target = handoffs?.definition(of: id), target.mcpServerConfigurations != agentMCPServers {
-            agentMCPServers = target.mcpServerConfigurations
-            useAgentAndSessionMCPServers()
+        if let target = handoffs?.definition(of: id) {
+            tracer?.model = AgentSessionProfile(agent: target, settings: context.settings).modelName
+            if target.mcpServerConfigurations != agentMCPServers {
+                agentMCPServers = target.mcpServerConfigurations
+                useAgentAndSessionMCPServers()
+            }
         }
         if let instanceID {
             Task { [store = context.store, log = context.log, sessionID] in
