@@ -35,6 +35,8 @@ public protocol ParleyStore: AnyObject, Sendable {
     func instance(id: String) async throws -> InstanceRecord?
     /// Sets an instance's status.
     func setInstanceStatus(id: String, status: String) async throws
+    /// Records which agent holds an instance now (after a handoff).
+    func setInstanceAgent(id: String, agentID: String) async throws
 
     // MARK: Conversations and items
 

@@ -87,11 +87,11 @@ public final class PostgresStore: ParleyStore {
     public func instance(id: String) async throws -> InstanceRecord? {
         try await pool.run { connection in
             try connection.query(
-                "SELECT id, agent_id, user_id, conversation_id, status, created_at FROM instances WHERE id = $1", [id]
+                "SELECT id, agent_id, user_id, conversation_id, status, created_at, current_agent_id FROM instances WHERE id = $1", [id]
             ).rows.first.map { row in
                 InstanceRecord(
                     id: row[0] ?? "", agentID: row[1] ?? "", userID: row[2] ?? "", conversationID: row[3] ?? "",
-                    status: row[4] ?? "ended", createdAt: Self.date(row[5])
+                    status: row[4] ?? "ended", createdAt: Self.date(row[5]), currentAgentID: row[6]
                 )
             }
         }
@@ -100,6 +100,12 @@ public final class PostgresStore: ParleyStore {
     public func setInstanceStatus(id: String, status: String) async throws {
         try await pool.run { connection in
             try connection.query("UPDATE instances SET status = $1 WHERE id = $2", [status, id])
+        }
+    }
+
+    public func setInstanceAgent(id: String, agentID: String) async throws {
+        try await pool.run { connection in
+            try connection.query("UPDATE instances SET current_agent_id = $1 WHERE id = $2", [agentID, id])
         }
     }
 
@@ -124,12 +130,12 @@ public final class PostgresStore: ParleyStore {
     /// by the statement's first part when it is missing.
     public func appendItem(_ item: ItemRecord) async throws {
         let payload = try String(decoding: JSONEncoder().encode(item.message), as: UTF8.self)
-        let parameters = [item.id, item.conversationID, payload, Self.text(item.createdAt)]
+        let parameters = [item.id, item.conversationID, payload, Self.text(item.createdAt), item.agentID]
         try await pool.run { connection in
             try connection.query(
                 "WITH conversation AS (INSERT INTO conversations(id, agent_id, created_at) VALUES($2, NULL, $4) "
                     + "ON CONFLICT(id) DO NOTHING) "
-                    + "INSERT INTO items(id, conversation_id, message, created_at) VALUES($1, $2, $3, $4) "
+                    + "INSERT INTO items(id, conversation_id, message, created_at, agent_id) VALUES($1, $2, $3, $4, $5) "
                     + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
                 parameters
             )
@@ -160,13 +166,13 @@ public final class PostgresStore: ParleyStore {
         try await pool.run { connection in
             let decoder = JSONDecoder()
             return try connection.query(
-                "SELECT id, conversation_id, message, created_at FROM items WHERE conversation_id = $1 ORDER BY position",
+                "SELECT id, conversation_id, message, created_at, agent_id FROM items WHERE conversation_id = $1 ORDER BY position",
                 [conversationID]
             ).rows.map { row in
                 ItemRecord(
                     id: row[0] ?? "", conversationID: row[1] ?? "",
                     message: try decoder.decode(ChatMessage.self, from: Data((row[2] ?? "").utf8)),
-                    createdAt: Self.date(row[3])
+                    createdAt: Self.date(row[3]), agentID: row[4]
                 )
             }
         }

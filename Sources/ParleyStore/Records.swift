@@ -26,9 +26,14 @@ public struct InstanceRecord: Sendable, Hashable {
     /// `waiting`, `listening`, `thinking`, `speaking` or `ended`.
     public var status: String
     public var createdAt: Date
+    /// The agent holding the instance since a handoff; `nil` while `agentID` does.
+    public var currentAgentID: String?
 
     /// Creates an instance record.
-    public init(id: String, agentID: String, userID: String, conversationID: String, status: String, createdAt: Date) {
+    public init(
+        id: String, agentID: String, userID: String, conversationID: String, status: String, createdAt: Date, currentAgentID: String? = nil
+    ) {
+        self.currentAgentID = currentAgentID
         self.id = id
         self.agentID = agentID
         self.userID = userID
@@ -47,9 +52,13 @@ public struct ItemRecord: Sendable, Hashable {
     /// The message as the language model sees it.
     public var message: ChatMessage
     public var createdAt: Date
+    /// The agent that held the session when the item completed (agents hand conversations to
+    /// each other); `nil` for items stored before handoffs existed.
+    public var agentID: String?
 
     /// Creates an item record.
-    public init(id: String, conversationID: String, message: ChatMessage, createdAt: Date) {
+    public init(id: String, conversationID: String, message: ChatMessage, createdAt: Date, agentID: String? = nil) {
+        self.agentID = agentID
         self.id = id
         self.conversationID = conversationID
         self.message = message

@@ -69,12 +69,12 @@ public final class SQLiteStore: ParleyStore {
     /// The instance with `id`, or `nil`.
     public func instance(id: String) async throws -> InstanceRecord? {
         try database.query(
-            "SELECT id, agent_id, user_id, conversation_id, status, created_at FROM instances WHERE id = ?", [.text(id)]
+            "SELECT id, agent_id, user_id, conversation_id, status, created_at, current_agent_id FROM instances WHERE id = ?", [.text(id)]
         ).first.map { row in
             InstanceRecord(
                 id: row[0].text ?? "", agentID: row[1].text ?? "", userID: row[2].text ?? "",
                 conversationID: row[3].text ?? "", status: row[4].text ?? "ended",
-                createdAt: Date(timeIntervalSince1970: row[5].real ?? 0)
+                createdAt: Date(timeIntervalSince1970: row[5].real ?? 0), currentAgentID: row[6].text
             )
         }
     }
@@ -82,6 +82,11 @@ public final class SQLiteStore: ParleyStore {
     /// Sets an instance's status.
     public func setInstanceStatus(id: String, status: String) async throws {
         try database.query("UPDATE instances SET status = ? WHERE id = ?", [.text(status), .text(id)])
+    }
+
+    /// Records which agent holds an instance now.
+    public func setInstanceAgent(id: String, agentID: String) async throws {
+        try database.query("UPDATE instances SET current_agent_id = ? WHERE id = ?", [.text(agentID), .text(id)])
     }
 
     // MARK: Conversations and items
@@ -109,9 +114,10 @@ public final class SQLiteStore: ParleyStore {
                 [.text(item.conversationID), .real(item.createdAt.timeIntervalSince1970)]
             )
             try transaction.query(
-                "INSERT INTO items(id, conversation_id, message, created_at) VALUES(?, ?, ?, ?) "
+                "INSERT INTO items(id, conversation_id, message, created_at, agent_id) VALUES(?, ?, ?, ?, ?) "
                     + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
-                [.text(item.id), .text(item.conversationID), .text(payload), .real(item.createdAt.timeIntervalSince1970)]
+                [.text(item.id), .text(item.conversationID), .text(payload), .real(item.createdAt.timeIntervalSince1970),
+                 item.agentID.map(SQLiteValue.text) ?? .null]
             )
         }
     }
@@ -142,13 +148,13 @@ public final class SQLiteStore: ParleyStore {
     public func items(conversationID: String) async throws -> [ItemRecord] {
         let decoder = JSONDecoder()
         return try database.query(
-            "SELECT id, conversation_id, message, created_at FROM items WHERE conversation_id = ? ORDER BY position",
+            "SELECT id, conversation_id, message, created_at, agent_id FROM items WHERE conversation_id = ? ORDER BY position",
             [.text(conversationID)]
         ).map { row in
             ItemRecord(
                 id: row[0].text ?? "", conversationID: row[1].text ?? "",
                 message: try decoder.decode(ChatMessage.self, from: Data((row[2].text ?? "").utf8)),
-                createdAt: Date(timeIntervalSince1970: row[3].real ?? 0)
+                createdAt: Date(timeIntervalSince1970: row[3].real ?? 0), agentID: row[4].text
             )
         }
     }

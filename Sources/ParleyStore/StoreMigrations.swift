@@ -216,6 +216,17 @@ enum StoreMigrations {
                 CREATE INDEX turn_figures_by_time ON turn_figures(turn_ended_at);
                 """
         ),
+        // Handoffs: which agent spoke each item, and which agent holds an instance now.
+        Step(
+            sqlite: """
+                ALTER TABLE items ADD COLUMN agent_id TEXT;
+                ALTER TABLE instances ADD COLUMN current_agent_id TEXT;
+                """,
+            postgres: """
+                ALTER TABLE items ADD COLUMN agent_id text;
+                ALTER TABLE instances ADD COLUMN current_agent_id text;
+                """
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

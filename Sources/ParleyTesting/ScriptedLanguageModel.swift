@@ -79,6 +79,11 @@ public final class ScriptedLanguageModel: LanguageModel, @unchecked Sendable {  
         self.fallback = fallback
     }
 
+    /// Adds replies after the ones still to come (for scripts that name what a test creates first).
+    public func append(contentsOf more: [Reply]) {
+        lock.withLock { replies += more }
+    }
+
     /// The requests received so far, oldest first.
     public var requests: [ChatRequest] {
         lock.lock()

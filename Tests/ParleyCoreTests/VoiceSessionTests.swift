@@ -324,7 +324,7 @@ enum EventKind: Equatable {
     case speechStarted, speechStopped, turnJudged, inputCommitted, inputCleared, idleTimeout, userTranscriptPartial, userTranscriptFinal
     case userTranscriptFailed, itemAdded, itemCompleted, itemDeleted, itemTruncated, responseStarted, outputItemStarted
     case agentTextDelta, agentAudio, outputItemDone, toolCallStarted, toolCallFinished, functionCallRequested
-    case responseDone, error, turnMetrics, outputAudioPaused, outputAudioResumed, interruptionDecided
+    case responseDone, error, turnMetrics, outputAudioPaused, outputAudioResumed, interruptionDecided, agentHandoff
 
     init(_ event: VoiceSessionEvent) {
         self = switch event {
@@ -355,6 +355,7 @@ enum EventKind: Equatable {
         case .outputAudioPaused: .outputAudioPaused
         case .outputAudioResumed: .outputAudioResumed
         case .interruptionDecided: .interruptionDecided
+        case .agentHandoff: .agentHandoff
         }
     }
 }

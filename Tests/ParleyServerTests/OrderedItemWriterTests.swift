@@ -126,6 +126,7 @@ private final class ScriptedItemStore: ParleyStore {
     func saveInstance(_ instance: InstanceRecord) async throws {}
     func instance(id: String) async throws -> InstanceRecord? { nil }
     func setInstanceStatus(id: String, status: String) async throws {}
+    func setInstanceAgent(id: String, agentID: String) async throws {}
     func ensureConversation(id: String, agentID: String?) async throws {}
     func conversationExists(id: String) async throws -> Bool { true }
     func items(conversationID: String) async throws -> [ItemRecord] { [] }

@@ -131,6 +131,10 @@ public struct Agent: Sendable {
                 events.yield(.message(message))
             }
             events.yield(.stepFinished(reason, usage))
+            if zip(toolCalls, results).contains(where: { call, result in options.handoffTools.contains(call.name) && !result.isError }) {
+                events.yield(.finished(.toolCalls, totalUsage))
+                return
+            }
         }
     }
 

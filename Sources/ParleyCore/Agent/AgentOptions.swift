@@ -33,6 +33,9 @@ public struct AgentOptions: Sendable {
     /// Server tools whose calls wait for the client's approval (MCP `require_approval`): a step
     /// that calls one ends the turn like a client tool, and the call runs once approved.
     public var approvalRequiredTools: Set<String> = []
+    /// Tools that hand the conversation to another agent: once one of them has run without
+    /// error, the turn ends with `.finished(.toolCalls)` and the agent taking over answers next.
+    public var handoffTools: Set<String> = []
     /// Calls the client approved since the last turn: they run before the turn's first request.
     public var approvedCalls: [ToolCall] = []
     /// Takes the result of a call that finished after its turn was interrupted (a tool that is

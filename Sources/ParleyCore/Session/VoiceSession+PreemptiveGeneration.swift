@@ -28,7 +28,7 @@ extension VoiceSession {
 
     /// Whether the session answers turns before their silence window ends (`SpeculativeResponse.isAllowed`).
     var mayGeneratePreemptively: Bool {
-        SpeculativeResponse.isAllowed(by: configuration, serverTools: providers.tools)
+        SpeculativeResponse.isAllowed(by: configuration, serverTools: agentProviders.tools)
     }
 
     /// Whether a response to a turn still in its silence window is being prepared.
@@ -49,7 +49,7 @@ extension VoiceSession {
               responses.current == nil, transcriptions.isIdle, transcriptions.waitingResponse == nil else { return }
         let responseID = IdentifierGenerator.make("resp")
         let runner = makeRunner(
-            responseID: responseID, history: ledger.messages + [.user(text)], request: ResponseRequest(), turnLanguage: transcription.language
+            responseID: responseID, history: conversationForModel + [.user(text)], request: ResponseRequest(), turnLanguage: transcription.language
         )
         let task = tasks.start { [weak self] in
             await runner.run { [weak self] event in await self?.receiveSpeculative(event, from: responseID) ?? false }

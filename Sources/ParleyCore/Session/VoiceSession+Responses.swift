@@ -44,23 +44,25 @@ extension VoiceSession {
     }
 
     /// Starts response `responseID` as the conversation's, cancelling one in progress (its
-    /// stored reply keeps what was sent); its latency counts from `trigger`.
+    /// stored reply keeps what was sent); its latency counts from `trigger`. A response that
+    /// `continuesHandoff` (the agent taking over answers) is part of the turn before it.
     func startResponse(
         id responseID: String = IdentifierGenerator.make("resp"), trigger: Duration, transcriptionMs: Double?,
-        recognizedSeconds: Double?, request: ResponseRequest
+        recognizedSeconds: Double?, request: ResponseRequest, continuesHandoff: Bool = false
     ) {
         if let active = responses.current {
             finishResponse(active.id, status: .cancelled, heardMs: active.playback.sentMilliseconds)
         }
+        if !continuesHandoff { providers.handoffs?.turnBegan() }
         begin(responseID: responseID, request: request, trigger: trigger, transcriptionMs: transcriptionMs, recognizedSeconds: recognizedSeconds)
-        let runner = makeRunner(responseID: responseID, history: ledger.messages, request: request, runsApprovedCalls: true)
+        let runner = makeRunner(responseID: responseID, history: conversationForModel, request: request, runsApprovedCalls: true)
         run(runner, as: responseID)
     }
 
     /// Starts a response that adds nothing to the conversation and runs beside its response.
     private func startOutOfBandResponse(id responseID: String, request: ResponseRequest) {
         begin(responseID: responseID, request: request, trigger: clock.now, transcriptionMs: nil, recognizedSeconds: nil)
-        run(makeRunner(responseID: responseID, history: request.input ?? ledger.messages, request: request), as: responseID)
+        run(makeRunner(responseID: responseID, history: request.input ?? conversationForModel, request: request), as: responseID)
     }
 
     /// Makes `responseID` a response in progress (the conversation's, unless the request is
@@ -104,7 +106,7 @@ extension VoiceSession {
     ) -> ResponseRunner {
         let language = callerLanguage.hearing(turnLanguage).current(configured: configuration.transcription.language)
         return ResponseRunner(
-            responseID: responseID, history: history, request: request, configuration: configuration, providers: providers,
+            responseID: responseID, history: history, request: request, configuration: configuration, providers: agentProviders,
             sessionTools: sessionTools, approvedCalls: runsApprovedCalls ? sessionTools.takeApprovedCalls() : nil,
             outputSampleRate: outputSampleRate, callerLanguage: language,
             keepInterruptedResult: { [weak self] call, result in await self?.keepToolResult(result, of: call) }
@@ -117,6 +119,7 @@ extension VoiceSession {
     func receive(_ event: ResponseRunner.Event, from responseID: String, at time: Duration? = nil) -> Bool {
         let delivery = responses.receive(event, from: responseID, at: time ?? clock.now, inputMs: input.receivedMs, ledger: &ledger)
         carryOut(delivery.actions)
+        if case .toolCallFinished = event { reportRefusedHandoffs() }
         return delivery.goesOn
     }
 
@@ -125,11 +128,15 @@ extension VoiceSession {
         carryOut(responses.finish(responseID, status: status, heardMs: heardMs, ledger: &ledger))
     }
 
-    /// Carries out what the response lifecycle decided.
+    /// Carries out what the response lifecycle decided; a handoff the response's transfer tool
+    /// prepared is carried out once the response has ended.
     func carryOut(_ actions: [ResponseLifecycle.Action]) {
+        var ended: ResponseStatus?
+        defer { if let ended { handOverIfAsked(afterResponseEnded: ended) } }
         for action in actions {
             switch action {
             case .emit(let event):
+                if case .responseDone(_, let status, _, _) = event { ended = status }
                 emit(event)
             case .play(let samples, let itemID):
                 if input.cancelsEcho { recordPlayed(samples) }

@@ -37,7 +37,7 @@ public actor VoiceSession {
     public nonisolated var makeOutputResampler: @Sendable (Int, Int) -> any Resampler { providers.makeResampler }
 
     /// The tools the agent runs itself (the client's tools come with the configuration).
-    public nonisolated var serverTools: [ToolDefinition] { providers.tools.definitions }
+    public var serverTools: [ToolDefinition] { agentProviders.tools.definitions }
 
     /// Whether the session can run `semantic_vad` (its providers include a turn-completion model).
     public nonisolated var judgesTurnCompletion: Bool { providers.turnCompletionModel != nil }
@@ -85,6 +85,12 @@ public actor VoiceSession {
     let tasks = SessionTasks()
     /// Whether `close()` has run: a closed session takes no input and starts nothing.
     var isClosed = false
+    /// The agent the session became by a handoff (its tools, model and loop settings), `nil`
+    /// while it is the one it started as.
+    var handedOverAgent: AgentSwitch?
+    /// The conversation before the last handoff as the summary the agent taking over reads
+    /// instead, when its definition asks for one.
+    var historySummary: HistorySummary?
 
     /// Creates a session.
     /// - Parameters:

@@ -107,6 +107,9 @@ public enum VoiceSessionEvent: Sendable {
     case error(SessionError)
     /// Latency figures of a finished turn.
     case turnMetrics(TurnMetrics)
+    /// The session went on as another agent (a transfer tool the model called), or a handoff
+    /// was refused (`report.error`, for example past the limit of handoffs in one turn).
+    case agentHandoff(AgentHandoffReport)
 }
 
 /// What kind of output item a response produces.

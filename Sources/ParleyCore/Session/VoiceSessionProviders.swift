@@ -34,6 +34,9 @@ public struct VoiceSessionProviders: Sendable {
     /// Makes an echo canceller for Parley's `parley_echo_cancellation` (frames of `frameLength`
     /// samples at `sampleRate`); `nil` when the server has none.
     public var makeEchoCanceller: (@Sendable (_ frameLength: Int, _ sampleRate: Int) -> any EchoCanceller)?
+    /// Where the agent's transfer tools leave the handoffs they prepare; `nil` when the agent
+    /// hands off to no one.
+    public var handoffs: AgentHandoffs?
 
     /// Creates a provider set.
     public init(

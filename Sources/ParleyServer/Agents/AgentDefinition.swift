@@ -91,6 +91,10 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
     /// Names and product words the agent expects to hear, added to Whisper's prompt so they are
     /// spelled right (`AgentDefinition+Vocabulary`).
     public var vocabulary: [String]?
+    /// The agents this one may hand the conversation to (`AgentDefinition+Handoffs`).
+    public var handoffs: [HandoffSpecification]?
+    /// What the agent taking over reads of the conversation (`whole` when absent).
+    public var handoffHistory: String?
     public var createdAt: Int?
     public var updatedAt: Int?
 
@@ -98,6 +102,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         case id, name, instructions, voice, llm, tools, memory, recordings, telephony, interruption, vocabulary
         case mcpServers = "mcp_servers", fillerLine = "filler_line", fillerDelayMs = "filler_delay_ms"
         case turnDetection = "turn_detection", manualTurns = "manual_turns"
+        case handoffs, handoffHistory = "handoff_history"
         case createdAt = "created_at", updatedAt = "updated_at"
     }
 
@@ -145,7 +150,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         }
         if let fillerLine, fillerLine.count > 200 { problems.append("filler_line: at most 200 characters") }
         if let fillerDelayMs, !(0...60_000).contains(fillerDelayMs) { problems.append("filler_delay_ms: must be between 0 and 60000") }
-        return problems + mcpValidationProblems() + vocabularyProblems()
+        return problems + mcpValidationProblems() + vocabularyProblems() + handoffProblems()
     }
 
     /// The definition as returned to API clients: secrets removed.
@@ -178,5 +183,7 @@ public struct AgentDefinition: Codable, Sendable, Hashable {
         if let value = patch.telephony { telephony = value }
         if let value = patch.interruption { interruption = value }
         if let value = patch.vocabulary { vocabulary = value }
+        if let value = patch.handoffs { handoffs = value }
+        if let value = patch.handoffHistory { handoffHistory = value }
     }
 }

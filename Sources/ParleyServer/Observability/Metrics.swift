@@ -25,6 +25,7 @@ public final class Metrics: @unchecked Sendable {
     private var turnsTotal = 0
     private var errorsByCategory: [String: Int] = [:]
     private var refusalsByDoor: [String: Int] = [:]
+    private var handoffsByOutcome: [String: Int] = [:]
     private var stageLatencies: [String: Histogram] = [:]
 
     /// Creates empty metrics.
@@ -42,6 +43,8 @@ public final class Metrics: @unchecked Sendable {
     public func errorReported(category: String) { lock.withLock { errorsByCategory[category, default: 0] += 1 } }
     /// A door refused a caller (`door`: websocket, webrtc, twilio, local_token, metrics; `reason`: why).
     public func doorRefused(door: String, reason: String) { lock.withLock { refusalsByDoor["\(door)|\(reason)", default: 0] += 1 } }
+    /// A transfer tool was called (`outcome`: handed_off or refused).
+    public func handoffTried(outcome: String) { lock.withLock { handoffsByOutcome[outcome, default: 0] += 1 } }
     /// Records a per-stage latency (`transcription`, `first_token`, `first_audio`).
     public func observe(stage: String, milliseconds: Double) {
         lock.withLock { stageLatencies[stage, default: Histogram()].observe(milliseconds) }
@@ -75,6 +78,11 @@ public final class Metrics: @unchecked Sendable {
             for (key, count) in refusalsByDoor.sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
                 lines.append("parley_door_refusals_total{door=\"\(parts[0])\",reason=\"\(parts[1])\"} \(count)")
+            }
+            lines.append("# HELP parley_handoffs_total Transfers between agents the models asked for, by outcome.")
+            lines.append("# TYPE parley_handoffs_total counter")
+            for (outcome, count) in handoffsByOutcome.sorted(by: { $0.key < $1.key }) {
+                lines.append("parley_handoffs_total{outcome=\"\(outcome)\"} \(count)")
             }
             lines.append("# HELP parley_stage_latency_ms Per-stage latency from the end of the user's speech, in milliseconds.")
             lines.append("# TYPE parley_stage_latency_ms histogram")

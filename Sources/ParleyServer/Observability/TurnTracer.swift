@@ -7,14 +7,21 @@ import ParleyCore
 /// `gen_ai.*` attributes of OpenTelemetry's GenAI conventions), one `execute_tool {name}` per
 /// tool call, and `parley.tts` (first text until the last audio sent). Times are wall-clock,
 /// taken as the events happen. A response with no user turn before it (a typed message, an
-/// out-of-band request) is a turn of its own. Spans carry ids, names, timings, token counts and
+/// out-of-band request) is a turn of its own. Each turn names the agent that answered
+/// (`gen_ai.agent.id`); the turn an agent answers right after taking the conversation over has a
+/// `parley.handoff` span. Spans carry ids, names, timings, token counts and
 /// error codes only: never audio, text, tool output or secrets.
 struct TurnTracer {
     private let exporter: OTLPTraceExporter
-    private let model: String
+    /// The language model of the agent holding the session now (a handoff may change it).
+    var model: String
     private let sessionID: String
     private let conversationID: String
     private let now: @Sendable () -> Date
+    /// The agent holding the session now; turns started from here on are its.
+    var agentID: String?
+    /// A handoff not yet shown: the next turn begins with it.
+    private var handoff: (from: String, to: String, at: Date)?
 
     /// A turn under way.
     private struct Turn {
@@ -36,6 +43,9 @@ struct TurnTracer {
         var audioSamples = 0
         var tools: [String: (start: Date, name: String)] = [:]
         var isOutOfBand = false
+        var agentID: String?
+        var model: String?
+        var handoff: (from: String, to: String, at: Date)?
         /// Set once the response is done: its outcome, waiting for the session's `TurnMetrics`.
         var outcome: (status: String, error: String?, usage: TokenUsage?, end: Date)?
     }
@@ -76,6 +86,9 @@ struct TurnTracer {
             turn.responseID = responseID
             turn.responseStart = time
             turn.isOutOfBand = request.isOutOfBand
+            turn.agentID = agentID
+            turn.model = model
+            if !request.isOutOfBand { turn.handoff = handoff.take() }
             responses[responseID] = turn
         case .agentTextDelta(let responseID, _, _):
             if responses[responseID]?.firstText == nil { responses[responseID]?.firstText = time }
@@ -110,6 +123,9 @@ struct TurnTracer {
         case .turnMetrics(let metrics):
             guard let turn = awaitingMetrics.removeValue(forKey: metrics.responseID), let outcome = turn.outcome else { break }
             export(turn, status: outcome.status, error: outcome.error, usage: outcome.usage, metrics: metrics, at: outcome.end)
+        case .agentHandoff(let report) where report.error == nil:
+            agentID = report.toAgent
+            handoff = (report.fromAgent, report.toAgent, time)
         default:
             break
         }
@@ -136,6 +152,11 @@ struct TurnTracer {
                 start: start, end: end, attributes: attributes, errorMessage: error
             ))
         }
+        if let handoff = turn.handoff {
+            child("parley.handoff", handoff.at, turn.responseStart ?? handoff.at, [
+                "parley.handoff.from_agent": .string(handoff.from), "parley.handoff.to_agent": .string(handoff.to),
+            ])
+        }
         if let speechStart = turn.speechStart {
             var attributes: [String: TraceSpan.Value] = [:]
             if let value = turn.audioStartMs { attributes["parley.vad.audio_start_ms"] = .int(value) }
@@ -147,14 +168,14 @@ struct TurnTracer {
         }
         if let responseStart = turn.responseStart {
             var attributes: [String: TraceSpan.Value] = [
-                "gen_ai.operation.name": .string("chat"), "gen_ai.request.model": .string(model),
+                "gen_ai.operation.name": .string("chat"), "gen_ai.request.model": .string(turn.model ?? model),
             ]
             if let responseID = turn.responseID { attributes["gen_ai.response.id"] = .string(responseID) }
             if let usage {
                 attributes["gen_ai.usage.input_tokens"] = .int(usage.promptTokens)
                 attributes["gen_ai.usage.output_tokens"] = .int(usage.completionTokens)
             }
-            child("chat \(model)", kind: .client, responseStart, turn.lastText ?? end, attributes, error: status == "failed" ? error : nil)
+            child("chat \(turn.model ?? model)", kind: .client, responseStart, turn.lastText ?? end, attributes, error: status == "failed" ? error : nil)
         }
         if let lastAudio = turn.lastAudio {
             child("parley.tts", kind: .client, turn.firstText ?? turn.firstAudio ?? lastAudio, lastAudio, [
@@ -165,6 +186,7 @@ struct TurnTracer {
             "parley.session.id": .string(sessionID), "gen_ai.conversation.id": .string(conversationID),
             "parley.response.status": .string(status),
         ]
+        if let agentID = turn.agentID { attributes["gen_ai.agent.id"] = .string(agentID) }
         // The session's own measurements (its monotonic clock, from the end of the user's speech).
         if let value = metrics?.transcriptionMs { attributes["parley.turn.transcription_ms"] = .double(value) }
         if let value = metrics?.firstTokenMs { attributes["parley.turn.first_token_ms"] = .double(value) }

@@ -22,6 +22,7 @@ enum AgentRoutes {
             do {
                 var definition = try request.jsonBody(AgentDefinition.self)
                 try check(definition)
+                try await checkHandoffTargets(of: definition, context: context)
                 let now = Date()
                 definition.id = IdentifierGenerator.make("agent")
                 definition.createdAt = Int(now.timeIntervalSince1970)
@@ -64,6 +65,7 @@ enum AgentRoutes {
                 let patch = try request.jsonBody(AgentDefinition.self)
                 definition.merge(patch)
                 try check(definition)
+                try await checkHandoffTargets(of: definition, context: context)
                 definition.updatedAt = Int(Date().timeIntervalSince1970)
                 try await save(definition, context: context, createdAt: record.createdAt)
                 return JSONResponse.ok(definition.redacted)
@@ -93,6 +95,16 @@ enum AgentRoutes {
 
     private static func check(_ definition: AgentDefinition) throws(BadRequest) {
         let problems = definition.validationProblems()
+        guard problems.isEmpty else { throw BadRequest(problems.joined(separator: "; ")) }
+    }
+
+    /// Refuses handoffs to agents that do not exist (a target deleted later is refused when the
+    /// handoff is tried).
+    private static func checkHandoffTargets(of definition: AgentDefinition, context: ServerContext) async throws {
+        var problems: [String] = []
+        for (index, handoff) in (definition.handoffs ?? []).enumerated() where try await context.store.agent(id: handoff.agentID) == nil {
+            problems.append("handoffs[\(index)].agent_id: no agent \"\(handoff.agentID)\"")
+        }
         guard problems.isEmpty else { throw BadRequest(problems.joined(separator: "; ")) }
     }
 

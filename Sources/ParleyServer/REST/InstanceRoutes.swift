@@ -15,7 +15,10 @@ enum InstanceRoutes {
     struct InstanceResponse: Encodable {
         var id: String
         var object = "agent.instance"
+        /// The agent holding the instance now (another than the original after a handoff).
         var agentID: String
+        /// The agent the instance was made for.
+        var originalAgentID: String?
         var user: String
         var conversationID: String
         var status: String
@@ -25,7 +28,7 @@ enum InstanceRoutes {
         var ownerNode: String?
         var ownerURL: String?
         enum CodingKeys: String, CodingKey {
-            case id, object, agentID = "agent_id", user, conversationID = "conversation_id", status
+            case id, object, agentID = "agent_id", originalAgentID = "original_agent_id", user, conversationID = "conversation_id", status
             case clientSecret = "client_secret", url, ownerNode = "owner_node", ownerURL = "owner_url"
         }
     }
@@ -39,8 +42,10 @@ enum InstanceRoutes {
             var toolCalls: [ToolCall]?
             var callID: String?
             var createdAt: Int
+            /// The agent that held the conversation when the item completed.
+            var agentID: String?
             enum CodingKeys: String, CodingKey {
-                case id, role, text, interrupted, toolCalls = "tool_calls", callID = "call_id", createdAt = "created_at"
+                case id, role, text, interrupted, toolCalls = "tool_calls", callID = "call_id", createdAt = "created_at", agentID = "agent_id"
             }
         }
         var object = "list"
@@ -86,7 +91,7 @@ enum InstanceRoutes {
                 guard let instance = try await context.store.instance(id: request.pathParameters["id"] ?? "") else { return AgentRoutes.notFound(request) }
                 let view = try await context.coordinator.liveView(of: instance)
                 var response = InstanceResponse(
-                    id: instance.id, agentID: instance.agentID, user: instance.userID,
+                    id: instance.id, agentID: instance.currentAgentID ?? instance.agentID, originalAgentID: instance.agentID, user: instance.userID,
                     conversationID: instance.conversationID, status: view.status
                 )
                 response.ownerNode = view.ownerNode
@@ -136,8 +141,14 @@ enum InstanceRoutes {
         }
     }
 
-    /// An item as the item list shows it.
+    /// An item as the item list shows it, with the agent that spoke it.
     static func listItem(_ record: ItemRecord) -> ItemList.Item {
+        var item = listItemContent(record)
+        item.agentID = record.agentID
+        return item
+    }
+
+    private static func listItemContent(_ record: ItemRecord) -> ItemList.Item {
         let createdAt = Int(record.createdAt.timeIntervalSince1970)
         switch record.message {
         case .system(let text):

@@ -56,8 +56,13 @@ actor RealtimeConnection {
 
     /// The session's MCP servers, their clients and tool lists.
     let mcpToolbox = MCPToolbox()
-    /// The agent's MCP servers; the session's own (from `session.update`) come after them.
-    private let agentMCPServers: [MCPServerConfiguration]
+    /// The MCP servers of the agent holding the session; the session's own (from
+    /// `session.update`) come after them.
+    private var agentMCPServers: [MCPServerConfiguration]
+    /// The session's handoffs: the agents it may become.
+    private let handoffs: SessionHandoffs?
+    /// The agent holding the session now, which each stored item is marked with.
+    private var agentID: String?
     /// Whether `session.update` may name MCP servers (the backend, or every client when the server allows it).
     private let allowsSessionMCPServers: Bool
     /// Which addresses the MCP servers `session.update` names may be reached at; `nil` (any) for the backend.
@@ -77,12 +82,15 @@ actor RealtimeConnection {
         transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession, sessionID: String,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
         tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
-        sessionMCPServerPolicy: OutboundPolicy? = nil
+        sessionMCPServerPolicy: OutboundPolicy? = nil, handoffs: SessionHandoffs? = nil
     ) {
         agentMCPServers = mcpServers
+        self.handoffs = handoffs
+        agentID = handoffs?.startingAgentID
         self.allowsSessionMCPServers = allowsSessionMCPServers
         self.sessionMCPServerPolicy = sessionMCPServerPolicy
         self.tracer = tracer
+        self.tracer?.agentID = handoffs?.startingAgentID
         self.transport = transport
         self.sendsParleyEvents = sendsParleyEvents
         translator = RealtimeEventTranslator(conversationID: conversationID, makeResampler: session.makeOutputResampler)
@@ -238,7 +246,7 @@ actor RealtimeConnection {
     private func handle(_ event: RealtimeClientEvent) async {
         switch event {
         case .sessionUpdate(let update, let eventID):
-            let tools = (update.tools ?? configuration.clientTools) + session.serverTools
+            let tools = (update.tools ?? configuration.clientTools) + (await session.serverTools)
             if let problem = RealtimeSettingsValidation.problem(in: update, tools: tools, recognizerLanguages: session.recognizerLanguages, dialect: dialect) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
@@ -285,13 +293,8 @@ actor RealtimeConnection {
             if let parleyEvents = update.parleyEvents { sendsParleyEvents = parleyEvents }
             // A `tools` array replaces every tool, the MCP servers among them included.
             if update.tools != nil || update.mcpServers != nil {
-                let servers = update.mcpServers ?? []
-                sessionMCPServers = servers
-                let labels = Set(servers.map(\.label))
-                useMCPServers(
-                    agentMCPServers.filter { !labels.contains($0.label) }.map { MCPToolbox.Server(configuration: $0) }
-                        + servers.map { MCPToolbox.Server(configuration: $0, outboundPolicy: sessionMCPServerPolicy) }
-                )
+                sessionMCPServers = update.mcpServers ?? []
+                useAgentAndSessionMCPServers()
             }
             translator.speaksResponses = configuration.speaksResponses
             await session.update(configuration: configuration)
@@ -371,7 +374,7 @@ actor RealtimeConnection {
                 return
             }
             let options = options ?? RealtimeResponseOptions()
-            if let problem = RealtimeSettingsValidation.problem(in: options, sessionTools: configuration.clientTools + session.serverTools) {
+            if let problem = RealtimeSettingsValidation.problem(in: options, sessionTools: configuration.clientTools + (await session.serverTools)) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
                 return
             }
@@ -471,7 +474,7 @@ actor RealtimeConnection {
         switch event {
         case .itemCompleted(let itemID, let message):
             eventsAwaitingWrites.append([])
-            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date())) { [self] in
+            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date(), agentID: agentID)) { [self] in
                 await writeDone()
             }
         case .itemDeleted(let itemID):
@@ -493,6 +496,8 @@ actor RealtimeConnection {
             context.metrics.turnFinished()
             if let category = error?.category { context.metrics.errorReported(category: category.rawValue) }
             context.log.log("response.done", session: sessionID, ["response": .string(responseID), "status": .string(status.rawValue)])
+        case .agentHandoff(let report):
+            if let configuration = report.configuration { becomeAgent(report.toAgent, configuration: configuration) }
         case .error(let error):
             context.metrics.errorReported(category: error.category?.rawValue ?? "invalid_request")
         case .turnMetrics(let metrics):
@@ -502,6 +507,40 @@ actor RealtimeConnection {
         default:
             break
         }
+    }
+
+    /// The session went on as agent `id` (a handoff): its settings, MCP servers and instance
+    /// record follow, and the client hears of it in `session.updated`.
+    private func becomeAgent(_ id: String, configuration newConfiguration: VoiceSessionConfiguration) {
+        agentID = id
+        configuration = newConfiguration
+        translator.speaksResponses = configuration.speaksResponses
+        if let target = handoffs?.definition(of: id) {
+            tracer?.model = AgentSessionProfile(agent: target, settings: context.settings).modelName
+            if target.mcpServerConfigurations != agentMCPServers {
+                agentMCPServers = target.mcpServerConfigurations
+                useAgentAndSessionMCPServers()
+            }
+        }
+        if let instanceID {
+            Task { [store = context.store, log = context.log, sessionID] in
+                do {
+                    try await store.setInstanceAgent(id: instanceID, agentID: id)
+                } catch {
+                    log.log("store.failed", session: sessionID, ["instance": .string(instanceID), "problem": .string("\(error)")])
+                }
+            }
+        }
+        send(.sessionUpdated(sessionInfo))
+    }
+
+    /// Connects the session to the agent's MCP servers and its own (which win a shared label).
+    private func useAgentAndSessionMCPServers() {
+        let labels = Set(sessionMCPServers.map(\.label))
+        useMCPServers(
+            agentMCPServers.filter { !labels.contains($0.label) }.map { MCPToolbox.Server(configuration: $0) }
+                + sessionMCPServers.map { MCPToolbox.Server(configuration: $0, outboundPolicy: sessionMCPServerPolicy) }
+        )
     }
 
     private func setStatus(_ status: String) {

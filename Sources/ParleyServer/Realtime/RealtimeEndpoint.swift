@@ -122,7 +122,7 @@ enum RealtimeEndpoint {
                     TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
                 },
                 mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers,
-                sessionMCPServerPolicy: setup.sessionMCPServerPolicy
+                sessionMCPServerPolicy: setup.sessionMCPServerPolicy, handoffs: setup.handoffs
             )
             await connection.run()
         }
@@ -140,6 +140,8 @@ struct SessionSetup {
     var modelName: String
     /// The agent's MCP servers.
     var mcpServers: [MCPServerConfiguration] = []
+    /// The agent's handoffs: its transfer tools, and the agents it may become.
+    var handoffs: SessionHandoffs
     /// Whether the client may name MCP servers of its own (see `ServerSettings.clientsNameMCPServers`).
     var allowsSessionMCPServers = false
     /// The addresses MCP servers the session names may be reached at: `nil` (any) when the
@@ -175,7 +177,8 @@ struct SessionSetup {
             guard instance.status != "ended" else { throw Failure(description: "Instance \(requested) has ended.") }
             instanceID = instance.id
             conversationID = instance.conversationID
-            if let record = try await context.store.agent(id: instance.agentID) { agent = try AgentRoutes.decode(record) }
+            // After a handoff the instance is held by the agent handed to.
+            if let record = try await context.store.agent(id: instance.currentAgentID ?? instance.agentID) { agent = try AgentRoutes.decode(record) }
         } else if let agentID = request.query["agent"] {
             guard let record = try await context.store.agent(id: agentID) else { throw Failure(description: "No agent \(agentID).") }
             agent = try AgentRoutes.decode(record)
@@ -183,41 +186,20 @@ struct SessionSetup {
         try await context.store.ensureConversation(id: conversationID, agentID: agent.id)
         let history = try await context.store.items(conversationID: conversationID).map { ConversationLedger.Item(id: $0.id, message: $0.message) }
 
-        // The agent's own language model, when its settings name an endpoint.
-        let agentModel = agent.llm.flatMap(AgentLanguageModel.make)
-        let turnDetection: ServerVADSettings? = agent.manualTurns == true ? nil : ServerVADSettings(
-            threshold: agent.turnDetection?.threshold ?? 0.5,
-            prefixPaddingMs: agent.turnDetection?.prefixPaddingMs ?? 300,
-            silenceDurationMs: agent.turnDetection?.silenceDurationMs ?? 300
-        )
+        let profile = AgentSessionProfile(agent: agent, settings: context.settings)
         var configuration = VoiceSessionConfiguration(
-            instructions: agent.instructions ?? context.settings.systemPrompt,
-            turnDetection: turnDetection,
-            speech: SpeechOptions(voice: agent.voice),
-            temperature: agent.llm?.temperature,
-            maxResponseTokens: agent.llm?.maxOutputTokens ?? (agentModel == nil ? context.settings.replyTokenLimit : nil),
             preemptiveTranscriptionAfterMs: context.settings.preemptiveTranscriptionAfterMs,
-            preemptiveGeneration: context.settings.preemptiveGeneration,
-            interruption: agent.interruption?.applied(to: InterruptionPolicy.Configuration()) ?? InterruptionPolicy.Configuration()
+            preemptiveGeneration: context.settings.preemptiveGeneration
         )
         configuration.outputTokenCeiling = context.settings.outputTokenCeiling
-        configuration.vocabulary = agent.recognizerVocabulary
-
-        var options = AgentOptions()
-        // Sampling for short spoken answers; the agent's settings, then the client's, come first.
-        options.temperature = agentModel == nil ? context.settings.replyTemperature : nil
-        options.repetitionPenalty = agent.llm?.repetitionPenalty
-        if let line = agent.fillerLine { options.fillerLine = line }
-        if let delay = agent.fillerDelayMs { options.fillerDelay = delay == 0 ? nil : .milliseconds(delay) }
-        if let memory = agent.memory {
-            options.window = ConversationWindow(maxMessages: memory.maxMessages ?? 40, maxTokens: memory.maxTokens ?? 8_000)
-        }
+        profile.apply(to: &configuration)
+        let handoffs = SessionHandoffs(context: context, engines: engines, startingAgentID: agent.id)
         var providers = VoiceSessionProviders(
             recognizer: engines.recognizer,
-            model: agentModel ?? engines.makeConversationLanguageModel(),
+            model: profile.model(engines: engines),
             synthesizer: engines.synthesizer,
-            tools: AgentTools.registry(for: agent),
-            agentOptions: options,
+            tools: handoffs.tools(of: agent),
+            agentOptions: profile.agentOptions,
             makeVoiceActivityDetector: engines.makeVoiceActivityDetector,
             makeResampler: engines.makeResampler,
             turnCompletionModel: engines.turnCompletionModel,
@@ -225,16 +207,31 @@ struct SessionSetup {
             makeNoiseSuppressor: engines.makeNoiseSuppressor,
             makeEchoCanceller: engines.makeEchoCanceller
         )
+        providers.handoffs = handoffs.desk
         providers.recorder = context.recordings.recorder(
             conversationID: conversationID, agentSetting: agent.recordings, makeResampler: engines.makeResampler
         )
         return SessionSetup(
             providers: providers, configuration: configuration, history: history,
             conversationID: conversationID, instanceID: instanceID,
-            modelName: agentModel == nil ? context.settings.languageModelName : agent.llm?.model ?? "unknown", mcpServers: agent.mcpServerConfigurations,
+            modelName: profile.modelName, mcpServers: agent.mcpServerConfigurations, handoffs: handoffs,
             allowsSessionMCPServers: context.settings.clientsNameMCPServers || caller == .backend,
             sessionMCPServerPolicy: caller == .backend ? nil : OutboundPolicy(allowing: context.settings.outboundAllowList),
             owner: caller.flatMap(LiveSessions.Owner.init)
         )
+    }
+}
+
+extension SessionSetup {
+    /// The configuration and providers of the session on a phone call: a phone has no button to
+    /// end a turn, so push-to-talk agents take turns by silence, and the phone's `tools` (hang
+    /// up, transfer, key presses) belong to every agent that holds the call, handoffs included.
+    func onPhone(tools phoneTools: [any Tool]) -> (VoiceSessionConfiguration, VoiceSessionProviders) {
+        var configuration = configuration
+        if configuration.turnDetection == nil { configuration.turnDetection = ServerVADSettings() }
+        var providers = providers
+        for tool in phoneTools { providers.tools.register(tool) }
+        handoffs.usePhone(doorTools: phoneTools)
+        return (configuration, providers)
     }
 }

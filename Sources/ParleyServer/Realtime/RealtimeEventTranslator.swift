@@ -233,6 +233,11 @@ struct RealtimeEventTranslator {
             if let value = metrics.firstAudioMs { payload["first_audio_ms"] = .number(value) }
             if let value = metrics.completionTokens { payload["completion_tokens"] = .number(Double(value)) }
             return [.parley(type: "parley.turn_metrics", payload: .object(payload))]
+        case .agentHandoff(let report):
+            var payload: [String: JSONValue] = ["from_agent": .string(report.fromAgent), "to_agent": .string(report.toAgent)]
+            if let reason = report.reason { payload["reason"] = .string(reason) }
+            if let error = report.error { payload["error"] = .string(error) }
+            return [.parley(type: "parley.handoff", payload: .object(payload))]
         }
     }
 

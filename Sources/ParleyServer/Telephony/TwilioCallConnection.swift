@@ -34,16 +34,19 @@ actor TwilioCallConnection {
     private var console: ConsoleReporter
     /// The call's session configuration (the turn detector's silence window, for the figures).
     private let configuration: VoiceSessionConfiguration
+    /// The agent holding the call now (handoffs change it), which each stored item is marked with.
+    private var agentID: String?
 
     /// The voice session's executor, so its events and the caller's messages need no hops.
     nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 
     init(
         socket: WebSocketConnection, context: ServerContext, session: VoiceSession, sessionID: String, configuration: VoiceSessionConfiguration,
-        start: TwilioStreamStart, conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp
+        start: TwilioStreamStart, conversationID: String, keyPressMessages: Bool, hangUp: PendingHangUp, agentID: String?
     ) {
         console = ConsoleReporter(sessions: context.sessions, session: session, conversationID: conversationID, sessionID: sessionID)
         self.configuration = configuration
+        self.agentID = agentID
         self.hangUp = hangUp
         self.socket = socket
         self.context = context
@@ -163,7 +166,10 @@ actor TwilioCallConnection {
             // The caller talked over the agent: stop what Twilio still plays.
             interruptPlayback()
         case .itemCompleted(let itemID, let message):
-            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date()))
+            items.append(ItemRecord(id: itemID, conversationID: conversationID, message: message, createdAt: Date(), agentID: agentID))
+        case .agentHandoff(let report) where report.configuration != nil:
+            agentID = report.toAgent
+            context.log.log("twilio.handoff", session: start.callSID, ["from": .string(report.fromAgent), "to": .string(report.toAgent)])
         case .responseStarted:
             responding = true
             silencedItems.removeAll()

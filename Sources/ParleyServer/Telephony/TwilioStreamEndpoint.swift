@@ -66,20 +66,16 @@ enum TwilioStreamEndpoint {
             socket.close(code: WebSocketCloseCode.goingAway, reason: "session setup failed")
             return
         }
-        // A phone has no button to end a turn: push-to-talk agents take turns by silence on calls.
-        var configuration = setup.configuration
-        if configuration.turnDetection == nil {
-            configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
-        }
         // On the phone the agent can hang up and transfer the caller: the stream closes once its
         // goodbye was heard, and Twilio asks the `<Connect action>` what next (`TwilioStreamEnded`).
         let hangUp = PendingHangUp()
-        var providers = setup.providers
-        providers.tools.register(EndCallTool(hangUp: hangUp))
-        providers.tools.register(TransferCallTool(transfer: { [callSID = start.callSID] target in
-            transfers.request(callSID: callSID, target: target)
-            return .accepted
-        }, hangUp: hangUp))
+        let (configuration, providers) = setup.onPhone(tools: [
+            EndCallTool(hangUp: hangUp),
+            TransferCallTool(transfer: { [callSID = start.callSID] target in
+                transfers.request(callSID: callSID, target: target)
+                return .accepted
+            }, hangUp: hangUp),
+        ])
         let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         await admission.serve(
             session, instanceID: nil, conversationID: setup.conversationID,
@@ -88,7 +84,7 @@ enum TwilioStreamEndpoint {
             let connection = TwilioCallConnection(
                 socket: socket, context: admission.context, session: session, sessionID: sessionID, configuration: configuration,
                 start: start, conversationID: setup.conversationID,
-                keyPressMessages: agent?.telephony?.keyPressMessages ?? false, hangUp: hangUp
+                keyPressMessages: agent?.telephony?.keyPressMessages ?? false, hangUp: hangUp, agentID: setup.handoffs.startingAgentID
             )
             // A call lasts at most as long as any session; closing the stream hangs it up.
             let lengthLimit = Task { [maximum = context.settings.maximumSessionLength] in

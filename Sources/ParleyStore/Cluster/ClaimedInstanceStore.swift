@@ -22,6 +22,7 @@ final class ClaimedInstanceStore: ParleyStore {
     func saveInstance(_ instance: InstanceRecord) async throws { try await store.saveInstance(instance) }
     func instance(id: String) async throws -> InstanceRecord? { try await store.instance(id: id) }
     func setInstanceStatus(id: String, status: String) async throws { try await store.setInstanceStatus(id: id, status: status) }
+    func setInstanceAgent(id: String, agentID: String) async throws { try await store.setInstanceAgent(id: id, agentID: agentID) }
     func ensureConversation(id: String, agentID: String?) async throws { try await store.ensureConversation(id: id, agentID: agentID) }
     func conversationExists(id: String) async throws -> Bool { try await store.conversationExists(id: id) }
     func items(conversationID: String) async throws -> [ItemRecord] { try await store.items(conversationID: conversationID) }
@@ -37,10 +38,12 @@ final class ClaimedInstanceStore: ParleyStore {
 
     func appendItem(_ item: ItemRecord) async throws {
         let payload = try String(decoding: JSONEncoder().encode(item.message), as: UTF8.self)
-        let parameters = [item.id, item.conversationID, payload, String(item.createdAt.timeIntervalSince1970), claim.instanceID, String(claim.epoch)]
+        let parameters = [
+            item.id, item.conversationID, payload, String(item.createdAt.timeIntervalSince1970), claim.instanceID, String(claim.epoch), item.agentID,
+        ]
         let written = try await store.pool.run { connection in
             try connection.query(
-                "INSERT INTO items(id, conversation_id, message, created_at) SELECT $1, $2, $3, $4::double precision "
+                "INSERT INTO items(id, conversation_id, message, created_at, agent_id) SELECT $1, $2, $3, $4::double precision, $7 "
                     + "WHERE EXISTS (SELECT 1 FROM instances WHERE id = $5 AND epoch = $6 FOR SHARE) "
                     + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
                 parameters

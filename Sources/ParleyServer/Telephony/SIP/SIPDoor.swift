@@ -128,17 +128,11 @@ final class SIPDoor: Sendable {
             call.reject(status: 500, reason: "Server Internal Error")
             return "the session could not be set up: \(error)"
         }
-        // A phone has no button to end a turn: push-to-talk agents take turns by silence on calls.
-        var configuration = setup.configuration
-        if configuration.turnDetection == nil {
-            configuration.turnDetection = ServerVADSettings(threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 300)
-        }
         // On the phone the agent can hang up, press keys and transfer the caller.
         let hangUp = PendingHangUp()
-        var providers = setup.providers
-        providers.tools.register(EndCallTool(hangUp: hangUp))
-        providers.tools.register(SendDTMFTool(call: call))
-        providers.tools.register(TransferCallTool.sip(call, hangUp: hangUp))
+        let (configuration, providers) = setup.onPhone(tools: [
+            EndCallTool(hangUp: hangUp), SendDTMFTool(call: call), TransferCallTool.sip(call, hangUp: hangUp),
+        ])
         let session = VoiceSession(providers: providers, configuration: configuration, history: setup.history)
         let sessionID: String
         do {
@@ -157,7 +151,8 @@ final class SIPDoor: Sendable {
             transport: transport, dialect: .ga, context: admission.context, session: session, sessionID: sessionID, configuration: configuration,
             conversationID: setup.conversationID, instanceID: nil, sendsParleyEvents: false,
             tracer: context.traces.map { TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID) },
-            mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy
+            mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy,
+            handoffs: setup.handoffs
         )
         // The backend watches and steers the call on `/v1/realtime?call_id=`, as a WebRTC call,
         // and transfers or hangs it up through `/v1/realtime/calls/{id}/…`.
