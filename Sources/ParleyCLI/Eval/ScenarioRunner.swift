@@ -107,10 +107,12 @@ struct ScenarioRunner: Sendable {
                 case .finished: break listening
                 }
             case .deadline(let number) where number == interruption:
-                guard let itemID = recorder.replyAudioItemID else { break }
+                guard let itemID = recorder.replyAudioItemID, recorder.observation.responseStatus == nil else { break }
                 recorder.interrupted()
-                try link.send(.responseCancel())
-                try link.send(.conversationItemTruncate(itemID: itemID, contentIndex: 0, audioEndMs: recorder.observation.replyAudioMs))
+                try link.send(.responseCancel(eventID: TurnRecorder.cancelEventID))
+                try link.send(.conversationItemTruncate(
+                    itemID: itemID, contentIndex: 0, audioEndMs: recorder.observation.replyAudioMs, eventID: TurnRecorder.truncateEventID
+                ))
             case .deadline(let number) where number == timeout:
                 recorder.fail("no reply within \(turnTimeoutMs / 1000) s")
                 break listening

@@ -24,6 +24,12 @@ struct TurnRecorder: Sendable {
     private(set) var replyAudioItemID: String?
     private var replyAudioSamples = 0
     private var lastError: String?
+    private var responseDone = false
+    private var awaitingTruncation = false
+
+    /// The event ids of the interruption's client events, so their answers are told apart.
+    static let cancelEventID = "evt_eval_cancel"
+    static let truncateEventID = "evt_eval_truncate"
 
     /// The rate of the protocol's audio.
     static let sampleRate = RealtimeSessionSettings.supportedAudioRate
@@ -38,9 +44,11 @@ struct TurnRecorder: Sendable {
         inputSent = instant
     }
 
-    /// The caller interrupted the reply now.
+    /// The caller interrupted the reply now (cancel, and truncate to what was heard): the turn
+    /// ends once the reply is done and the truncation answered.
     mutating func interrupted() {
         observation.interruptedAtAudioMs = observation.replyAudioMs
+        awaitingTruncation = true
     }
 
     /// The turn could not go on.
@@ -72,6 +80,14 @@ struct TurnRecorder: Sendable {
             if let agent = payload["to_agent"]?.stringValue { observation.handoffs.append(agent) }
         case .conversationItemTruncated:
             observation.truncated = true
+            awaitingTruncation = false
+            return responseDone ? .finished : .listen
+        case .error(let error) where error.eventID == Self.cancelEventID:
+            // The reply was already generated (its speech still playing): the truncation cuts it.
+            break
+        case .error(let error) where error.eventID == Self.truncateEventID:
+            fail("the server refused to truncate the reply: \(error.message)")
+            return .finished
         case .error(let error):
             lastError = error.message
             if error.code.hasPrefix("input_audio_buffer") || observation.heard == nil {
@@ -80,10 +96,11 @@ struct TurnRecorder: Sendable {
             }
         case .responseDone(let response):
             observation.responseStatus = response.status.rawValue
+            responseDone = true
             if response.status == .failed {
                 fail("the reply failed: \(response.statusDetails?.error?.message ?? lastError ?? "no reason given")")
             }
-            return .finished
+            return awaitingTruncation ? .listen : .finished
         default:
             break
         }
