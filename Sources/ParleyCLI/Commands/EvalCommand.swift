@@ -16,7 +16,7 @@ struct EvalCommand: ParleyCommand {
             .option("url", value: "url", help: "A running Parley server, e.g. http://127.0.0.1:8080."),
             .option("agent", value: "id", help: "The agent to call instead of the scenarios' own (with --url)."),
             .option("repeat", short: "n", value: "count", help: "Run each scenario this many times and report pass rates (default 1)."),
-            .option("min-pass-rate", value: "percent", help: "Succeed when at least this share of runs passed (default 100)."),
+            .option("min-pass-rate", value: "n", help: "Succeed when at least n % of the runs passed (default 100)."),
             .option("junit", value: "file", help: "Write a JUnit XML report to this file."),
             .option("json", value: "file", help: "Write a JSON report with each turn's transcript and timings."),
             .option("judge-model", value: "name", help: "The model that scores rubrics (default: PARLEY_LLM_MODEL)."),
