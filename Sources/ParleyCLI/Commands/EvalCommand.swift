@@ -91,7 +91,8 @@ struct EvalCommand: ParleyCommand {
                 var runs: [ScenarioRun] = []
                 for scenario in file.scenarios {
                     for number in 1...repeatCount {
-                        runs.append(try await runner.run(scenario, repeatNumber: number))
+                        let label = repeatCount == 1 ? "Calling: \(scenario.name)" : "Calling: \(scenario.name) (\(number)/\(repeatCount))"
+                        runs.append(try await context.withProgress(label) { try await runner.run(scenario, repeatNumber: number) })
                     }
                 }
                 results.append(ScenarioFileResult(path: file.path, runs: runs))

@@ -86,13 +86,13 @@ struct ScenarioRunner: Sendable {
             try link.send(.responseCreate())
         case .say(let fragments, let voice, let pauseMs):
             recorder = TurnRecorder()
-            try send(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs), link)
+            try link.sendUtterance(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs))
         case .interrupt(let words, let voice, _):
             recorder = TurnRecorder()
-            try send(try await caller.speech([words], voice: voice, pauseMs: 0), link)
+            try link.sendUtterance(try await caller.speech([words], voice: voice, pauseMs: 0))
         case .wav(let path):
             recorder = TurnRecorder()
-            try send(try await caller.recording(path, relativeTo: directory), link)
+            try link.sendUtterance(try await caller.recording(path, relativeTo: directory))
         }
         recorder.inputSent(at: clock.now)
         let timeout = signals.deadline(in: turnTimeoutMs)
@@ -126,14 +126,5 @@ struct ScenarioRunner: Sendable {
         var observation = recorder.observation
         observation.durationMs = TurnRecorder.milliseconds(clock.now - started)
         return observation
-    }
-
-    /// Appends `samples` in the chunks a client sends and commits them as one utterance.
-    private func send(_ samples: [Int16], _ link: RealtimeLink) throws {
-        for start in stride(from: 0, to: samples.count, by: RemoteTalk.appendChunkSamples) {
-            let chunk = PCM16Buffer(samples: Array(samples[start..<min(start + RemoteTalk.appendChunkSamples, samples.count)]))
-            try link.send(.inputAudioBufferAppend(audio: chunk.base64EncodedString()))
-        }
-        try link.send(.inputAudioBufferCommit())
     }
 }
