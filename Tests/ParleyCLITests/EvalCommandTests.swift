@@ -193,6 +193,34 @@ struct EvalCommandTests {
             """)
     }
 
+    @Test("Examples/evals/built-in-tools.json passes against an agent with the calculator and the clock")
+    func builtInToolsExample() async throws {
+        let story = Array(repeating: "and then", count: 20).joined(separator: " ") + " done."
+        let model = ScriptedLanguageModel(replies: [
+            .toolCalls([ToolCall(id: "call_1", name: "calculate", arguments: #"{"expression":"612/4"}"#)]), .text("It is 153."),
+            .toolCalls([ToolCall(id: "call_2", name: "get_current_time", arguments: #"{"timezone":"Europe/Paris"}"#)]), .text("It is 14:05 in Paris."),
+            .text("I'm well, thanks! How can I help?"),
+            .text(story),
+            .toolCalls([ToolCall(id: "call_3", name: "calculate", arguments: #"{"expression":"6*7"}"#)]), .text("It is 42."),
+        ])
+        let fixture = try await Fixture.start(model, heard: [
+            "what is six hundred and twelve divided by four", "hi there I was just wondering how you are today",
+            "wait stop just tell me what six times seven is",
+        ])
+        defer { Task { await fixture.stop() } }
+        let update = await CommandRun.run(
+            ["agents", "update", fixture.agentID, "--tools", "calculate,get_current_time"], environment: fixture.server.environment, directory: fixture.work.url
+        )
+        #expect(update.status == 0, "\(update.errorOutput)")
+        let example = EvalExampleFilesTests.directory.appendingPathComponent("built-in-tools.json").path
+        let run = await CommandRun.run(
+            ["eval", example, "--url", fixture.server.url, "--agent", fixture.agentID],
+            environment: fixture.server.environment.merging(["PARLEY_TTS": "flite"]) { _, new in new }, directory: fixture.work.url
+        )
+        #expect(run.status == 0, "\(run.output)\(run.errorOutput)")
+        #expect(run.output.hasSuffix("All scenario runs passed: 4/4 passed (100 %)\n"), "\(run.output)")
+    }
+
     @Test("a server that is down fails fast: one line, exit 1, well within two seconds")
     func serverDown() async throws {
         let closed = try ClosedPort()
