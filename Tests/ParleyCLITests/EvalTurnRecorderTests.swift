@@ -53,6 +53,18 @@ struct EvalTurnRecorderTests {
             == #"refund was called with {"order":"A-17","amount":12.5}: amount is 12.5, not 10"#)
     }
 
+    @Test("a handoff whose first response ends before the new agent speaks: the turn waits for the new agent's reply")
+    func handoffInTwoResponses() {
+        var recorder = TurnRecorder(typed: "I was charged twice")
+        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("triage"), "to_agent": .string("billing")])), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        #expect(recorder.record(.sessionUpdated(RealtimeSessionInfo(id: "sess_1", settings: RealtimeSessionSettings(instructions: "You are billing."))), at: .now) == .listen)
+        #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Billing here."), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(recorder.observation.reply == "Billing here.")
+        #expect(ExpectationOutcome(.handoffTo("billing"), recorder.observation).passed)
+    }
+
     @Test("an interruption the server honoured, and one it ignored")
     func interruption() {
         var honoured = TurnRecorder(typed: "tell me a story")

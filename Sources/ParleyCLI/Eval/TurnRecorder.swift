@@ -100,7 +100,10 @@ struct TurnRecorder: Sendable {
             if response.status == .failed {
                 fail("the reply failed: \(response.statusDetails?.error?.message ?? lastError ?? "no reason given")")
             }
-            return awaitingTruncation ? .listen : .finished
+            // A handoff may end the first agent's response before the new agent speaks: the
+            // turn goes on until a reply with words, or its time limit.
+            let newAgentToSpeak = !observation.handoffs.isEmpty && observation.reply.isEmpty && response.status == .completed
+            return awaitingTruncation || newAgentToSpeak ? .listen : .finished
         default:
             break
         }
