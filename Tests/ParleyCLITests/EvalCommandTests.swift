@@ -237,6 +237,22 @@ struct EvalCommandTests {
         }
     }
 
+    @Test("an agent the server does not have, and a wrong secret, end the eval with one line")
+    func refusedSessions() async throws {
+        let fixture = try await Fixture.start(ScriptedLanguageModel(replies: []))
+        defer { Task { await fixture.stop() } }
+        try #"{"scenarios": [{"name": "hello", "turns": [{"text": "Hi"}]}]}"#.write(toFile: fixture.work.path("hello.json"), atomically: true, encoding: .utf8)
+        let missing = await fixture.eval(["hello.json", "--agent", "agent_nobody"])
+        #expect(missing.status == 1)
+        #expect(missing.output.isEmpty)
+        #expect(missing.errorOutput == "error: the server did not start a session: No agent agent_nobody.\n")
+        let wrongSecret = await CommandRun.run(
+            ["eval", "hello.json", "--url", fixture.server.url], environment: ["PARLEY_SERVER_SECRET": "not-the-secret-0123456789"], directory: fixture.work.url
+        )
+        #expect(wrongSecret.status == 1)
+        #expect(wrongSecret.errorOutput == "error: the server refused the credentials for a realtime session (HTTP 401); check PARLEY_SERVER_SECRET\n")
+    }
+
     @Test("a server that is down fails fast: one line, exit 1, well within two seconds")
     func serverDown() async throws {
         let closed = try ClosedPort()
