@@ -76,6 +76,11 @@ struct ScenarioFileResult: Sendable, Hashable {
     var path: String
     /// Every run, scenario by scenario, repeats together.
     var runs: [ScenarioRun]
+
+    /// How reports name `run`: the scenario's name, with `#2` and so on when it ran repeatedly.
+    func name(of run: ScenarioRun) -> String {
+        runs.contains(where: { $0.scenario == run.scenario && $0.repeatNumber > 1 }) ? "\(run.scenario) #\(run.repeatNumber)" : run.scenario
+    }
 }
 
 /// Pass counts as people read them: `3/5 passed (60 %)`.

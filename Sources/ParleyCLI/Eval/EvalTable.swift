@@ -10,8 +10,7 @@ enum EvalTable {
             text += style.bold(file.path) + "\n"
             var rows: [[String]] = []
             for run in file.runs {
-                let name = file.runs.contains(where: { $0.scenario == run.scenario && $0.repeatNumber > 1 })
-                    ? "\(run.scenario) #\(run.repeatNumber)" : run.scenario
+                let name = file.name(of: run)
                 if let failure = run.failure {
                     rows.append([name, "", "FAIL", failure])
                 }

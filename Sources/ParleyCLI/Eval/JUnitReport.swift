@@ -12,8 +12,7 @@ enum JUnitReport {
             let failures = file.runs.filter { !$0.passed }.count
             xml += #"  <testsuite name="\#(escaped(file.path))" tests="\#(file.runs.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(seconds(file.runs))">"# + "\n"
             for run in file.runs {
-                let name = file.runs.contains(where: { $0.scenario == run.scenario && $0.repeatNumber > 1 })
-                    ? "\(run.scenario) #\(run.repeatNumber)" : run.scenario
+                let name = file.name(of: run)
                 xml += #"    <testcase name="\#(escaped(name))" classname="\#(escaped(file.path))" time="\#(seconds([run]))">"# + "\n"
                 if let reason = run.failureReason {
                     xml += #"      <failure message="\#(escaped(reason))" type="expectation">\#(escaped(details(run)))</failure>"# + "\n"
