@@ -119,6 +119,20 @@ struct EvalCommandTests {
         #expect((utterances.first ?? 0) > 16_000 * 2, "two spoken fragments and 0.8 s of silence: over 2 s at 16 kHz")
     }
 
+    @Test("a WAV turn: the recording (44.1 kHz stereo, next to the scenario file) is sent as one utterance")
+    func wavScenario() async throws {
+        let fixture = try await Fixture.start(ScriptedLanguageModel(replies: [.text("Yes, we are open.")]), heard: ["are you open today"])
+        defer { Task { await fixture.stop() } }
+        try FileManager.default.createDirectory(atPath: fixture.work.path("calls"), withIntermediateDirectories: true)
+        try TalkCommandTests.writeTone(fixture.work.path("calls/open.wav"), seconds: 1.5, sampleRate: 44_100, channels: 2)
+        try fixture.write("calls/open.json", #"[{"name": "open", "turns": [{"wav": "open.wav", "expect": {"reply_contains": "open"}}]}]"#)
+        let run = await fixture.eval(["calls/open.json"])
+        #expect(run.status == 0, "\(run.output)\(run.errorOutput)")
+        #expect(run.output.contains("open      1 wav  pass    \"are you open today\" -> \"Yes, we are open.\""), "\(run.output)")
+        let utterance = fixture.server.recognizer.finalUtteranceSampleCounts.first ?? 0
+        #expect(abs(utterance - 24_000) < 1_000, "1.5 s at the recognizer's 16 kHz: \(utterance)")
+    }
+
     @Test("an interruption cuts the reply: the server cancels it, the next turn is heard and answered")
     func interruptionScenario() async throws {
         let longReply = Array(repeating: "and then", count: 20).joined(separator: " ") + " done."

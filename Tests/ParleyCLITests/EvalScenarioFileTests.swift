@@ -107,6 +107,9 @@ struct EvalScenarioFileTests {
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
         #expect(run.errorOutput == "error: checkout.json:5: scenarios[0].turns[1].expect.tool_called.name: expected a string\n")
+        try "{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"wav\": \"question.wav\"}]}]}".write(toFile: work.path("wav.json"), atomically: true, encoding: .utf8)
+        let missingRecording = await CommandRun.run(["eval", "wav.json", "--url", "http://127.0.0.1:9"], environment: ["PARLEY_SERVER_SECRET": "s"], directory: work.url)
+        #expect(missingRecording.errorOutput == "error: wav.json:2: scenarios[0].turns[0].wav: no such file question.wav\n")
         let missing = await CommandRun.run(["eval", "nowhere.json", "--url", "http://127.0.0.1:9"], environment: ["PARLEY_SERVER_SECRET": "s"], directory: work.url)
         #expect(missing.errorOutput == "error: nowhere.json: no such file\n")
     }

@@ -23,7 +23,25 @@ enum ScenarioDecoder {
             throw ScenarioFileError(path: path, field: "", message: "larger than \(maximumFileBytes >> 10) KB")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw ScenarioFileError(path: path, field: "", message: "not UTF-8 text") }
-        return try decode(text, path: path)
+        let file = try decode(text, path: path)
+        try checkRecordings(file, in: url.deletingLastPathComponent())
+        return file
+    }
+
+    /// Refuses WAV turns whose file is missing (paths are relative to the scenario file).
+    private static func checkRecordings(_ file: ScenarioFile, in directory: URL) throws(ScenarioFileError) {
+        for (scenarioIndex, scenario) in file.scenarios.enumerated() {
+            for (turnIndex, turn) in scenario.turns.enumerated() {
+                guard case .wav(let wav) = turn.input else { continue }
+                let resolved = wav.hasPrefix("/") ? wav : directory.appendingPathComponent(wav).path
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                    throw ScenarioFileError(
+                        path: file.path, line: turn.line, field: "scenarios[\(scenarioIndex)].turns[\(turnIndex)].wav", message: "no such file \(wav)"
+                    )
+                }
+            }
+        }
     }
 
     /// Decodes the text of a scenario file read from `path`.
