@@ -47,6 +47,8 @@ Commands:
                  reply, and speak the reply.
   transcribe     Print the transcript of each WAV file.
   say            Speak text to a WAV file.
+  eval           Call an agent with simulated callers from scenario files and
+                 check its replies.
   token          Mint a client token from the server secret.
   console-token  Mint a token for the operator console (/console).
   agents         Manage the agents of a running server.
@@ -185,6 +187,50 @@ Environment:
 Examples:
   parley talk question.wav --out reply.wav
   parley talk question.wav --url http://127.0.0.1:8080 --agent agent_123
+
+"""#,
+        "eval": #"""
+Call an agent with simulated callers from scenario files and check its replies.
+
+Each scenario is a conversation over the OpenAI Realtime protocol: typed turns,
+turns spoken by an embedded voice or taken from WAV files, interruptions, and
+what each reply should show (docs/evals.md). In process by default, with the
+same engines and PARLEY_* settings as 'parley serve'; with --url on a running
+server. The exit code is 0 only when every run passed (or --min-pass-rate was
+reached).
+
+Usage: parley eval <scenario>... [--url <url>] [--agent <id>] [--repeat <count>]
+       [--min-pass-rate <n>] [--junit <file>] [--json <file>]
+       [--judge-model <name>]
+
+Arguments:
+  <scenario>                A scenario file (JSON).
+
+Options:
+      --url <url>           A running Parley server, e.g. http://127.0.0.1:8080.
+      --agent <id>          The agent to call instead of the scenarios' own
+                            (with --url).
+  -n, --repeat <count>      Run each scenario this many times and report pass
+                            rates (default 1).
+      --min-pass-rate <n>   Succeed when at least n % of the runs passed
+                            (default 100).
+      --junit <file>        Write a JUnit XML report to this file.
+      --json <file>         Write a JSON report with each turn's transcript and
+                            timings.
+      --judge-model <name>  The model that scores rubrics (default:
+                            PARLEY_LLM_MODEL).
+  -h, --help                Show this help.
+
+Environment:
+  PARLEY_SERVER_SECRET      Credentials for --url (else the secret in
+                            ./.parley).
+  PARLEY_LLM_URL            The OpenAI-compatible chat API a judge scores with.
+  PARLEY_TTS                The caller's voice when a turn names none (piper or
+                            flite).
+
+Examples:
+  parley eval Examples/evals/built-in-tools.json --url http://127.0.0.1:8080
+  parley eval checkout.json --repeat 5 --junit eval.xml --json eval.json
 
 """#,
         "transcribe": #"""

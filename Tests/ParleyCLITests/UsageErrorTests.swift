@@ -20,11 +20,12 @@ struct UsageErrorTests {
         "agents create": "parley agents create [<file>] [--name <name>] [--instructions <text>] [--voice <name>] [--tools <names>] [--manual-turns] [--url <url>]",
         "agents update": "parley agents update <id> [<file>] [--name <name>] [--instructions <text>] [--voice <name>] [--tools <names>] [--manual-turns] [--url <url>]",
         "agents delete": "parley agents delete <id> [--url <url>]",
+        "eval": "parley eval <scenario>... [--url <url>] [--agent <id>] [--repeat <count>] [--min-pass-rate <n>] [--junit <file>] [--json <file>] [--judge-model <name>]",
         "help": "parley help [<command>...]",
     ]
 
     static let cases: [(arguments: [String], message: String, command: String)] = [
-        ([], "missing command (serve, chat, talk, transcribe, say, token, console-token, agents, twilio, sip, help)", ""),
+        ([], "missing command (serve, chat, talk, transcribe, say, eval, token, console-token, agents, twilio, sip, help)", ""),
         (["bogus"], "unknown command 'bogus'", ""),
         (["sya"], "unknown command 'sya'; did you mean 'say'?", ""),
         (["--bogus"], "unknown option '--bogus'", ""),
@@ -59,6 +60,12 @@ struct UsageErrorTests {
         (["say", "Hello", "-o", "a.wav", "--speed", "0"], "invalid value '0' for --speed: expected a number from 0.25 to 4", "say"),
         (["say", "Hello", "-o", "a.wav", "--speed", "fast"], "invalid value 'fast' for --speed: expected a number from 0.25 to 4", "say"),
         (["say", "Hello", "-o", "a.wav", "--output", "b.wav"], "--output <file> was given more than once", "say"),
+
+        (["eval"], "missing argument <scenario>", "eval"),
+        (["eval", "a.json", "--repeat", "0"], "invalid value '0' for --repeat: expected a whole number from 1 to 1000", "eval"),
+        (["eval", "a.json", "--min-pass-rate", "120"], "invalid value '120' for --min-pass-rate: expected a number from 0 to 100", "eval"),
+        (["eval", "a.json", "--agent", "agent_1"], "--agent needs --url: agents live on a server", "eval"),
+        (["eval", "a.json", "--url", "localhost"], "invalid value 'localhost' for --url: expected an http:// or https:// URL such as http://127.0.0.1:8080", "eval"),
 
         (["token"], "missing option --user <id>", "token"),
         (["token", "--user", ""], "invalid value '' for --user: expected a non-empty value", "token"),

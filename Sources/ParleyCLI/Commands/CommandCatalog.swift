@@ -11,7 +11,7 @@ enum CommandCatalog {
         abstract: "Parley — a self-hostable, voice-first AI agent.",
         subcommands: [
             ServeLauncher.spec, ChatCommand.spec, TalkCommand.spec, TranscribeCommand.spec,
-            SayCommand.spec, TokenCommand.spec, ConsoleTokenCommand.spec, AgentsCommands.spec, TwilioCommand.spec, SIPCommand.spec, help,
+            SayCommand.spec, EvalCommand.spec, TokenCommand.spec, ConsoleTokenCommand.spec, AgentsCommands.spec, TwilioCommand.spec, SIPCommand.spec, help,
         ]
     )
 

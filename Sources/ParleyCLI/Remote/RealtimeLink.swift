@@ -54,6 +54,18 @@ final class RealtimeLink: Sendable {
         }
     }
 
+    /// Appends `samples` (mono PCM16 at 24 kHz) to the input buffer in 500 ms chunks, as a
+    /// client streaming a recording does, then commits them as one utterance.
+    /// - Throws: `CommandFailure` when the session is closed.
+    func sendUtterance(_ samples: [Int16]) throws {
+        let chunkSamples = RealtimeSessionSettings.supportedAudioRate / 2
+        for start in stride(from: 0, to: samples.count, by: chunkSamples) {
+            let chunk = PCM16Buffer(samples: Array(samples[start..<min(start + chunkSamples, samples.count)]))
+            try send(.inputAudioBufferAppend(audio: chunk.base64EncodedString()))
+        }
+        try send(.inputAudioBufferCommit())
+    }
+
     /// Closes the session.
     func close() {
         socket.close()

@@ -11,11 +11,6 @@ struct RemoteTalk: Sendable {
     /// Whether the reply is spoken (audio and transcript) or only written.
     let speaksReply: Bool
 
-    /// The sample rate the protocol carries, in and out.
-    static let protocolSampleRate = RealtimeSessionSettings.supportedAudioRate
-    /// Input audio per `input_audio_buffer.append` event: 500 ms.
-    static let appendChunkSamples = protocolSampleRate / 2
-
     /// Runs the turn on `samples` (mono PCM16 at 24 kHz).
     /// - Returns: the turn's events; the stream throws `CommandFailure` for refusals and failures.
     func run(_ samples: [Int16]) -> AsyncThrowingStream<TalkEvent, any Error> {
@@ -47,11 +42,7 @@ struct RemoteTalk: Sendable {
         try link.send(.sessionUpdate(RealtimeSessionSettings(
             outputModalities: speaksReply ? [.audio] : [.text], turnDetection: .manual
         )))
-        for start in stride(from: 0, to: samples.count, by: Self.appendChunkSamples) {
-            let chunk = PCM16Buffer(samples: Array(samples[start..<min(start + Self.appendChunkSamples, samples.count)]))
-            try link.send(.inputAudioBufferAppend(audio: chunk.base64EncodedString()))
-        }
-        try link.send(.inputAudioBufferCommit())
+        try link.sendUtterance(samples)
         var lastError: RealtimeProtocolError?
         while let event = await events.next() {
             switch event {

@@ -179,6 +179,7 @@ struct RealtimeEventTranslator {
         case .toolCallStarted(let responseID, let call):
             let started = RealtimeServerEvent.parley(type: "parley.tool_call.started", payload: .object([
                 "response_id": .string(responseID), "call_id": .string(call.id), "name": .string(call.name),
+                "arguments": .string(call.arguments),
             ]))
             guard let label = mcpServerLabels[call.name] else { return [started] }
             return [started] + mcpCallStarted(responseID: responseID, call: call, serverLabel: label)

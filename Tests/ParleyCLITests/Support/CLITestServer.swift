@@ -11,6 +11,8 @@ struct CLITestServer {
 
     let app: ParleyApp
     let dataDirectory: TemporaryDirectory
+    /// What the sessions hear.
+    let recognizer: ScriptedSpeechRecognizer
 
     /// The base URL, e.g. `http://127.0.0.1:41234`.
     var url: String { "http://127.0.0.1:\(app.port)" }
@@ -27,15 +29,16 @@ struct CLITestServer {
         var settings = ServerSettings()
         settings.port = 0
         settings.dataDirectory = directory.url
+        let recognizer = ScriptedSpeechRecognizer(texts: heard)
         let providers = ProviderSet(
-            recognizer: ScriptedSpeechRecognizer(texts: heard), languageModel: languageModel,
+            recognizer: recognizer, languageModel: languageModel,
             synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
             makeVoiceActivityDetector: { EnergyVAD() },
             makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
         )
         let server = CLITestServer(
             app: try ParleyApp(settings: settings, secret: secret, providers: providers, log: .silent),
-            dataDirectory: directory
+            dataDirectory: directory, recognizer: recognizer
         )
         try server.app.start()
         return server

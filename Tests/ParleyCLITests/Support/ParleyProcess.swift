@@ -39,8 +39,21 @@ enum ParleyProcess {
         directory: URL = FileManager.default.temporaryDirectory,
         timeout: Duration = .seconds(120)
     ) async throws -> Result {
+        try await run(program: try executable(), arguments, environment: environment, input: input, directory: directory, timeout: timeout)
+    }
+
+    /// Runs `program arguments` with this process's environment (less `PARLEY_*`) and
+    /// `environment`, and waits for it to exit, killing it after `timeout`.
+    static func run(
+        program: URL,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        input: Data = Data(),
+        directory: URL = FileManager.default.temporaryDirectory,
+        timeout: Duration = .seconds(120)
+    ) async throws -> Result {
         let process = Subprocess()
-        process.executableURL = try executable()
+        process.executableURL = program
         process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PARLEY_") && $0.key != "NO_COLOR" }
         merged.merge(environment) { _, new in new }
@@ -62,7 +75,7 @@ enum ParleyProcess {
         let status = await process.exitStatus(within: timeout)
         guard let status else {
             process.terminate()
-            throw Failure(description: "parley \(arguments.joined(separator: " ")) did not exit within \(timeout)")
+            throw Failure(description: "\(program.lastPathComponent) \(arguments.joined(separator: " ")) did not exit within \(timeout)")
         }
         return Result(status: status, output: await output, errorOutput: await errorOutput)
     }

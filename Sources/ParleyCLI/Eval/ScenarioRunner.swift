@@ -1,0 +1,130 @@
+import Foundation
+import ParleyCore
+
+/// Holds one scenario's conversation with a server over the realtime protocol, as a simulated
+/// caller: each turn is typed or spoken (appended and committed, push-to-talk), the reply is
+/// recorded until it is done, and an interruption cuts it the way a client does (cancel, and
+/// truncate to what was heard).
+struct ScenarioRunner: Sendable {
+    /// The server.
+    var server: ServerConnection
+    /// The agent every scenario calls, overriding the scenarios' own.
+    var agentID: String?
+    /// The caller's voices and recordings.
+    var caller: CallerAudio
+    /// Scores the conversations of scenarios that ask for it.
+    var judge: ConversationJudge?
+    /// The directory WAV paths are relative to: the scenario file's.
+    var directory: URL
+    /// How long a turn may take, from the caller's input to the reply's end.
+    var turnTimeoutMs = 60_000
+
+    /// Holds the conversation of `scenario`.
+    /// - Throws: `CommandFailure` when the server cannot be reached or refuses the session, or
+    ///   the caller's audio cannot be made: nothing else would run either.
+    func run(_ scenario: Scenario, repeatNumber: Int) async throws -> ScenarioRun {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let (link, events) = try await RealtimeLink.open(server, agentID: agentID ?? scenario.agentID)
+        var signals = SessionSignals(events)
+        defer {
+            link.close()
+            signals.stop()
+        }
+        var run = ScenarioRun(scenario: scenario.name, repeatNumber: repeatNumber, turns: [], durationMs: 0)
+        run.failure = try await configure(scenario, link, &signals)
+        for (index, turn) in scenario.turns.enumerated() {
+            var result = TurnResult(number: index + 1, kind: turn.input.kind, line: turn.line, said: turn.input.words, outcomes: [])
+            if run.failure == nil, run.turns.allSatisfy({ $0.observation?.failure == nil }) {
+                var interruptAfterMs: Int?
+                if index + 1 < scenario.turns.count, case .interrupt(_, _, let after) = scenario.turns[index + 1].input { interruptAfterMs = after }
+                let observation = try await self.turn(turn.input, interruptAfterMs: interruptAfterMs, link, &signals)
+                result.observation = observation
+                result.said = result.said ?? observation.heard
+                result.outcomes = turn.expectations.map { ExpectationOutcome($0, observation) }
+            }
+            run.turns.append(result)
+        }
+        if let rubric = scenario.judge, let judge, run.failure == nil, run.turns.allSatisfy({ $0.observation?.failure == nil }) {
+            run.judge = await judge.score(run.turns, by: rubric)
+        }
+        run.durationMs = TurnRecorder.milliseconds(clock.now - started)
+        return run
+    }
+
+    /// Sends the scenario's session settings (push-to-talk, spoken replies) and waits for the
+    /// server to take them; returns why it did not, if it did not.
+    private func configure(_ scenario: Scenario, _ link: RealtimeLink, _ signals: inout SessionSignals) async throws -> String? {
+        try link.send(.sessionUpdate(RealtimeSessionSettings(
+            instructions: scenario.instructions, voice: scenario.agentVoice, outputModalities: [.audio], turnDetection: .manual
+        )))
+        let timeout = signals.deadline(in: turnTimeoutMs)
+        while true {
+            switch await signals.next() {
+            case .event(.sessionUpdated, _): return nil
+            case .event(.error(let error), _): return "the server refused the scenario's session settings: \(error.message)"
+            case .event: continue
+            case .deadline(let number) where number == timeout: return "the server did not take the session settings in time"
+            case .deadline: continue
+            case .closed: return "the server closed the session"
+            }
+        }
+    }
+
+    /// Plays one caller turn and records the reply; `interruptAfterMs` cuts the reply that long
+    /// after its first audio.
+    private func turn(
+        _ input: CallerInput, interruptAfterMs: Int?, _ link: RealtimeLink, _ signals: inout SessionSignals
+    ) async throws -> TurnObservation {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var recorder: TurnRecorder
+        switch input {
+        case .text(let text):
+            recorder = TurnRecorder(typed: text)
+            try link.send(.conversationItemCreate(item: .message(id: nil, role: .user, content: [.inputText(text)])))
+            try link.send(.responseCreate())
+        case .say(let fragments, let voice, let pauseMs):
+            recorder = TurnRecorder()
+            try link.sendUtterance(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs))
+        case .interrupt(let words, let voice, _):
+            recorder = TurnRecorder()
+            try link.sendUtterance(try await caller.speech([words], voice: voice, pauseMs: 0))
+        case .wav(let path):
+            recorder = TurnRecorder()
+            try link.sendUtterance(try await caller.recording(path, relativeTo: directory))
+        }
+        recorder.inputSent(at: clock.now)
+        let timeout = signals.deadline(in: turnTimeoutMs)
+        var interruption: Int?
+        listening: while true {
+            switch await signals.next() {
+            case .event(let event, let arrived):
+                switch recorder.record(event, at: arrived) {
+                case .listen: break
+                case .requestReply: try link.send(.responseCreate())
+                case .replyStarted: if let interruptAfterMs { interruption = signals.deadline(in: interruptAfterMs) }
+                case .finished: break listening
+                }
+            case .deadline(let number) where number == interruption:
+                guard let itemID = recorder.replyAudioItemID, recorder.observation.responseStatus == nil else { break }
+                recorder.interrupted()
+                try link.send(.responseCancel(eventID: TurnRecorder.cancelEventID))
+                try link.send(.conversationItemTruncate(
+                    itemID: itemID, contentIndex: 0, audioEndMs: recorder.observation.replyAudioMs, eventID: TurnRecorder.truncateEventID
+                ))
+            case .deadline(let number) where number == timeout:
+                recorder.fail("no reply within \(turnTimeoutMs / 1000) s")
+                break listening
+            case .deadline:
+                break
+            case .closed:
+                recorder.fail("the server closed the session")
+                break listening
+            }
+        }
+        var observation = recorder.observation
+        observation.durationMs = TurnRecorder.milliseconds(clock.now - started)
+        return observation
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import ParleyCore
+
+/// What one caller turn showed, as the caller's client saw it.
+struct TurnObservation: Sendable, Hashable {
+    /// A tool the agent called during the reply.
+    struct ToolCall: Sendable, Hashable {
+        /// The tool's name.
+        var name: String
+        /// Its arguments, JSON text as the model wrote them (empty when the server sent none).
+        var arguments: String
+    }
+
+    /// What the server heard the caller say (its transcript, or the typed text).
+    var heard: String?
+    /// What the agent replied, as text or as the transcript of its speech.
+    var reply = ""
+    /// The tools called, in order.
+    var toolCalls: [ToolCall] = []
+    /// The agents the conversation was handed to, in order.
+    var handoffs: [String] = []
+    /// From the caller's last audio (or typed text) sent to the reply's first audio, wall clock.
+    var replyStartedAfterMs: Int?
+    /// Milliseconds of reply audio received.
+    var replyAudioMs = 0
+    /// The reply's end: `completed`, `cancelled`, `incomplete` or `failed`.
+    var responseStatus: String?
+    /// When the caller interrupted, how much of the reply it had heard, in milliseconds.
+    var interruptedAtAudioMs: Int?
+    /// Whether the server truncated the reply's item to what was heard.
+    var truncated = false
+    /// Why the turn could not be observed to its end, if it could not.
+    var failure: String?
+    /// From the turn's start to the reply's end, wall clock.
+    var durationMs = 0
+
+    /// Whether the reply was cut: the caller interrupted and the server cancelled or truncated it.
+    var wasInterrupted: Bool {
+        interruptedAtAudioMs != nil && (responseStatus == "cancelled" || responseStatus == "incomplete" || truncated)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import ParleyCore
+import Testing
+@testable import ParleyCLI
+
+/// The caller's view of a turn, folded from scripted server events, and the expectations
+/// checked against it; no sockets.
+@Suite("parley eval turn recorder")
+struct EvalTurnRecorderTests {
+    private static let position = RealtimeContentPosition(responseID: "resp_1", itemID: "item_1")
+    /// 100 ms of pcm16 at 24 kHz, as base64.
+    private static let tenthOfASecond = PCM16Buffer(samples: Array(repeating: 1, count: 2_400)).base64EncodedString()
+
+    private static func response(_ status: RealtimeResponseStatus) -> RealtimeResponse {
+        RealtimeResponse(id: "resp_1", status: status)
+    }
+
+    @Test("a handoff turn: parley.handoff and session.updated as the handoff branch sends them, the new agent's tool and reply")
+    func handoff() {
+        let start = ContinuousClock.now
+        var recorder = TurnRecorder()
+        recorder.inputSent(at: start)
+        let script: [(RealtimeServerEvent, Int, TurnRecorder.Step)] = [
+            (.inputAudioTranscriptionCompleted(itemID: "item_0", contentIndex: 0, transcript: " I was charged twice ", usage: .duration(seconds: 1)), 300, .requestReply),
+            (.parley(type: "parley.handoff", payload: .object(["from_agent": .string("triage"), "to_agent": .string("billing")])), 500, .listen),
+            (.parley(type: "parley.tool_call.started", payload: .object([
+                "name": .string("refund"), "arguments": .string(#"{"order":"A-17","amount":12.5}"#),
+            ])), 600, .listen),
+            (.responseOutputAudioTranscriptDelta(Self.position, delta: "Billing here: "), 700, .listen),
+            (.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), 720, .replyStarted),
+            (.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), 740, .listen),
+            (.responseOutputAudioTranscriptDelta(Self.position, delta: "refunded."), 760, .listen),
+            (.responseDone(Self.response(.completed)), 900, .finished),
+        ]
+        for (event, ms, step) in script {
+            #expect(recorder.record(event, at: start + .milliseconds(ms)) == step)
+        }
+        let observed = recorder.observation
+        #expect(observed.heard == "I was charged twice")
+        #expect(observed.reply == "Billing here: refunded.")
+        #expect(observed.handoffs == ["billing"])
+        #expect(observed.replyStartedAfterMs == 720)
+        #expect(observed.replyAudioMs == 200)
+        let outcomes = [
+            TurnExpectation.handoffTo("billing"), .toolCalled(name: "refund", argumentsContain: ["order": .string("a-17"), "amount": .number(12.5)]),
+            .replyStartedWithin(milliseconds: 1000), .interrupted(false),
+        ].map { ExpectationOutcome($0, observed) }
+        #expect(outcomes.allSatisfy { $0.passed }, "\(outcomes)")
+        #expect(ExpectationOutcome(.handoffTo("sales"), observed).reason == "handed off to billing instead")
+        #expect(ExpectationOutcome(.replyStartedWithin(milliseconds: 500), observed).reason == "the reply started after 720 ms")
+        #expect(ExpectationOutcome(.noToolCalled, observed).reason == "refund was called")
+        #expect(ExpectationOutcome(.toolCalled(name: "refund", argumentsContain: ["amount": .number(10)]), observed).reason
+            == #"refund was called with {"order":"A-17","amount":12.5}: amount is 12.5, not 10"#)
+    }
+
+    @Test("a handoff whose first response ends before the new agent speaks: the turn waits for the new agent's reply")
+    func handoffInTwoResponses() {
+        var recorder = TurnRecorder(typed: "I was charged twice")
+        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("triage"), "to_agent": .string("billing")])), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        #expect(recorder.record(.sessionUpdated(RealtimeSessionInfo(id: "sess_1", settings: RealtimeSessionSettings(instructions: "You are billing."))), at: .now) == .listen)
+        #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Billing here."), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(recorder.observation.reply == "Billing here.")
+        #expect(ExpectationOutcome(.handoffTo("billing"), recorder.observation).passed)
+    }
+
+    @Test("an interruption the server honoured, and one it ignored")
+    func interruption() {
+        var honoured = TurnRecorder(typed: "tell me a story")
+        _ = honoured.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        honoured.interrupted()
+        #expect(honoured.record(.error(RealtimeProtocolError(code: "response_cancel_not_active", message: "no response", eventID: TurnRecorder.cancelEventID)), at: .now) == .listen)
+        #expect(honoured.record(.responseDone(Self.response(.completed)), at: .now) == .listen, "the truncation is still to be answered")
+        #expect(honoured.record(.conversationItemTruncated(itemID: "item_1", contentIndex: 0, audioEndMs: 100), at: .now) == .finished)
+        #expect(honoured.observation.failure == nil)
+        #expect(honoured.observation.wasInterrupted)
+        #expect(ExpectationOutcome(.interrupted(true), honoured.observation).passed)
+        #expect(ExpectationOutcome(.interrupted(false), honoured.observation).reason == "the reply was cut after 100 ms")
+
+        var ignored = TurnRecorder(typed: "tell me a story")
+        _ = ignored.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        ignored.interrupted()
+        _ = ignored.record(.responseDone(Self.response(.completed)), at: .now)
+        #expect(ExpectationOutcome(.interrupted(true), ignored.observation).reason
+            == "the caller interrupted after 100 ms of the reply, but the server let it end (completed)")
+
+        let finishedFirst = TurnRecorder(typed: "hi").observation
+        #expect(ExpectationOutcome(.interrupted(true), finishedFirst).reason == "the reply ended before the interruption")
+    }
+
+    @Test("a refused turn and a failed reply end the turn with the server's reason")
+    func failures() {
+        var refused = TurnRecorder()
+        #expect(refused.record(.error(RealtimeProtocolError(type: "invalid_request_error", code: "input_audio_buffer_commit_empty", message: "buffer too small")), at: .now) == .finished)
+        #expect(refused.observation.failure == "the server refused the caller's turn: buffer too small")
+
+        var failed = TurnRecorder(typed: "hi")
+        #expect(failed.record(.error(RealtimeProtocolError(type: "server_error", code: "upstream", message: "the model is down")), at: .now) == .listen)
+        #expect(failed.record(.responseDone(Self.response(.failed)), at: .now) == .finished)
+        #expect(failed.observation.failure == "the reply failed: the model is down")
+    }
+
+    @Test("the judge's answer is read from the first JSON object in it")
+    func judgeVerdict() {
+        #expect(ConversationJudge.verdict(in: #"Sure. {"score": 8, "reason": "booked"} "#)! == (8, "booked"))
+        #expect(ConversationJudge.verdict(in: #"{"score": 12}"#) == nil)
+        #expect(ConversationJudge.verdict(in: "eight") == nil)
+    }
+}
