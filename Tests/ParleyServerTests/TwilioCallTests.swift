@@ -102,7 +102,11 @@ import Testing
         let decoded = G711.decode(try await call.receivedAudio, law: .muLaw)
         #expect(TwilioTestCall.peak(decoded) > 1_000, "the goodbye was not sent")
         let items = try await Self.storedItems(server, logs, call: call)
-        #expect(items.contains(.assistant(text: "Goodbye, and thank you.", toolCalls: [], interrupted: false)), "\(items)")
+        // A slow turn (a loaded machine) may open the goodbye with the agent's filler line.
+        let goodbye = items.contains { item in
+            if case .assistant(let text, [], false) = item { text.hasSuffix("Goodbye, and thank you.") } else { false }
+        }
+        #expect(goodbye, "\(items)")
         await server.stop()
     }
 
