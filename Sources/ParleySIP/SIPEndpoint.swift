@@ -93,6 +93,10 @@ public final class SIPEndpoint: @unchecked Sendable {
     public func close() {
         loop.run { [self] in
             for call in Array(calls.values) { call.terminate(reason: "the server shut down") }
+            // Ended calls' BYEs may still wait for their answers: libre ends those transactions
+            // itself first, timers and all. Freeing the sessions under them instead left freed
+            // timers in libre's list, which crashed the process soon after.
+            sip_close(sip, true)
             sessions = release(sessions)
             subscriptions = release(subscriptions)
             options = release(options)
