@@ -9,7 +9,8 @@ import Testing
 /// a 500 Hz tone, which `PitchRecognizer` hears as "500") appears live in the console and, once
 /// ended, with its transcript, waterfall and recording; the player seeks by turn; an agent edited
 /// in the console answers differently; a client token opens neither the console nor its API. The
-/// run's screenshots of each view go to `docs/images/console-*.png`.
+/// run's screenshots of each view go to the artifacts, or with `PARLEY_UPDATE_SCREENSHOTS=1` to
+/// the README's `docs/images/console-*.png` (so a test run leaves the checkout as it was).
 @Suite(.serialized, .enabled(if: BrowserTestTools.available))
 struct ConsoleBrowserTests {
     @Test("live call, transcript, waterfall, recording, seeking, agent editing, client token refused")
@@ -21,14 +22,17 @@ struct ConsoleBrowserTests {
         var providers = BrowserTests.providers()
         providers.languageModel = InstructionsLanguageModel()
         let server = try TestServer.start(providers: providers)
+        let artifacts = tools.packageRoot.appendingPathComponent(".cache/browser-tests")
+        let updatesREADME = ProcessInfo.processInfo.environment["PARLEY_UPDATE_SCREENSHOTS"] == "1"
+        let screenshots = updatesREADME ? tools.packageRoot.appendingPathComponent("docs/images") : artifacts
         let run = try await BrowserTestRun.run(
             ["test_console"], tools: tools,
             environment: [
                 "PARLEY_URL": "http://127.0.0.1:\(server.port)",
                 "PARLEY_SPEECH_WAV": microphoneSound.path,
                 "PARLEY_SPEECH_TEXT": String(PitchRecognizer.toneHertz),
-                "PARLEY_ARTIFACTS_DIR": tools.packageRoot.appendingPathComponent(".cache/browser-tests").path,
-                "PARLEY_SCREENSHOTS_DIR": tools.packageRoot.appendingPathComponent("docs/images").path,
+                "PARLEY_ARTIFACTS_DIR": artifacts.path,
+                "PARLEY_SCREENSHOTS_DIR": screenshots.path,
                 "PARLEY_CONSOLE_TOKEN": ConsoleToken.mint(secret: server.secret).token,
                 "PARLEY_CLIENT_TOKEN": server.clientToken(user: "mallory"),
             ],
