@@ -65,23 +65,7 @@ enum PhoneCapacityBenchmarks {
             let script = CallScript(leadInMs: 400, speech: question)
             call = { try await placeCall(port: port, script: script, deadline: .seconds(10)) }
         }
-        let bracket = await search.run(
-            trial: { calls in
-                _ = try? await call()
-                let latencies = await withTaskGroup(of: Double?.self) { group in
-                    for index in 0..<calls {
-                        group.addTask {
-                            try? await Task.sleep(for: .milliseconds(index * 1_000 / calls))
-                            return try? await call().milliseconds
-                        }
-                    }
-                    return await group.reduce(into: [Double]()) { if let latency = $1 { $0.append(latency) } }
-                }
-                FileHandle.standardError.write(Data("\(area): \(door.rawValue) \(calls) calls: \(latencies.count) answered, p99 \(Int(percentile(latencies, 99))) ms\n".utf8))
-                return PhoneCallsTrial(calls: calls, latencies: latencies)
-            },
-            holds: \.held
-        )
+        let bracket = await concurrentCallsSearch(search, call: call)
         await app.shutdown()
         let what = "\(door.rawValue) concurrent calls, defaults (Silero VAD, 300 ms silence, preemption on, realistic upstream, a spoken question)"
         var results = bracket.runs.enumerated().map { index, run in
@@ -111,12 +95,4 @@ enum PhoneCapacityBenchmarks {
         let last = EndOfSpeech.lastVoicedSample(in: narrow) ?? narrow.count - 1
         return Array(narrow[...last])
     }
-}
-
-/// One trial: each answered call's latency.
-private struct PhoneCallsTrial {
-    var calls: Int
-    var latencies: [Double]
-    var p99: Double { percentile(latencies, 99) }
-    var held: Bool { latencies.count == calls && p99 <= 1_000 }
 }

@@ -215,7 +215,8 @@ private func measureConcurrentCalls(search: CapacitySearch) async throws -> [Ben
     try app.start()
     let tone = (0..<4_800).map { Int16(8_000 * sin(2 * Double.pi * 300 * Double($0) / 8_000)) }
     let script = CallScript(leadInMs: 400, speech: tone)
-    let bracket = await concurrentCallsSearch(search, port: app.port, script: script)
+    let port = app.port
+    let bracket = await concurrentCallsSearch(search) { try await placeCall(port: port, script: script, deadline: .seconds(10)) }
     await app.shutdown()
     var results = bracket.runs.enumerated().map { index, run in
         BenchmarkResult(
@@ -236,22 +237,25 @@ private func measureConcurrentCalls(search: CapacitySearch) async throws -> [Ben
     return results
 }
 
-/// Runs `search` against the server on `port`: each trial places one unmeasured warm-up call,
-/// then the trial's calls, started within one second.
-private func concurrentCallsSearch(_ search: CapacitySearch, port: Int, script: CallScript) async -> CapacityBracket<ConcurrentCallsTrial> {
+/// Runs `search` with `call` (one call placed, its latency): each trial places one unmeasured
+/// warm-up call, then the trial's calls, started within one second.
+func concurrentCallsSearch(
+    _ search: CapacitySearch, call: @escaping @Sendable () async throws -> Duration
+) async -> CapacityBracket<ConcurrentCallsTrial> {
     await search.run(
         trial: { calls in
             // The warm-up call is not measured; a trial that follows a failed one is judged on its own calls.
-            _ = try? await placeCall(port: port, script: script, deadline: .seconds(10))
+            _ = try? await call()
             let latencies = await withTaskGroup(of: Double?.self) { group in
-                for call in 0..<calls {
+                for index in 0..<calls {
                     group.addTask {
-                        try? await Task.sleep(for: .milliseconds(call * 1_000 / calls))
-                        return try? await placeCall(port: port, script: script, deadline: .seconds(10)).milliseconds
+                        try? await Task.sleep(for: .milliseconds(index * 1_000 / calls))
+                        return try? await call().milliseconds
                     }
                 }
                 return await group.reduce(into: [Double]()) { if let value = $1 { $0.append(value) } }
             }
+            log("\(calls) calls: \(latencies.count) answered, p99 \(Int(percentile(latencies, 99))) ms")
             return ConcurrentCallsTrial(calls: calls, latencies: latencies)
         },
         holds: \.held
@@ -259,7 +263,7 @@ private func concurrentCallsSearch(_ search: CapacitySearch, port: Int, script: 
 }
 
 /// One trial of the concurrent-calls search: each call's end of speech → first media, for those answered.
-private struct ConcurrentCallsTrial {
+struct ConcurrentCallsTrial {
     var calls: Int
     var latencies: [Double]
     var p99: Double { percentile(latencies, 99) }
