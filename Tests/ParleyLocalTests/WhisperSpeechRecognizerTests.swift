@@ -104,18 +104,44 @@ import Testing
 
     @Test func aDecodeIsAloneOnlyWithNoOtherRunningOrWaiting() throws {
         let queue = WhisperJobQueue()
-        let job = WhisperJob { _ in }
-        queue.enqueue(job)
+        let first = WhisperJob { _ in }, second = WhisperJob { _ in }, third = WhisperJob { _ in }
+        queue.enqueue(first)
         #expect(try #require(queue.next()).alone)
-        queue.enqueue(job)
-        queue.enqueue(job)
+        queue.enqueue(second)
+        queue.enqueue(third)
         #expect(try #require(queue.next()).alone == false, "one is still running, one waits")
-        queue.finished()
-        #expect(try #require(queue.next()).alone == false, "the first one still runs")
-        queue.finished()
-        queue.finished()
-        queue.enqueue(job)
+        queue.finished(first)
+        #expect(try #require(queue.next()).alone == false, "the second one still runs")
+        queue.finished(second)
+        queue.finished(third)
+        queue.enqueue(first)
         #expect(try #require(queue.next()).alone)
+    }
+
+    @Test func aDecodeStartingAsAnotherIsCancelledRunsAlone() async throws {
+        let queue = WhisperJobQueue()
+        let partial = WhisperJob { _ in }, final = WhisperJob { _ in }
+        queue.enqueue(partial)
+        _ = try #require(queue.next())
+        partial.abort.abort()
+        queue.enqueue(final)
+        // The cancelled pass ends on its own worker, before or while the next job is taken.
+        let ending = Task.detached { queue.finished(partial) }
+        let taken = try #require(queue.next())
+        #expect(taken.job.abort === final.abort)
+        #expect(taken.alone, "a cancelled pass winding down is not work beside it")
+        await ending.value
+    }
+
+    @Test func aCancelledDecodeThatDoesNotStopHoldsTheNextOneOnlyBriefly() throws {
+        let queue = WhisperJobQueue()
+        let stuck = WhisperJob { _ in }, next = WhisperJob { _ in }
+        queue.enqueue(stuck)
+        _ = try #require(queue.next())
+        stuck.abort.abort()
+        queue.enqueue(next)
+        let taken = try #require(queue.next(), "taken once the grace is over, though the cancelled pass still runs")
+        #expect(taken.job.abort === next.abort)
     }
 
     @Test func aDecodeAloneTakesOnlyCoresNothingElseRunsOn() {

@@ -54,7 +54,7 @@ final class WhisperEngine: Sendable {
         let abort = AbortFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let job = WhisperJob { slot in
+                let job = WhisperJob(abort: abort) { slot in
                     guard !abort.isAborted else { return continuation.resume(throwing: CancellationError()) }
                     switch slot {
                     case let .failure(error):
@@ -91,14 +91,24 @@ struct WhisperSlot {
 
 /// One decode waiting for a worker.
 struct WhisperJob: Sendable {
+    /// Set when the decode's caller is cancelled.
+    var abort = AbortFlag()
     let run: @Sendable (Result<WhisperSlot, ProviderError>) -> Void
 }
 
 /// The FIFO of jobs shared by the worker threads.
+///
+/// A cancelled decode still running (whisper.cpp stops at its next abort check, within
+/// milliseconds) holds back the next job until it stops, for at most `cancelledDecodeGrace`:
+/// a turn's final transcription usually starts just as the user's silence cancels a partial
+/// pass, and started beside it, it would take one thread where it could have had every core.
 final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pending`, `running` and `isShutDown`.
+    /// The longest a job waits for a cancelled decode to stop before it starts anyway.
+    static let cancelledDecodeGrace: TimeInterval = 0.1
+
     private let condition = NSCondition()
     private var pending: [WhisperJob] = []
-    private var running = 0
+    private var running: [WhisperJob] = []
     private var isShutDown = false
 
     func enqueue(_ job: WhisperJob) {
@@ -114,21 +124,30 @@ final class WhisperJobQueue: @unchecked Sendable {  // `condition` guards `pendi
     }
 
     /// Blocks until a job is available; `nil` once the queue is shut down and drained. The
-    /// caller reports the job's end with `finished()`. `alone`: no other job runs or waits.
+    /// caller reports the job's end with `finished(_:)`. `alone`: no other job runs, except
+    /// cancelled ones winding down, or waits.
     func next() -> (job: WhisperJob, alone: Bool)? {
         condition.lock()
         defer { condition.unlock() }
-        while pending.isEmpty && !isShutDown { condition.wait() }
-        guard !pending.isEmpty else { return nil }
-        let job = pending.removeFirst()
-        running += 1
-        return (job, running == 1 && pending.isEmpty)
+        while true {
+            while pending.isEmpty && !isShutDown { condition.wait() }
+            guard !pending.isEmpty else { return nil }
+            let graceEnds = Date(timeIntervalSinceNow: Self.cancelledDecodeGrace)
+            while !isShutDown, running.contains(where: \.abort.isAborted), condition.wait(until: graceEnds) {}
+            // Another worker may have taken the job meanwhile.
+            guard !pending.isEmpty else { continue }
+            let job = pending.removeFirst()
+            running.append(job)
+            let othersWorking = running.contains { $0.abort !== job.abort && !$0.abort.isAborted }
+            return (job, !othersWorking && pending.isEmpty)
+        }
     }
 
-    /// Reports that a job taken with `next()` has ended.
-    func finished() {
+    /// Reports that `job`, taken with `next()`, has ended.
+    func finished(_ job: WhisperJob) {
         condition.lock()
-        running -= 1
+        if let index = running.firstIndex(where: { $0.abort === job.abort }) { running.remove(at: index) }
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -148,7 +167,7 @@ private struct WhisperWorker {
     func run() {
         var state: OpaquePointer?
         while let (job, alone) = jobs.next() {
-            defer { jobs.finished() }
+            defer { jobs.finished(job) }
             if state == nil { state = whisper_init_state(context.pointer) }
             if let state {
                 job.run(.success(WhisperSlot(context: context.pointer, state: state, alone: alone)))
