@@ -137,6 +137,12 @@ public final class LocalLLMServer: Sendable {
             "--parallel", String(max(1, configuration.parallelSlots)),
             "--jinja",
             "--no-webui",
+            // The model shares two cores with the turn's own Whisper and Piper work, which the
+            // caller waits for: its threads yield to them (nice 5, SCHED_BATCH) and sleep rather
+            // than spin between graph steps. In one conversation on the embedded stack, the first
+            // chunk's synthesis took 168–179 ms against 227–271 ms without (two A/B pairs).
+            "--prio", "-1",
+            "--poll", "0",
         ] + configuration.extraArguments
         supervisor = LLMProcessSupervisor(
             executable: configuration.executablePath, arguments: arguments, logPath: logPath,
