@@ -227,6 +227,12 @@ enum StoreMigrations {
                 ALTER TABLE instances ADD COLUMN current_agent_id text;
                 """
         ),
+        // The operator console through any node: each node publishes its live sessions'
+        // states (a JSON object, session id → state) in its row. SQLite has one node.
+        Step(
+            sqlite: "",
+            postgres: "ALTER TABLE nodes ADD COLUMN session_states text NOT NULL DEFAULT '{}';"
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

@@ -93,7 +93,8 @@ enum ConsoleRoutes {
         AgentRoutes.register(on: &router, context: context, at: "/v1/console/agents", authorize: authorize)
     }
 
-    /// This node's sessions with their state, then the other nodes' live calls from the store.
+    /// This node's sessions with their state, then the other nodes' live calls from the store
+    /// with the states those nodes published.
     static func liveSessions(context: ServerContext) async throws -> [ConsoleViews.LiveSession] {
         let now = Date()
         let node = context.coordinator.nodeID
@@ -110,11 +111,12 @@ enum ConsoleRoutes {
                 turns: activity.turns, errors: activity.errors
             ))
         }
-        for call in try await context.coordinator.otherNodesLiveCalls() {
+        for remote in try await context.coordinator.otherNodesLiveSessions() {
+            let call = remote.call
             sessions.append(ConsoleViews.LiveSession(
                 id: call.id, conversationID: call.conversationID, agentID: call.agentID, user: call.userID, door: call.door,
                 node: call.nodeID, startedAt: call.startedAt.timeIntervalSince1970,
-                durationSeconds: ConsoleViews.tenths(call.durationSeconds(now: now)), state: "unknown"
+                durationSeconds: ConsoleViews.tenths(call.durationSeconds(now: now)), state: remote.state
             ))
         }
         return sessions

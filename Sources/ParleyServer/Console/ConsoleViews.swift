@@ -18,7 +18,8 @@ enum ConsoleViews {
         var node: String
         var startedAt: Double
         var durationSeconds: Double
-        /// `listening`, `thinking`, `speaking`, `tool_running`; `unknown` for another node's session.
+        /// `listening`, `thinking`, `speaking`, `tool_running`; `unknown` for another node's
+        /// session until that node published its state.
         var state: String
         var turns: Int?
         var errors: Int?
