@@ -173,6 +173,37 @@ import Testing
         #expect(buckets.count == 2 && buckets[0]["voice_to_voice"]?["count"]?.intValue == 10)
     }
 
+    @Test func theConversationSaysWhichAgentSpokeWhereItWasHandedOffAndWhichLinesWereFillers() async throws {
+        let server = try TestServer.start()
+        defer { Task { await server.stop() } }
+        let desk = try #require(try await server.request("POST", "/v1/agents", json: #"{"name":"Front desk"}"#).body["id"]?.stringValue)
+        let billing = try #require(try await server.request(
+            "POST", "/v1/agents", json: #"{"name":"Billing","filler_line":"One moment, please."}"#
+        ).body["id"]?.stringValue)
+        let store = server.app.context.store
+        try await store.ensureConversation(id: "conv_handoff", agentID: desk)
+        try await store.saveCall(CallRecord(
+            id: "sess_handoff", conversationID: "conv_handoff", userID: "ada", door: "websocket", nodeID: "local", startedAt: Date()
+        ))
+        let transfer = ToolCall(id: "call_1", name: "transfer_to_billing", arguments: "{}")
+        let messages: [(ChatMessage, String)] = [
+            (.user("My bill is wrong"), desk), (.assistant(text: "", toolCalls: [transfer]), desk), (.tool(callID: "call_1", content: "handed off"), desk),
+            (.assistant(text: "One moment, please. Your bill shows 5 euros."), billing), (.user("Thanks"), billing),
+            (.assistant(text: "You are welcome."), billing),
+        ]
+        for (index, (message, agentID)) in messages.enumerated() {
+            try await store.appendItem(ItemRecord(id: "item_\(index)", conversationID: "conv_handoff", message: message, createdAt: Date(), agentID: agentID))
+        }
+
+        let items = try #require(try await server.request("GET", "/v1/console/conversations/conv_handoff").body["items"]?.arrayValue)
+        #expect(items.count == 6)
+        #expect(items.map { $0["agent_name"]?.stringValue } == ["Front desk", "Front desk", "Front desk", "Billing", "Billing", "Billing"])
+        #expect(items.map { $0["handoff_from"]?.stringValue } == [nil, nil, nil, desk, nil, nil], "the handoff is marked once, where it happened")
+        #expect(items[3]["handoff_from_name"]?.stringValue == "Front desk" && items[3]["agent_id"]?.stringValue == billing)
+        #expect(items.map { $0["filler"]?.stringValue } == [nil, nil, nil, "One moment, please.", nil, nil])
+        #expect(items[3]["text"]?.stringValue == "One moment, please. Your bill shows 5 euros.", "the stored text is left whole")
+    }
+
     @Test func agentsAreCreatedAndEditedWithTheirValidationErrors() async throws {
         let server = try TestServer.start()
         defer { Task { await server.stop() } }

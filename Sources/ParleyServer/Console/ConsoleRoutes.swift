@@ -152,7 +152,8 @@ enum ConsoleRoutes {
         return JSONResponse.ok(["id": id, "object": object, "node": target])
     }
 
-    /// A conversation with its calls, items, turns' figures and recording.
+    /// A conversation with its calls, items (marked with their agents, handoffs and fillers),
+    /// turns' figures and recording.
     private static func conversation(_ id: String, context: ServerContext) async throws -> ConsoleViews.Conversation {
         let now = Date()
         let calls = try await context.store.calls(conversationID: id)
@@ -165,9 +166,14 @@ enum ConsoleRoutes {
                 durationMs: file.durationMs
             )
         }
+        let firstAgentID = calls.first?.agentID
+        var agents: [String: AgentDefinition] = [:]
+        for agentID in Set(items.compactMap(\.agentID) + [firstAgentID].compactMap { $0 }) {
+            if let record = try await context.store.agent(id: agentID) { agents[agentID] = try? AgentRoutes.decode(record) }
+        }
         return ConsoleViews.Conversation(
-            id: id, agentID: calls.first?.agentID, calls: calls.map { ConsoleViews.Call($0, now: now) },
-            items: items.map(InstanceRoutes.listItem),
+            id: id, agentID: firstAgentID, calls: calls.map { ConsoleViews.Call($0, now: now) },
+            items: ConsoleTranscript.items(items, firstAgentID: firstAgentID, agents: agents),
             turns: figures.map { ConsoleViews.Turn($0, recordingMs: placement.milliseconds(ofSpeechEndIn: $0)) },
             recording: recording
         )

@@ -131,7 +131,7 @@ enum ConsoleViews {
         var object = "console.conversation"
         var agentID: String?
         var calls: [Call]
-        var items: [InstanceRoutes.ItemList.Item]
+        var items: [ConsoleTranscript.Item]
         var turns: [Turn]
         var recording: Recording?
 
