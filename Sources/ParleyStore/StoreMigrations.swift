@@ -233,6 +233,13 @@ enum StoreMigrations {
             sqlite: "",
             postgres: "ALTER TABLE nodes ADD COLUMN session_states text NOT NULL DEFAULT '{}';"
         ),
+        // Search by what was said: each item's words, lowercased, letters and digits only
+        // (`ItemRecord.searchableWords`). Items stored before it have none and are matched
+        // on their stored form.
+        Step(
+            sqlite: "ALTER TABLE items ADD COLUMN words TEXT;",
+            postgres: "ALTER TABLE items ADD COLUMN words text;"
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.

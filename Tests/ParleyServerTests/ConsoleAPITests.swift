@@ -144,7 +144,8 @@ import Testing
         #expect(searched.body["data"]?.arrayValue?.allSatisfy { $0["user"]?.stringValue == "user_3" } == true)
         for (query, parameter) in [
             ("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=%25%25", "cursor"), ("errors=maybe", "errors"),
-            ("from=yesterday", "from"), ("min_duration=-1", "min_duration"),
+            ("from=yesterday", "from"), ("min_duration=-1", "min_duration"), ("q=%25%25", "q"),
+            ("q=" + Array(repeating: "word", count: 11).joined(separator: "+"), "q"),
         ] {
             let refused = try await server.get("/v1/console/calls?\(query)")
             #expect(refused.status == 400 && refused.body["error"]?["message"]?.stringValue?.contains(parameter) == true, "\(query)")
@@ -202,6 +203,10 @@ import Testing
         #expect(items[3]["handoff_from_name"]?.stringValue == "Front desk" && items[3]["agent_id"]?.stringValue == billing)
         #expect(items.map { $0["filler"]?.stringValue } == [nil, nil, nil, "One moment, please.", nil, nil])
         #expect(items[3]["text"]?.stringValue == "One moment, please. Your bill shows 5 euros.", "the stored text is left whole")
+        // What was said finds the call.
+        let found = try await server.get("/v1/console/calls?q=bill+EUROS")
+        #expect(found.body["data"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["sess_handoff"])
+        #expect(try await server.get("/v1/console/calls?q=bill+dollars").body["data"]?.arrayValue?.isEmpty == true)
     }
 
     @Test func agentsAreCreatedAndEditedWithTheirValidationErrors() async throws {
