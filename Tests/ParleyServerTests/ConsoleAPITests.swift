@@ -116,6 +116,38 @@ import Testing
         #expect(try await server.request("POST", "/v1/console/sessions/sess_x/end", json: "[1").body["error"]?["code"]?.stringValue == "invalid_json")
     }
 
+    @Test(.timeLimit(.minutes(1))) func theLiveSessionsStreamSendsTheListAtOnceAndOnEveryChange() async throws {
+        let server = try TestServer.start()
+        defer { Task { await server.stop() } }
+        func open(_ token: String) async throws -> HTTPClient.StreamingResponse {
+            try await HTTPClient.shared.stream(HTTPClient.Request(
+                url: server.baseURL.appendingPathComponent("/v1/console/sessions/events"), method: "GET", headers: ["Authorization": "Bearer \(token)"]
+            ))
+        }
+        let refused = try await open(server.clientToken())
+        #expect(refused.status == 403)
+        let stream = try await open(ConsoleToken.mint(secret: server.secret).token)
+        #expect(stream.status == 200 && stream.headers["content-type"] == "text/event-stream")
+        var lists = Self.sessionLists(stream.body).makeAsyncIterator()
+        #expect(await lists.next()?.isEmpty == true, "the list comes at once")
+
+        let (_, client) = try await RecordingTests.connect(server, agent: #"{"name":"Streamed"}"#)
+        _ = await client.next("session.created")
+        let joined = try #require(await lists.next())
+        #expect(joined.count == 1 && joined.first?["state"]?.stringValue == "listening" && joined.first?["door"]?.stringValue == "websocket")
+        let sessionID = try #require(joined.first?["id"]?.stringValue)
+
+        try client.send(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"tell me a long story"}]}}"#)
+        try client.send(#"{"type":"response.create"}"#)
+        var states: [String] = []
+        while states.last != "speaking", let list = await lists.next() { states += list.compactMap { $0["state"]?.stringValue } }
+        #expect(states.last == "speaking", "\(states)")
+        #expect(try await server.request("POST", "/v1/console/sessions/\(sessionID)/end").status == 200)
+        var left: [JSONValue]? = joined
+        while left?.isEmpty == false { left = await lists.next() }
+        #expect(left?.isEmpty == true, "the ended session stayed in the stream's list")
+    }
+
     @Test func callsPageAndFilterAndBadParametersAreNamed() async throws {
         let server = try TestServer.start()
         defer { Task { await server.stop() } }
@@ -245,5 +277,26 @@ extension JSONValue {
     subscript(index: Int) -> JSONValue? {
         guard let elements = arrayValue, elements.indices.contains(index) else { return nil }
         return elements[index]
+    }
+}
+
+extension ConsoleAPITests {
+    /// The session lists a `/v1/console/sessions/events` stream sends, one `sessions` event
+    /// at a time; it ends with the stream.
+    static func sessionLists(_ body: AsyncThrowingStream<Data, any Error>) -> AsyncStream<[JSONValue]> {
+        AsyncStream { continuation in
+            let reading = Task {
+                var parser = ServerSentEventParser()
+                do {
+                    for try await piece in body {
+                        for event in try parser.push(piece) where event.type == "sessions" {
+                            continuation.yield((try? JSONValue(parsing: event.data))?["data"]?.arrayValue ?? [])
+                        }
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in reading.cancel() }
+        }
     }
 }

@@ -14,12 +14,16 @@ final class SessionStatePublisher: Sendable {
 
     private let changes: AsyncStream<Void>.Continuation
     private let publishing: Task<Void, Never>
+    private let sessions: LiveSessions
+    /// The token of the observation of `sessions`.
+    private let observation: Int
 
     /// Starts publishing `sessions`' states through `cluster`, beginning with the current ones.
     init(sessions: LiveSessions, cluster: PostgresCluster, log: EventLog) {
         // One pending change is enough: the write reads the newest states.
         let (stream, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.changes = changes
+        self.sessions = sessions
         publishing = Task {
             var published: [String: String]?
             for await _ in stream {
@@ -39,11 +43,12 @@ final class SessionStatePublisher: Sendable {
             }
         }
         changes.yield()
-        sessions.observeStates { changes.yield() }
+        observation = sessions.observeStates { changes.yield() }
     }
 
     /// Stops publishing (the node leaves the cluster).
     func stop() {
+        sessions.stopObserving(observation)
         changes.finish()
         publishing.cancel()
     }

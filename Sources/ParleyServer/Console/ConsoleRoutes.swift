@@ -28,6 +28,11 @@ enum ConsoleRoutes {
             }
         }
 
+        router.get("/v1/console/sessions/events") { request in
+            if let refusal = authorize(request) { return refusal }
+            return .serverSentEvents(ConsoleLiveEvents.stream(context: context))
+        }
+
         router.post("/v1/console/sessions/{id}/interrupt") { request in
             if let refusal = authorize(request) { return refusal }
             return await command(request, context: context, object: "console.session.interrupted") { id, node in
