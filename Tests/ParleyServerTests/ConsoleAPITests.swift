@@ -118,7 +118,17 @@ import Testing
 
     @Test(.timeLimit(.minutes(1))) func theLiveSessionsStreamSendsTheListAtOnceAndOnEveryChange() async throws {
         let server = try TestServer.start()
-        defer { Task { await server.stop() } }
+        do {
+            try await Self.followLiveSessions(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// The stream of `theLiveSessionsStreamSendsTheListAtOnceAndOnEveryChange`, then a shutdown
+    /// that the open stream does not hold up.
+    static func followLiveSessions(_ server: TestServer) async throws {
         func open(_ token: String) async throws -> HTTPClient.StreamingResponse {
             try await HTTPClient.shared.stream(HTTPClient.Request(
                 url: server.baseURL.appendingPathComponent("/v1/console/sessions/events"), method: "GET", headers: ["Authorization": "Bearer \(token)"]
@@ -128,7 +138,7 @@ import Testing
         #expect(refused.status == 403)
         let stream = try await open(ConsoleToken.mint(secret: server.secret).token)
         #expect(stream.status == 200 && stream.headers["content-type"] == "text/event-stream")
-        var lists = Self.sessionLists(stream.body).makeAsyncIterator()
+        var lists = sessionLists(stream.body).makeAsyncIterator()
         #expect(await lists.next()?.isEmpty == true, "the list comes at once")
 
         let (_, client) = try await RecordingTests.connect(server, agent: #"{"name":"Streamed"}"#)
@@ -146,6 +156,12 @@ import Testing
         var left: [JSONValue]? = joined
         while left?.isEmpty == false { left = await lists.next() }
         #expect(left?.isEmpty == true, "the ended session stayed in the stream's list")
+
+        let clock = ContinuousClock()
+        let stopping = clock.now
+        await server.stop()
+        #expect(clock.now - stopping < .seconds(5), "the open stream held the shutdown up for \(clock.now - stopping)")
+        #expect(await lists.next() == nil, "the stream outlived its server")
     }
 
     @Test func callsPageAndFilterAndBadParametersAreNamed() async throws {

@@ -7,7 +7,9 @@ import ParleyNet
 /// then one whenever a session starts, ends or changes state on this node (at once, at most
 /// every `minimumInterval`) or on another node (seen within `otherNodesInterval`). Durations
 /// alone are no change: the page counts them up itself. A comment line every `keepAlive`
-/// tells a proxy the stream is alive and the server that the page is gone.
+/// tells a proxy the stream is alive and the server that the page is gone. The stream ends
+/// when the node starts draining (the page then asks again, and reaches another node), so it
+/// never holds up a shutdown.
 enum ConsoleLiveEvents {
     static let minimumInterval = Duration.milliseconds(250)
     static let otherNodesInterval = Duration.seconds(1)
@@ -29,6 +31,10 @@ enum ConsoleLiveEvents {
             var failing = false
             var lastWrite = ContinuousClock.now
             for await _ in looks {
+                if context.coordinator.isDraining {
+                    output.finish()
+                    return
+                }
                 do {
                     let sessions = try await ConsoleRoutes.liveSessions(context: context)
                     let signature = try signature(of: sessions)
