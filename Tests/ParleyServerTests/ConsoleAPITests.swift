@@ -222,9 +222,9 @@ import Testing
         #expect(buckets.count == 2 && buckets[0]["voice_to_voice"]?["count"]?.intValue == 10)
     }
 
-    @Test func theConversationSaysWhichAgentSpokeWhereItWasHandedOffAndWhichLinesWereFillers() async throws {
-        let server = try TestServer.start()
-        defer { Task { await server.stop() } }
+    /// Stores conversation `conv_handoff`: the caller asks the front desk about a bill, the desk
+    /// hands the call to billing, whose first line opens with its filler.
+    static func seedHandoff(_ server: TestServer) async throws -> (desk: String, billing: String) {
         let desk = try #require(try await server.request("POST", "/v1/agents", json: #"{"name":"Front desk"}"#).body["id"]?.stringValue)
         let billing = try #require(try await server.request(
             "POST", "/v1/agents", json: #"{"name":"Billing","filler_line":"One moment, please."}"#
@@ -243,6 +243,13 @@ import Testing
         for (index, (message, agentID)) in messages.enumerated() {
             try await store.appendItem(ItemRecord(id: "item_\(index)", conversationID: "conv_handoff", message: message, createdAt: Date(), agentID: agentID))
         }
+        return (desk, billing)
+    }
+
+    @Test func theConversationSaysWhichAgentSpokeWhereItWasHandedOffAndWhichLinesWereFillers() async throws {
+        let server = try TestServer.start()
+        defer { Task { await server.stop() } }
+        let (desk, billing) = try await Self.seedHandoff(server)
 
         let items = try #require(try await server.request("GET", "/v1/console/conversations/conv_handoff").body["items"]?.arrayValue)
         #expect(items.count == 6)
