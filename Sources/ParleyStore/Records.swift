@@ -60,7 +60,10 @@ public struct ItemRecord: Sendable, Hashable {
     /// call and result — lowercased, with everything but letters and digits turned into single
     /// spaces and one space on either side (` my bill is wrong `): what a transcript search
     /// (`CallQuery.transcriptWords`) matches.
-    public var searchableWords: String {
+    public var searchableWords: String { Self.searchableWords(of: message) }
+
+    /// The words said or written in `message`, as `searchableWords` gives them.
+    public static func searchableWords(of message: ChatMessage) -> String {
         let text: String
         switch message {
         case .system(let instructions): text = instructions

@@ -151,6 +151,20 @@ import Testing
         await store.close()
     }
 
+    @Test(arguments: StoreEngine.allCases)
+    func itemsStoredBeforeWordsWereKeptAreFoundByWhatWasSaid(engine: StoreEngine) async throws {
+        let location = try await engine.freshLocation()
+        try ItemKeyMigrationTests.writePreviousRelease(at: location)
+        let store = try location.open()
+        for conversation in ["conv_a", "conv_b"] {
+            try await store.saveCall(CallRecord(id: "sess_" + conversation, conversationID: conversation, userID: nil, door: "sip", nodeID: "local", startedAt: start))
+        }
+        #expect(try await store.calls(CallQuery(transcriptWords: ["time", "NOON"])).calls.map(\.id) == ["sess_conv_a"])
+        #expect(try await store.calls(CallQuery(transcriptWords: ["hi"])).calls.map(\.id) == ["sess_conv_b"])
+        #expect(try await store.calls(CallQuery(transcriptWords: ["assistant"])).calls.isEmpty, "the stored form's keys are no words said")
+        await store.close()
+    }
+
     @Test func cursorsReadBackWhatTheyWrite() {
         let cursor = CallCursor(startedAt: 1_700_000_000.125, id: "sess_a_b")
         #expect(CallCursor(text: cursor.text) == cursor)

@@ -71,14 +71,9 @@ struct ConsoleSQL {
             conditions.append("(" + columns.map { "lower(coalesce(\($0), '')) LIKE \(pattern) ESCAPE '\\'" }.joined(separator: " OR ") + ")")
         }
         for word in query.transcriptWords.flatMap(ItemRecord.words(of:)) {
-            // Letters and digits only, so nothing in the pattern is special to LIKE. An item
-            // stored before words were kept is matched on its stored JSON.
+            // Letters and digits only, so nothing in the pattern is special to LIKE.
             let pattern = bind("% " + word + "%")
-            let stored = bind("%" + word + "%")
-            conditions.append(
-                "EXISTS (SELECT 1 FROM items i WHERE i.conversation_id = calls.conversation_id AND "
-                    + "(i.words LIKE \(pattern) OR (i.words IS NULL AND lower(i.message) LIKE \(stored))))"
-            )
+            conditions.append("EXISTS (SELECT 1 FROM items i WHERE i.conversation_id = calls.conversation_id AND i.words LIKE \(pattern))")
         }
         if let agentID = query.agentID { conditions.append("c.agent_id = \(bind(agentID))") }
         if let userID = query.userID { conditions.append("calls.user_id = \(bind(userID))") }
