@@ -166,7 +166,6 @@ public final class LiveSessions: @unchecked Sendable {
 
     /// Has `observer` told (on the caller's thread, outside the lock) whenever a session
     /// starts, ends or changes its state, until `stopObserving` with the token returned.
-    @discardableResult
     public func observeStates(_ observer: @escaping @Sendable () -> Void) -> Int {
         lock.withLock {
             nextObserver += 1
