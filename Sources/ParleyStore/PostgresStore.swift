@@ -130,13 +130,13 @@ public final class PostgresStore: ParleyStore {
     /// by the statement's first part when it is missing.
     public func appendItem(_ item: ItemRecord) async throws {
         let payload = try String(decoding: JSONEncoder().encode(item.message), as: UTF8.self)
-        let parameters = [item.id, item.conversationID, payload, Self.text(item.createdAt), item.agentID]
+        let parameters = [item.id, item.conversationID, payload, Self.text(item.createdAt), item.agentID, item.searchableWords]
         try await pool.run { connection in
             try connection.query(
                 "WITH conversation AS (INSERT INTO conversations(id, agent_id, created_at) VALUES($2, NULL, $4) "
                     + "ON CONFLICT(id) DO NOTHING) "
-                    + "INSERT INTO items(id, conversation_id, message, created_at, agent_id) VALUES($1, $2, $3, $4, $5) "
-                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
+                    + "INSERT INTO items(id, conversation_id, message, created_at, agent_id, words) VALUES($1, $2, $3, $4, $5, $6) "
+                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message, words = excluded.words",
                 parameters
             )
         }

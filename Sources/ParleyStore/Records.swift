@@ -56,6 +56,29 @@ public struct ItemRecord: Sendable, Hashable {
     /// each other); `nil` for items stored before handoffs existed.
     public var agentID: String?
 
+    /// The words said or written in the item — the user's text, the assistant's, a tool's
+    /// call and result — lowercased, with everything but letters and digits turned into single
+    /// spaces and one space on either side (` my bill is wrong `): what a transcript search
+    /// (`CallQuery.transcriptWords`) matches.
+    public var searchableWords: String { Self.searchableWords(of: message) }
+
+    /// The words said or written in `message`, as `searchableWords` gives them.
+    public static func searchableWords(of message: ChatMessage) -> String {
+        let text: String
+        switch message {
+        case .system(let instructions): text = instructions
+        case .user(let parts): text = parts.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined(separator: " ")
+        case .assistant(let said, let calls, _): text = ([said] + calls.map { "\($0.name) \($0.arguments)" }).joined(separator: " ")
+        case .tool(_, let content): text = content
+        }
+        return " " + Self.words(of: text).joined(separator: " ") + " "
+    }
+
+    /// `text` lowercased and cut into runs of letters and digits.
+    public static func words(of text: String) -> [String] {
+        text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
+    }
+
     /// Creates an item record.
     public init(id: String, conversationID: String, message: ChatMessage, createdAt: Date, agentID: String? = nil) {
         self.agentID = agentID

@@ -114,10 +114,10 @@ public final class SQLiteStore: ParleyStore {
                 [.text(item.conversationID), .real(item.createdAt.timeIntervalSince1970)]
             )
             try transaction.query(
-                "INSERT INTO items(id, conversation_id, message, created_at, agent_id) VALUES(?, ?, ?, ?, ?) "
-                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message",
+                "INSERT INTO items(id, conversation_id, message, created_at, agent_id, words) VALUES(?, ?, ?, ?, ?, ?) "
+                    + "ON CONFLICT(conversation_id, id) DO UPDATE SET message = excluded.message, words = excluded.words",
                 [.text(item.id), .text(item.conversationID), .text(payload), .real(item.createdAt.timeIntervalSince1970),
-                 item.agentID.map(SQLiteValue.text) ?? .null]
+                 item.agentID.map(SQLiteValue.text) ?? .null, .text(item.searchableWords)]
             )
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// The store's schema as an ordered list of migrations, each written for both engines.
 /// Migration `n` brings the schema from version `n` to `n + 1`; SQLite keeps the version in
@@ -9,6 +10,9 @@ enum StoreMigrations {
     struct Step {
         var sqlite: String
         var postgres: String
+        /// Whether the step adds `items.words`, which the migration then fills in for every
+        /// item already stored (in the same transaction). Its `sqlite` is one statement.
+        var fillsItemWords = false
     }
 
     static let steps: [Step] = [
@@ -227,6 +231,19 @@ enum StoreMigrations {
                 ALTER TABLE instances ADD COLUMN current_agent_id text;
                 """
         ),
+        // The operator console through any node: each node publishes its live sessions'
+        // states (a JSON object, session id → state) in its row. SQLite has one node.
+        Step(
+            sqlite: "",
+            postgres: "ALTER TABLE nodes ADD COLUMN session_states text NOT NULL DEFAULT '{}';"
+        ),
+        // Search by what was said: each item's words, lowercased, letters and digits only
+        // (`ItemRecord.searchableWords`), filled in for the items already stored.
+        Step(
+            sqlite: "ALTER TABLE items ADD COLUMN words TEXT",
+            postgres: "ALTER TABLE items ADD COLUMN words text;",
+            fillsItemWords: true
+        ),
     ]
 
     /// Applies every migration the SQLite database has not seen yet, each in its own transaction.
@@ -236,8 +253,25 @@ enum StoreMigrations {
             throw SQLiteError(code: 0, message: "database schema \(current) is newer than this Parley (\(steps.count))")
         }
         for version in current..<steps.count {
-            try database.execute("BEGIN IMMEDIATE; \(steps[version].sqlite) PRAGMA user_version = \(version + 1); COMMIT;")
+            guard steps[version].fillsItemWords else {
+                try database.execute("BEGIN IMMEDIATE; \(steps[version].sqlite) PRAGMA user_version = \(version + 1); COMMIT;")
+                continue
+            }
+            try database.transaction { transaction in
+                try transaction.query(steps[version].sqlite)
+                for row in try transaction.query("SELECT position, message FROM items") {
+                    guard let position = row[0].integer, let message = row[1].text else { continue }
+                    try transaction.query("UPDATE items SET words = ? WHERE position = ?", [.text(words(ofStored: message)), .integer(position)])
+                }
+                try transaction.query("PRAGMA user_version = \(version + 1)")
+            }
         }
+    }
+
+    /// The searchable words of an item's stored message; an item that no longer decodes has none.
+    private static func words(ofStored message: String) -> String {
+        guard let decoded = try? JSONDecoder().decode(ChatMessage.self, from: Data(message.utf8)) else { return " " }
+        return ItemRecord.searchableWords(of: decoded)
     }
 
     /// Applies every migration the PostgreSQL database has not seen yet, in one transaction
@@ -251,7 +285,14 @@ enum StoreMigrations {
             guard version <= steps.count else {
                 throw PostgresError(message: "database schema \(version) is newer than this Parley (\(steps.count))")
             }
-            for step in steps[version...] { try connection.execute(step.postgres) }
+            for step in steps[version...] {
+                try connection.execute(step.postgres)
+                guard step.fillsItemWords else { continue }
+                for row in try connection.query("SELECT position, message FROM items").rows {
+                    guard let position = row[0], let message = row[1] else { continue }
+                    try connection.query("UPDATE items SET words = $1 WHERE position = $2", [words(ofStored: message), position])
+                }
+            }
             if current == nil {
                 try connection.query("INSERT INTO parley_schema(version) VALUES($1)", [String(steps.count)])
             } else {

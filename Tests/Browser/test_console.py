@@ -2,6 +2,7 @@
 Parley server (Tests/ParleyServerTests/ConsoleBrowserTests.swift starts it). A call made from the
 web client shows live in the console and, once ended, with its transcript, waterfall and
 recording; the player seeks by turn; an agent edited in the console answers differently; a
+handoff and a filler are marked in a transcript found by what was said; a
 client token opens neither the console nor its API.
 
 Settings: those of harness.py, and
@@ -211,6 +212,23 @@ class ConsoleTests(unittest.TestCase):
         console.wait(lambda: console.find_all('[data-testid="stats"]'), "the latency charts")
         self.assertNotIn("–", console.by_test_id("stats").text.split("Turns")[0])
         self.screenshot(console, "latency")
+
+    def test_a_handoff_and_a_filler_are_marked_and_the_call_is_found_by_what_was_said(self):
+        # The server was given conversation conv_handoff: front desk hands a billing question to Billing.
+        console = self.open_console()
+        console.go("#calls")
+        console.wait(lambda: console.find_all('[data-testid="calls"] tbody a'), "the calls")
+        console.by_test_id("transcript-search").send_keys("bill EUROS\n")
+        links = lambda: [link.text for link in console.find_all('[data-testid="calls"] tbody a')]
+        console.wait(lambda: links() == ["conv_handoff"], "the search by what was said")
+        console.find('[data-testid="calls"] tbody a').click()
+        console.wait(lambda: console.find_all('[data-testid="handoff"]'), "the handoff's mark")
+        self.assertEqual("Handed from Front desk to Billing", console.by_test_id("handoff").text)
+        filler = console.by_test_id("filler")
+        self.assertEqual("Filler: One moment, please.", filler.text)
+        self.assertIn("Filler", filler.get_attribute("title"))
+        self.assertIn("Billing", console.by_test_id("transcript").text)
+        self.screenshot(console, "handoff")
 
     def test_an_agent_edited_in_the_console_answers_differently(self):
         console = self.open_console()

@@ -116,6 +116,54 @@ import Testing
         #expect(try await server.request("POST", "/v1/console/sessions/sess_x/end", json: "[1").body["error"]?["code"]?.stringValue == "invalid_json")
     }
 
+    @Test(.timeLimit(.minutes(1))) func theLiveSessionsStreamSendsTheListAtOnceAndOnEveryChange() async throws {
+        let server = try TestServer.start()
+        do {
+            try await Self.followLiveSessions(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// The stream of `theLiveSessionsStreamSendsTheListAtOnceAndOnEveryChange`, then a shutdown
+    /// that the open stream does not hold up.
+    static func followLiveSessions(_ server: TestServer) async throws {
+        func open(_ token: String) async throws -> HTTPClient.StreamingResponse {
+            try await HTTPClient.shared.stream(HTTPClient.Request(
+                url: server.baseURL.appendingPathComponent("/v1/console/sessions/events"), method: "GET", headers: ["Authorization": "Bearer \(token)"]
+            ))
+        }
+        let refused = try await open(server.clientToken())
+        #expect(refused.status == 403)
+        let stream = try await open(ConsoleToken.mint(secret: server.secret).token)
+        #expect(stream.status == 200 && stream.headers["content-type"] == "text/event-stream")
+        var lists = sessionLists(stream.body).makeAsyncIterator()
+        #expect(await lists.next()?.isEmpty == true, "the list comes at once")
+
+        let (_, client) = try await RecordingTests.connect(server, agent: #"{"name":"Streamed"}"#)
+        _ = await client.next("session.created")
+        let joined = try #require(await lists.next())
+        #expect(joined.count == 1 && joined.first?["state"]?.stringValue == "listening" && joined.first?["door"]?.stringValue == "websocket")
+        let sessionID = try #require(joined.first?["id"]?.stringValue)
+
+        try client.send(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"tell me a long story"}]}}"#)
+        try client.send(#"{"type":"response.create"}"#)
+        var states: [String] = []
+        while states.last != "speaking", let list = await lists.next() { states += list.compactMap { $0["state"]?.stringValue } }
+        #expect(states.last == "speaking", "\(states)")
+        #expect(try await server.request("POST", "/v1/console/sessions/\(sessionID)/end").status == 200)
+        var left: [JSONValue]? = joined
+        while left?.isEmpty == false { left = await lists.next() }
+        #expect(left?.isEmpty == true, "the ended session stayed in the stream's list")
+
+        let clock = ContinuousClock()
+        let stopping = clock.now
+        await server.stop()
+        #expect(clock.now - stopping < .seconds(5), "the open stream held the shutdown up for \(clock.now - stopping)")
+        #expect(await lists.next() == nil, "the stream outlived its server")
+    }
+
     @Test func callsPageAndFilterAndBadParametersAreNamed() async throws {
         let server = try TestServer.start()
         defer { Task { await server.stop() } }
@@ -144,7 +192,8 @@ import Testing
         #expect(searched.body["data"]?.arrayValue?.allSatisfy { $0["user"]?.stringValue == "user_3" } == true)
         for (query, parameter) in [
             ("limit=0", "limit"), ("limit=abc", "limit"), ("cursor=%25%25", "cursor"), ("errors=maybe", "errors"),
-            ("from=yesterday", "from"), ("min_duration=-1", "min_duration"),
+            ("from=yesterday", "from"), ("min_duration=-1", "min_duration"), ("q=%25%25", "q"),
+            ("q=" + Array(repeating: "word", count: 11).joined(separator: "+"), "q"),
         ] {
             let refused = try await server.get("/v1/console/calls?\(query)")
             #expect(refused.status == 400 && refused.body["error"]?["message"]?.stringValue?.contains(parameter) == true, "\(query)")
@@ -171,6 +220,48 @@ import Testing
         #expect(stats.body["first_audio"]?["count"]?.intValue == 20)
         let buckets = try #require(stats.body["buckets"]?.arrayValue)
         #expect(buckets.count == 2 && buckets[0]["voice_to_voice"]?["count"]?.intValue == 10)
+    }
+
+    /// Stores conversation `conv_handoff`: the caller asks the front desk about a bill, the desk
+    /// hands the call to billing, whose first line opens with its filler.
+    static func seedHandoff(_ server: TestServer) async throws -> (desk: String, billing: String) {
+        let desk = try #require(try await server.request("POST", "/v1/agents", json: #"{"name":"Front desk"}"#).body["id"]?.stringValue)
+        let billing = try #require(try await server.request(
+            "POST", "/v1/agents", json: #"{"name":"Billing","filler_line":"One moment, please."}"#
+        ).body["id"]?.stringValue)
+        let store = server.app.context.store
+        try await store.ensureConversation(id: "conv_handoff", agentID: desk)
+        try await store.saveCall(CallRecord(
+            id: "sess_handoff", conversationID: "conv_handoff", userID: "ada", door: "websocket", nodeID: "local", startedAt: Date()
+        ))
+        let transfer = ToolCall(id: "call_1", name: "transfer_to_billing", arguments: "{}")
+        let messages: [(ChatMessage, String)] = [
+            (.user("My bill is wrong"), desk), (.assistant(text: "", toolCalls: [transfer]), desk), (.tool(callID: "call_1", content: "handed off"), desk),
+            (.assistant(text: "One moment, please. Your bill shows 5 euros."), billing), (.user("Thanks"), billing),
+            (.assistant(text: "You are welcome."), billing),
+        ]
+        for (index, (message, agentID)) in messages.enumerated() {
+            try await store.appendItem(ItemRecord(id: "item_\(index)", conversationID: "conv_handoff", message: message, createdAt: Date(), agentID: agentID))
+        }
+        return (desk, billing)
+    }
+
+    @Test func theConversationSaysWhichAgentSpokeWhereItWasHandedOffAndWhichLinesWereFillers() async throws {
+        let server = try TestServer.start()
+        defer { Task { await server.stop() } }
+        let (desk, billing) = try await Self.seedHandoff(server)
+
+        let items = try #require(try await server.request("GET", "/v1/console/conversations/conv_handoff").body["items"]?.arrayValue)
+        #expect(items.count == 6)
+        #expect(items.map { $0["agent_name"]?.stringValue } == ["Front desk", "Front desk", "Front desk", "Billing", "Billing", "Billing"])
+        #expect(items.map { $0["handoff_from"]?.stringValue } == [nil, nil, nil, desk, nil, nil], "the handoff is marked once, where it happened")
+        #expect(items[3]["handoff_from_name"]?.stringValue == "Front desk" && items[3]["agent_id"]?.stringValue == billing)
+        #expect(items.map { $0["filler"]?.stringValue } == [nil, nil, nil, "One moment, please.", nil, nil])
+        #expect(items[3]["text"]?.stringValue == "One moment, please. Your bill shows 5 euros.", "the stored text is left whole")
+        // What was said finds the call.
+        let found = try await server.get("/v1/console/calls?q=bill+EUROS")
+        #expect(found.body["data"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["sess_handoff"])
+        #expect(try await server.get("/v1/console/calls?q=bill+dollars").body["data"]?.arrayValue?.isEmpty == true)
     }
 
     @Test func agentsAreCreatedAndEditedWithTheirValidationErrors() async throws {
@@ -209,5 +300,26 @@ extension JSONValue {
     subscript(index: Int) -> JSONValue? {
         guard let elements = arrayValue, elements.indices.contains(index) else { return nil }
         return elements[index]
+    }
+}
+
+extension ConsoleAPITests {
+    /// The session lists a `/v1/console/sessions/events` stream sends, one `sessions` event
+    /// at a time; it ends with the stream.
+    static func sessionLists(_ body: AsyncThrowingStream<Data, any Error>) -> AsyncStream<[JSONValue]> {
+        AsyncStream { continuation in
+            let reading = Task {
+                var parser = ServerSentEventParser()
+                do {
+                    for try await piece in body {
+                        for event in try parser.push(piece) where event.type == "sessions" {
+                            continuation.yield((try? JSONValue(parsing: event.data))?["data"]?.arrayValue ?? [])
+                        }
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in reading.cancel() }
+        }
     }
 }

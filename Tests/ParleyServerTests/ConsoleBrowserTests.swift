@@ -8,12 +8,13 @@ import Testing
 /// `Tests/Browser/test_console.py`. A call made from the web client (its fake microphone plays
 /// a 500 Hz tone, which `PitchRecognizer` hears as "500") appears live in the console and, once
 /// ended, with its transcript, waterfall and recording; the player seeks by turn; an agent edited
-/// in the console answers differently; a client token opens neither the console nor its API. The
+/// in the console answers differently; a stored handoff and filler are marked in the transcript,
+/// whose call is found by what was said; a client token opens neither the console nor its API. The
 /// run's screenshots of each view go to the artifacts, or with `PARLEY_UPDATE_SCREENSHOTS=1` to
 /// the README's `docs/images/console-*.png` (so a test run leaves the checkout as it was).
 @Suite(.serialized, .enabled(if: BrowserTestTools.available))
 struct ConsoleBrowserTests {
-    @Test("live call, transcript, waterfall, recording, seeking, agent editing, client token refused")
+    @Test("live call, transcript, waterfall, recording, seeking, agent editing, handoff and filler, search by words, client token refused")
     func consoleInHeadlessChromium() async throws {
         let tools = try BrowserTestTools.locate()
         let scratch = try ScratchDirectory()
@@ -22,6 +23,7 @@ struct ConsoleBrowserTests {
         var providers = BrowserTests.providers()
         providers.languageModel = InstructionsLanguageModel()
         let server = try TestServer.start(providers: providers)
+        _ = try await ConsoleAPITests.seedHandoff(server)
         let artifacts = tools.packageRoot.appendingPathComponent(".cache/browser-tests")
         let updatesREADME = ProcessInfo.processInfo.environment["PARLEY_UPDATE_SCREENSHOTS"] == "1"
         let screenshots = updatesREADME ? tools.packageRoot.appendingPathComponent("docs/images") : artifacts
@@ -40,7 +42,7 @@ struct ConsoleBrowserTests {
             stopServer: {}, startServer: {}
         )
         await server.stop()
-        run.expectPassed(testCount: 3)
+        run.expectPassed(testCount: 4)
     }
 }
 

@@ -108,6 +108,63 @@ import Testing
         await store.close()
     }
 
+    @Test(arguments: StoreEngine.allCases)
+    func callsAreFoundByWhatWasSaidAndPagedTheSameWay(engine: StoreEngine) async throws {
+        let store = try await engine.freshLocation().open()
+        for index in 0..<30 {
+            let conversation = "conv_\(index)"
+            try await store.ensureConversation(id: conversation, agentID: "agent_1")
+            try await store.saveCall(CallRecord(
+                id: String(format: "sess_%02d", index), conversationID: conversation, userID: "user_1", door: "sip", nodeID: "node_a",
+                startedAt: start.addingTimeInterval(Double(index))
+            ))
+            let topic = index % 3 == 0 ? "My BILLING address is wrong!" : "What's the weather in Paris?"
+            try await store.appendItem(ItemRecord(id: "item_u", conversationID: conversation, message: .user(topic), createdAt: start))
+            let reply = index == 7 ? "Your refund (50%) is on its way." : "Sure."
+            try await store.appendItem(ItemRecord(id: "item_a", conversationID: conversation, message: .assistant(text: reply), createdAt: start))
+        }
+        func found(_ words: [String], limit: Int = 100, after cursor: CallCursor? = nil) async throws -> CallPage {
+            try await store.calls(CallQuery(transcriptWords: words, limit: limit, after: cursor))
+        }
+        let billing = (0..<30).filter { $0 % 3 == 0 }.reversed().map { String(format: "sess_%02d", $0) }
+        // Every word must be said, as the start of a word, case aside; the agent's words count too.
+        #expect(try await found(["bill", "wrong"]).calls.map(\.id) == billing)
+        #expect(try await found(["billing", "paris"]).calls.isEmpty)
+        #expect(try await found(["ill"]).calls.isEmpty, "a word is matched from its start")
+        #expect(try await found(["refund"]).calls.map(\.id) == ["sess_07"])
+        // LIKE's wildcards are no words; JSON keys are not what was said.
+        #expect(try await found(["%"]).calls.count == 30)
+        #expect(try await found(["user"]).calls.isEmpty)
+        #expect(try await found(["text"]).calls.isEmpty)
+        // Pages of 4 through the ten matches, keyset-paged like any other list.
+        var paged: [String] = []
+        var cursor: CallCursor?
+        repeat {
+            let page = try await found(["wrong"], limit: 4, after: cursor)
+            paged += page.calls.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(paged == billing)
+        // Writing an item again replaces its words.
+        try await store.appendItem(ItemRecord(id: "item_a", conversationID: "conv_1", message: .assistant(text: "A refund, then."), createdAt: start))
+        #expect(try await found(["refund"]).calls.map(\.id) == ["sess_07", "sess_01"])
+        await store.close()
+    }
+
+    @Test(arguments: StoreEngine.allCases)
+    func itemsStoredBeforeWordsWereKeptAreFoundByWhatWasSaid(engine: StoreEngine) async throws {
+        let location = try await engine.freshLocation()
+        try ItemKeyMigrationTests.writePreviousRelease(at: location)
+        let store = try location.open()
+        for conversation in ["conv_a", "conv_b"] {
+            try await store.saveCall(CallRecord(id: "sess_" + conversation, conversationID: conversation, userID: nil, door: "sip", nodeID: "local", startedAt: start))
+        }
+        #expect(try await store.calls(CallQuery(transcriptWords: ["time", "NOON"])).calls.map(\.id) == ["sess_conv_a"])
+        #expect(try await store.calls(CallQuery(transcriptWords: ["hi"])).calls.map(\.id) == ["sess_conv_b"])
+        #expect(try await store.calls(CallQuery(transcriptWords: ["assistant"])).calls.isEmpty, "the stored form's keys are no words said")
+        await store.close()
+    }
+
     @Test func cursorsReadBackWhatTheyWrite() {
         let cursor = CallCursor(startedAt: 1_700_000_000.125, id: "sess_a_b")
         #expect(CallCursor(text: cursor.text) == cursor)

@@ -2,11 +2,13 @@ import Foundation
 import ParleyCore
 import ParleyNet
 import ParleyStore
+import ParleySync
 
 /// One node of a cluster sharing PostgreSQL (`PostgresCluster`): sessions count against the
 /// cluster-wide limits and claim their instance, whose writes are then fenced by the claim;
 /// commands for an instance reach the node holding it through the cluster's outbox; a deleted
-/// conversation's sessions end on every node; any node serves any recording.
+/// conversation's sessions end on every node; any node serves any recording; the node
+/// publishes its live sessions' states for every node's operator console.
 final class ClusterCoordinator: SessionCoordinator {
     private let cluster: PostgresCluster
     private let store: PostgresStore
@@ -15,6 +17,8 @@ final class ClusterCoordinator: SessionCoordinator {
     private let settings: ServerSettings
     private let secret: String
     private let log: EventLog
+    /// Publishes the live sessions' states from `join` until `leave`.
+    private let statePublisher = Locked<SessionStatePublisher?>(nil)
 
     /// How long `liveView(of:)` waits for the owner's live status.
     static let statusTimeout = Duration.seconds(1)
@@ -44,6 +48,7 @@ final class ClusterCoordinator: SessionCoordinator {
                 for entry in sessions.all { entry.disconnect() }
             }
         )
+        statePublisher.withLock { $0 = SessionStatePublisher(sessions: sessions, cluster: cluster, log: log) }
     }
 
     /// Marks the node draining (its heartbeat row, and `/readyz` answering 503, tell load
@@ -60,7 +65,13 @@ final class ClusterCoordinator: SessionCoordinator {
         log.log("node.drained", ["node": .string(cluster.nodeID), "sessions_left": .number(Double(sessions.count))])
     }
 
-    func leave() async { await cluster.stop() }
+    func leave() async {
+        statePublisher.withLock { publisher in
+            publisher?.stop()
+            publisher = nil
+        }
+        await cluster.stop()
+    }
 
     // MARK: Sessions
 
@@ -184,11 +195,15 @@ final class ClusterCoordinator: SessionCoordinator {
         try await send(.endSession, sessionID: sessionID, to: nodeID)
     }
 
-    /// The store's open calls whose node is alive (a dead node's calls never ended).
-    func otherNodesLiveCalls() async throws -> [CallRecord] {
+    /// The store's open calls whose node is alive (a dead node's calls never ended), with the
+    /// states their nodes published; `unknown` for a call whose node has not published it yet.
+    func otherNodesLiveSessions() async throws -> [RemoteLiveSession] {
         let nodes = Set(try await cluster.otherLiveNodes().map(\.id))
         guard !nodes.isEmpty else { return [] }
-        return try await store.calls(CallQuery(isLive: true, limit: 1_000)).calls.filter { nodes.contains($0.nodeID) }
+        let states = try await cluster.otherNodesSessionStates()
+        return try await store.calls(CallQuery(isLive: true, limit: 1_000)).calls.filter { nodes.contains($0.nodeID) }.map {
+            RemoteLiveSession(call: $0, state: states[$0.id] ?? "unknown")
+        }
     }
 
     private func send(_ kind: ClusterCommand.Kind, sessionID: String, to nodeID: String) async throws -> Bool {

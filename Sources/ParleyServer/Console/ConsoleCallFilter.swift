@@ -6,11 +6,21 @@ import ParleyStore
 enum ConsoleCallFilter {
     /// The most calls one page holds.
     static let maximumPageSize = 200
+    /// The most words a transcript search (`q`) may hold.
+    static let maximumSearchWords = 10
 
     /// The call query `parameters` ask for.
     static func query(from parameters: [String: String]) throws(BadRequest) -> CallQuery {
         var query = CallQuery()
         query.search = nonEmpty(parameters["search"])
+        if let text = nonEmpty(parameters["q"]) {
+            let words = ItemRecord.words(of: text)
+            guard !words.isEmpty else { throw BadRequest("q must hold at least one word of letters or digits, not '\(text.prefix(100))'.") }
+            guard words.count <= maximumSearchWords, words.allSatisfy({ $0.count <= 100 }) else {
+                throw BadRequest("q may hold at most \(maximumSearchWords) words of at most 100 characters each.")
+            }
+            query.transcriptWords = words
+        }
         query.agentID = nonEmpty(parameters["agent"])
         query.userID = nonEmpty(parameters["user"])
         query.door = nonEmpty(parameters["door"])

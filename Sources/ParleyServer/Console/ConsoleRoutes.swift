@@ -28,6 +28,11 @@ enum ConsoleRoutes {
             }
         }
 
+        router.get("/v1/console/sessions/events") { request in
+            if let refusal = authorize(request) { return refusal }
+            return .serverSentEvents(ConsoleLiveEvents.stream(context: context))
+        }
+
         router.post("/v1/console/sessions/{id}/interrupt") { request in
             if let refusal = authorize(request) { return refusal }
             return await command(request, context: context, object: "console.session.interrupted") { id, node in
@@ -93,7 +98,8 @@ enum ConsoleRoutes {
         AgentRoutes.register(on: &router, context: context, at: "/v1/console/agents", authorize: authorize)
     }
 
-    /// This node's sessions with their state, then the other nodes' live calls from the store.
+    /// This node's sessions with their state, then the other nodes' live calls from the store
+    /// with the states those nodes published.
     static func liveSessions(context: ServerContext) async throws -> [ConsoleViews.LiveSession] {
         let now = Date()
         let node = context.coordinator.nodeID
@@ -110,11 +116,12 @@ enum ConsoleRoutes {
                 turns: activity.turns, errors: activity.errors
             ))
         }
-        for call in try await context.coordinator.otherNodesLiveCalls() {
+        for remote in try await context.coordinator.otherNodesLiveSessions() {
+            let call = remote.call
             sessions.append(ConsoleViews.LiveSession(
                 id: call.id, conversationID: call.conversationID, agentID: call.agentID, user: call.userID, door: call.door,
                 node: call.nodeID, startedAt: call.startedAt.timeIntervalSince1970,
-                durationSeconds: ConsoleViews.tenths(call.durationSeconds(now: now)), state: "unknown"
+                durationSeconds: ConsoleViews.tenths(call.durationSeconds(now: now)), state: remote.state
             ))
         }
         return sessions
@@ -150,7 +157,8 @@ enum ConsoleRoutes {
         return JSONResponse.ok(["id": id, "object": object, "node": target])
     }
 
-    /// A conversation with its calls, items, turns' figures and recording.
+    /// A conversation with its calls, items (marked with their agents, handoffs and fillers),
+    /// turns' figures and recording.
     private static func conversation(_ id: String, context: ServerContext) async throws -> ConsoleViews.Conversation {
         let now = Date()
         let calls = try await context.store.calls(conversationID: id)
@@ -163,9 +171,14 @@ enum ConsoleRoutes {
                 durationMs: file.durationMs
             )
         }
+        let firstAgentID = calls.first?.agentID
+        var agents: [String: AgentDefinition] = [:]
+        for agentID in Set(items.compactMap(\.agentID) + [firstAgentID].compactMap { $0 }) {
+            if let record = try await context.store.agent(id: agentID) { agents[agentID] = try? AgentRoutes.decode(record) }
+        }
         return ConsoleViews.Conversation(
-            id: id, agentID: calls.first?.agentID, calls: calls.map { ConsoleViews.Call($0, now: now) },
-            items: items.map(InstanceRoutes.listItem),
+            id: id, agentID: firstAgentID, calls: calls.map { ConsoleViews.Call($0, now: now) },
+            items: ConsoleTranscript.items(items, firstAgentID: firstAgentID, agents: agents),
             turns: figures.map { ConsoleViews.Turn($0, recordingMs: placement.milliseconds(ofSpeechEndIn: $0)) },
             recording: recording
         )

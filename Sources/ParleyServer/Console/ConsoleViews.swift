@@ -18,7 +18,8 @@ enum ConsoleViews {
         var node: String
         var startedAt: Double
         var durationSeconds: Double
-        /// `listening`, `thinking`, `speaking`, `tool_running`; `unknown` for another node's session.
+        /// `listening`, `thinking`, `speaking`, `tool_running`; `unknown` for another node's
+        /// session until that node published its state.
         var state: String
         var turns: Int?
         var errors: Int?
@@ -130,7 +131,7 @@ enum ConsoleViews {
         var object = "console.conversation"
         var agentID: String?
         var calls: [Call]
-        var items: [InstanceRoutes.ItemList.Item]
+        var items: [ConsoleTranscript.Item]
         var turns: [Turn]
         var recording: Recording?
 

@@ -31,7 +31,7 @@ final class LocalCoordinator: SessionCoordinator {
         nodeID == self.nodeID ? await commands.end(sessionID: sessionID) : false
     }
 
-    func otherNodesLiveCalls() async throws -> [CallRecord] { [] }
+    func otherNodesLiveSessions() async throws -> [RemoteLiveSession] { [] }
 
     func join(nodeURL: String) async throws {}
 

@@ -65,8 +65,9 @@ protocol SessionCoordinator: Sendable {
     /// - Throws: `CoordinationError` when that node does not answer.
     func end(sessionID: String, on nodeID: String) async throws -> Bool
 
-    /// The calls live now on the other nodes of the cluster (none for a node alone).
-    func otherNodesLiveCalls() async throws -> [CallRecord]
+    /// The sessions live now on the other nodes of the cluster, with what each is doing (none
+    /// for a node alone).
+    func otherNodesLiveSessions() async throws -> [RemoteLiveSession]
 
     /// The conversation's recording as another node serves it, when this node holds none.
     func recordingElsewhere(conversationID: String, range: String?) async -> HTTPResponse?
@@ -80,6 +81,13 @@ struct SessionReservation: Sendable {
     var claimEpoch: Int64?
     /// Gives the place back (and the instance claim).
     var release: @Sendable () async -> Void
+}
+
+/// A session live on another node: its stored call and what it is doing, as its node published.
+struct RemoteLiveSession: Sendable {
+    var call: CallRecord
+    /// `listening`, `thinking`, `speaking`, `tool_running`; `unknown` until its node published it.
+    var state: String
 }
 
 /// An instance's state as the coordinator sees it.

@@ -5,7 +5,8 @@ import ParleyStore
 /// The realtime sessions running now, by id and by instance, with the concurrency limits: the
 /// node's, and each user's and each client token's.
 ///
-/// `@unchecked Sendable`: `sessions`, `statuses`, `activities` and `sessionIDs` are guarded by `lock`.
+/// `@unchecked Sendable`: `sessions`, `statuses`, `activities`, `sessionIDs`,
+/// `stateObservers` and `nextObserver` are guarded by `lock`.
 public final class LiveSessions: @unchecked Sendable {
     /// How many sessions may run at once.
     public struct Limits: Sendable, Hashable {
@@ -97,6 +98,9 @@ public final class LiveSessions: @unchecked Sendable {
     private var activities: [String: Activity] = [:]
     /// The id each running `VoiceSession` was admitted under.
     private var sessionIDs: [ObjectIdentifier: String] = [:]
+    /// Told whenever a session starts, ends or changes its state, by `observeStates`' token.
+    private var stateObservers: [Int: @Sendable () -> Void] = [:]
+    private var nextObserver = 0
     /// The limits sessions are admitted under.
     public let limits: Limits
     /// The most sessions at once on this node.
@@ -108,14 +112,16 @@ public final class LiveSessions: @unchecked Sendable {
     /// Registers a session, unless a limit is reached (then nothing is registered).
     /// - Returns: nil when admitted, else the limit that refused it.
     public func admit(_ entry: Entry) -> Refusal? {
-        lock.withLock {
-            if let refusal = refusalLocked(for: entry.owner) { return refusal }
+        let (refusal, observers) = lock.withLock { () -> (Refusal?, [@Sendable () -> Void]) in
+            if let refusal = refusalLocked(for: entry.owner) { return (refusal, []) }
             sessions[entry.sessionID] = entry
             activities[entry.sessionID] = Activity()
             sessionIDs[ObjectIdentifier(entry.session)] = entry.sessionID
             if let instance = entry.instanceID { statuses[instance] = "listening" }
-            return nil
+            return (nil, Array(stateObservers.values))
         }
+        observers.forEach { $0() }
+        return refusal
     }
 
     /// The limit a new session of `owner` would break now, if any (a door asks before it does
@@ -142,17 +148,40 @@ public final class LiveSessions: @unchecked Sendable {
     /// Removes a session; returns what it did, when it was running.
     @discardableResult
     public func remove(sessionID: String) -> Activity? {
-        lock.withLock {
-            guard let entry = sessions.removeValue(forKey: sessionID) else { return nil }
+        let (activity, observers) = lock.withLock { () -> (Activity?, [@Sendable () -> Void]) in
+            guard let entry = sessions.removeValue(forKey: sessionID) else { return (nil, []) }
             if let instance = entry.instanceID { statuses[instance] = nil }
             sessionIDs[ObjectIdentifier(entry.session)] = nil
-            return activities.removeValue(forKey: sessionID)
+            return (activities.removeValue(forKey: sessionID), Array(stateObservers.values))
         }
+        observers.forEach { $0() }
+        return activity
     }
 
     /// Changes what the running `session` is doing (`listening`, `thinking`, `speaking`, `tool_running`).
     public func setState(_ state: String, of session: VoiceSession) {
         updateActivity(of: session) { $0.state = state }
+        lock.withLock { Array(stateObservers.values) }.forEach { $0() }
+    }
+
+    /// Has `observer` told (on the caller's thread, outside the lock) whenever a session
+    /// starts, ends or changes its state, until `stopObserving` with the token returned.
+    public func observeStates(_ observer: @escaping @Sendable () -> Void) -> Int {
+        lock.withLock {
+            nextObserver += 1
+            stateObservers[nextObserver] = observer
+            return nextObserver
+        }
+    }
+
+    /// Stops telling the observer `observeStates` returned `token` for.
+    public func stopObserving(_ token: Int) {
+        lock.withLock { stateObservers[token] = nil }
+    }
+
+    /// What each running session is doing, by session id.
+    public var states: [String: String] {
+        lock.withLock { sessions.keys.reduce(into: [:]) { $0[$1] = activities[$1]?.state ?? Activity().state } }
     }
 
     /// Counts a response `session` gave.

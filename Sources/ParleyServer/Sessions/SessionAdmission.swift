@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyStore
+import ParleySync
 
 /// The one way a session gets in, whatever door it arrives through (the realtime WebSocket, a
 /// WebRTC call, a phone call), and the one way it leaves.
@@ -73,6 +74,9 @@ struct SessionAdmission: Sendable {
     let context: ServerContext
     private let owner: LiveSessions.Owner?
     private let reservation: SessionReservation
+    /// The write of the call's row, started by `admit` off the session's way in; `end` waits
+    /// for it before it stores the call's end (a late first write would reopen the call).
+    private let callStart = Locked<Task<Void, Never>?>(nil)
 
     /// The epoch of the session's instance claim, in cluster mode.
     var claimEpoch: Int64? { reservation.claimEpoch }
@@ -115,7 +119,9 @@ struct SessionAdmission: Sendable {
             throw .limit(refusal)
         }
         context.metrics.sessionOpened()
-        if let call = call(of: entry) { await save(call) }
+        if let call = call(of: entry) {
+            callStart.withLock { $0 = Task { await save(call) } }
+        }
         return entry.sessionID
     }
 
@@ -125,6 +131,7 @@ struct SessionAdmission: Sendable {
         let entry = context.sessions.entry(sessionID: sessionID)
         let activity = context.sessions.remove(sessionID: sessionID)
         context.metrics.sessionClosed()
+        await callStart.withLock { $0 }?.value
         if let entry, var call = call(of: entry) {
             call.endedAt = Date()
             call.turnCount = activity?.turns ?? 0

@@ -245,6 +245,33 @@ public final class PostgresCluster: @unchecked Sendable {
         }
     }
 
+    /// Publishes what this node's live sessions are doing (session id → `listening`,
+    /// `thinking`, `speaking`, `tool_running`), replacing what it published before, for the
+    /// other nodes' operator consoles.
+    /// - Throws: `PostgresError` when the database cannot be reached.
+    public func publishSessionStates(_ states: [String: String]) async throws {
+        let json = String(decoding: try JSONEncoder().encode(states), as: UTF8.self)
+        let node = nodeID
+        try await pool.run { connection in
+            try connection.query("UPDATE nodes SET session_states = $2 WHERE id = $1", [node, json])
+        }
+    }
+
+    /// What the other live nodes' sessions are doing, by session id, as those nodes last
+    /// published it (`publishSessionStates`). A row that does not decode counts as none.
+    public func otherNodesSessionStates() async throws -> [String: String] {
+        let node = nodeID
+        let published = try await pool.run { connection in
+            try connection.query("SELECT session_states FROM nodes WHERE NOT dead AND id <> $1", [node]).rows.compactMap { $0[0] }
+        }
+        var states: [String: String] = [:]
+        for json in published {
+            guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(json.utf8)) else { continue }
+            states.merge(decoded) { first, _ in first }
+        }
+        return states
+    }
+
     /// Resumes the sender waiting for command `id`, if it still waits.
     private func resolve(_ id: String, with result: Result<String, any Error>) {
         lock.withLock { waiters.removeValue(forKey: id) }?.resume(with: result)

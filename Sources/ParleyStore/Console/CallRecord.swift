@@ -50,6 +50,9 @@ public struct CallRecord: Sendable, Hashable, Codable {
 public struct CallQuery: Sendable, Hashable {
     /// Words to find in the call's id, conversation id, agent id or user id.
     public var search: String?
+    /// Words that must all be found in what was said in the call's conversation (each as the
+    /// start of a word said: `bill` finds "billing"); see `ItemRecord.words(of:)`.
+    public var transcriptWords: [String]
     public var agentID: String?
     public var userID: String?
     public var door: String?
@@ -70,11 +73,12 @@ public struct CallQuery: Sendable, Hashable {
 
     /// Creates a query for the newest `limit` calls matching the filters.
     public init(
-        search: String? = nil, agentID: String? = nil, userID: String? = nil, door: String? = nil, startedFrom: Date? = nil,
+        search: String? = nil, transcriptWords: [String] = [], agentID: String? = nil, userID: String? = nil, door: String? = nil, startedFrom: Date? = nil,
         startedBefore: Date? = nil, minimumSeconds: Double? = nil, hasErrors: Bool? = nil, isLive: Bool? = nil,
         limit: Int = 50, after: CallCursor? = nil
     ) {
         self.search = search
+        self.transcriptWords = transcriptWords
         self.agentID = agentID
         self.userID = userID
         self.door = door

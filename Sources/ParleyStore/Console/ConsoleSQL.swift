@@ -70,6 +70,11 @@ struct ConsoleSQL {
             let columns = ["calls.id", "calls.conversation_id", "c.agent_id", "calls.user_id"]
             conditions.append("(" + columns.map { "lower(coalesce(\($0), '')) LIKE \(pattern) ESCAPE '\\'" }.joined(separator: " OR ") + ")")
         }
+        for word in query.transcriptWords.flatMap(ItemRecord.words(of:)) {
+            // Letters and digits only, so nothing in the pattern is special to LIKE.
+            let pattern = bind("% " + word + "%")
+            conditions.append("EXISTS (SELECT 1 FROM items i WHERE i.conversation_id = calls.conversation_id AND i.words LIKE \(pattern))")
+        }
         if let agentID = query.agentID { conditions.append("c.agent_id = \(bind(agentID))") }
         if let userID = query.userID { conditions.append("calls.user_id = \(bind(userID))") }
         if let door = query.door { conditions.append("calls.door = \(bind(door))") }

@@ -1,4 +1,5 @@
-// Conversations: the stored calls, newest first, searchable and filterable, a page at a time.
+// Conversations: the stored calls, newest first, searchable by what was said and by ids,
+// filterable, a page at a time.
 
 import { api } from "./api.js";
 import { h, duration, when, failure } from "./dom.js";
@@ -8,6 +9,7 @@ const PAGE_SIZE = 50;
 export async function showCalls(view) {
   const field = (label, name, attributes = {}) => h("label", {}, label, h("input", { name, ...attributes }));
   const form = h("form", { class: "filters", role: "search", "aria-label": "Filter conversations" },
+    field("Said", "q", { type: "search", placeholder: "words in the transcript", "data-testid": "transcript-search" }),
     field("Search", "search", { type: "search", placeholder: "id, user or agent", "data-testid": "search" }),
     field("Agent", "agent"),
     field("User", "user"),

@@ -1,5 +1,6 @@
 // One conversation the way the caller experienced it: each user turn, the agent's reply with
 // what the caller never heard struck through, tool calls with their arguments and results,
+// where the conversation was handed to another agent, the filler lines said while tools ran,
 // and the interruption verdicts with their reasons; each turn with its waterfall; and the
 // recording, whose playhead the transcript follows and which a click on a turn seeks.
 
@@ -43,7 +44,10 @@ export async function showConversation(view, id) {
   function render(exchange, index) {
     const turn = exchange.turn;
     const element = h("li", { class: "exchange", "data-testid": "exchange", dataset: { recordingMs: turn?.recording_ms ?? "" } });
-    for (const item of exchange.items) element.append(renderItem(item, turn));
+    for (const item of exchange.items) {
+      if (item.handoff_from) element.append(handoff(item));
+      element.append(renderItem(item, turn));
+    }
     for (const verdict of turn?.verdicts ?? []) {
       element.append(h("p", { class: `verdict ${verdict.interrupts ? "interrupts" : "ignored"}`, "data-testid": "verdict" },
         verdict.interrupts ? "Interrupted: " : "Not an interruption: ", verdict.reason.replaceAll("_", " "),
@@ -69,10 +73,11 @@ export async function showConversation(view, id) {
         return h("p", { class: "line user" }, h("span", { class: "who" }, "Caller"), item.text || "(no words)");
       case "assistant": {
         const parts = [];
-        if (item.text) parts.push(h("span", {}, item.text));
+        if (item.text) parts.push(...spoken(item));
         if (item.interrupted && turn?.unheard_text) parts.push(" ", h("del", { "data-testid": "unheard", title: "Not heard by the caller" }, turn.unheard_text));
         for (const call of item.tool_calls ?? []) parts.push(h("code", { class: "tool-call" }, `${call.name}(${call.arguments})`));
-        return h("p", { class: "line agent" }, h("span", { class: "who" }, item.interrupted ? "Agent (interrupted)" : "Agent"), ...parts);
+        const who = item.agent_name ?? item.agent_id ?? "Agent";
+        return h("p", { class: "line agent" }, h("span", { class: "who" }, item.interrupted ? `${who} (interrupted)` : who), ...parts);
       }
       case "tool":
         return h("p", { class: "line tool" }, h("span", { class: "who" }, "Tool result"), h("code", {}, item.text));
@@ -94,6 +99,27 @@ export async function showConversation(view, id) {
       else element.removeAttribute("aria-current");
     }
   }
+}
+
+/** The line that marks where the conversation was handed to the item's agent. */
+function handoff(item) {
+  const to = item.agent_name ?? item.agent_id;
+  return h("p", { class: "handoff", role: "note", "data-testid": "handoff" },
+    `Handed from ${item.handoff_from_name ?? item.handoff_from} to ${to}`);
+}
+
+/** An agent item's text, its filler line (if any) labelled and set apart. */
+function spoken(item) {
+  const at = item.filler ? item.text.indexOf(item.filler) : -1;
+  if (at < 0) return [h("span", {}, item.text)];
+  const before = item.text.slice(0, at).trim();
+  const after = item.text.slice(at + item.filler.length).trim();
+  return [
+    before && h("span", {}, before + " "),
+    h("span", { class: "filler", "data-testid": "filler", title: "Filler: said while the tools ran" },
+      h("span", { class: "filler-label" }, "Filler: "), item.filler),
+    after && h("span", {}, " " + after),
+  ];
 }
 
 function fact(name, value) {
