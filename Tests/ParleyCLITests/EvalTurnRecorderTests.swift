@@ -53,16 +53,43 @@ struct EvalTurnRecorderTests {
             == #"refund was called with {"order":"A-17","amount":12.5}: amount is 12.5, not 10"#)
     }
 
-    @Test("a handoff whose first response ends before the new agent speaks: the turn waits for the new agent's reply")
+    @Test("a handoff in the server's order: the transfer ends the first response, then the report, then the new agent's reply")
     func handoffInTwoResponses() {
         var recorder = TurnRecorder(typed: "I was charged twice")
-        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("triage"), "to_agent": .string("billing")])), at: .now) == .listen)
-        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        let transfer = RealtimeServerEvent.parley(type: "parley.tool_call.started", payload: .object([
+            "name": .string("transfer_to_agent_billing"), "arguments": .string("{}"),
+        ]))
+        #expect(recorder.record(transfer, at: .now) == .listen)
+        #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Let me pass you."), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen, "the handoff is still to be reported")
         #expect(recorder.record(.sessionUpdated(RealtimeSessionInfo(id: "sess_1", settings: RealtimeSessionSettings(instructions: "You are billing."))), at: .now) == .listen)
+        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("agent_triage"), "to_agent": .string("agent_billing")])), at: .now) == .listen)
         #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Billing here."), at: .now) == .listen)
         #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
-        #expect(recorder.observation.reply == "Billing here.")
-        #expect(ExpectationOutcome(.handoffTo("billing"), recorder.observation).passed)
+        var observed = recorder.observation
+        #expect(observed.reply == "Let me pass you. Billing here.")
+        #expect(observed.toolCalls.isEmpty, "the transfer is reported as the handoff")
+        #expect(ExpectationOutcome(.noToolCalled, observed).passed)
+        #expect(ExpectationOutcome(.handoffTo("agent_billing"), observed).passed)
+        #expect(ExpectationOutcome(.handoffTo("billing"), observed).reason == "handed off to agent_billing instead")
+        observed.handoffNames = ["agent_billing": "Billing"]
+        #expect(ExpectationOutcome(.handoffTo("billing"), observed).passed, "an agent is also named by its name, ignoring case")
+        #expect(ExpectationOutcome(.handoffTo("sales"), observed).reason == "handed off to Billing (agent_billing) instead")
+    }
+
+    @Test("a refused handoff ends the turn with the agent's own answer and says why the expectation failed")
+    func refusedHandoff() {
+        var recorder = TurnRecorder(typed: "I was charged twice")
+        _ = recorder.record(.parley(type: "parley.tool_call.started", payload: .object(["name": .string("transfer_to_agent_billing")])), at: .now)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "I will help you myself."), at: .now)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        let refusal = RealtimeServerEvent.parley(type: "parley.handoff", payload: .object([
+            "from_agent": .string("agent_triage"), "to_agent": .string("agent_billing"), "error": .string("the agent no longer exists"),
+        ]))
+        #expect(recorder.record(refusal, at: .now) == .finished)
+        #expect(ExpectationOutcome(.handoffTo("agent_billing"), recorder.observation).reason
+            == "the server refused the handoff to agent_billing: the agent no longer exists")
+        #expect(ExpectationOutcome(.handoffTo("billing"), TurnRecorder(typed: "hi").observation).reason == "no handoff: the agent answered the caller itself")
     }
 
     @Test("an interruption the server honoured, and one it ignored")

@@ -38,7 +38,8 @@ struct ScenarioRunner: Sendable {
             if run.failure == nil, run.turns.allSatisfy({ $0.observation?.failure == nil }) {
                 var interruptAfterMs: Int?
                 if index + 1 < scenario.turns.count, case .interrupt(_, _, let after) = scenario.turns[index + 1].input { interruptAfterMs = after }
-                let observation = try await self.turn(turn.input, interruptAfterMs: interruptAfterMs, link, &signals)
+                var observation = try await self.turn(turn.input, interruptAfterMs: interruptAfterMs, link, &signals)
+                observation.handoffNames = await agentNames(observation.handoffs)
                 result.observation = observation
                 result.said = result.said ?? observation.heard
                 result.outcomes = turn.expectations.map { ExpectationOutcome($0, observation) }
@@ -50,6 +51,16 @@ struct ScenarioRunner: Sendable {
         }
         run.durationMs = TurnRecorder.milliseconds(clock.now - started)
         return run
+    }
+
+    /// The names of the agents `ids`, as the server's agent API gives them; agents it does not
+    /// show (a client token may not read them) keep their ids alone in reports.
+    private func agentNames(_ ids: [String]) async -> [String: String] {
+        var names: [String: String] = [:]
+        for id in Set(ids) {
+            if let name = try? await server.send("GET", "/v1/agents/\(id.pathComponentEncoded)")["name"]?.stringValue { names[id] = name }
+        }
+        return names
     }
 
     /// Sends the scenario's session settings (push-to-talk, spoken replies) and waits for the

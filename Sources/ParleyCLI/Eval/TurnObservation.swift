@@ -17,8 +17,12 @@ struct TurnObservation: Sendable, Hashable {
     var reply = ""
     /// The tools called, in order.
     var toolCalls: [ToolCall] = []
-    /// The agents the conversation was handed to, in order.
+    /// The agents the conversation was handed to (their ids), in order.
     var handoffs: [String] = []
+    /// The names of the agents handed to, by id, where the server told them.
+    var handoffNames: [String: String] = [:]
+    /// Handoffs the server refused, each `agent id: why`.
+    var refusedHandoffs: [String] = []
     /// From the caller's last audio (or typed text) sent to the reply's first audio, wall clock.
     var replyStartedAfterMs: Int?
     /// Milliseconds of reply audio received.
@@ -33,6 +37,11 @@ struct TurnObservation: Sendable, Hashable {
     var failure: String?
     /// From the turn's start to the reply's end, wall clock.
     var durationMs = 0
+
+    /// An agent handed to, as reports name it: `Billing (agent_…)`, or its id alone.
+    func handoffLabel(_ agentID: String) -> String {
+        handoffNames[agentID].map { "\($0) (\(agentID))" } ?? agentID
+    }
 
     /// Whether the reply was cut: the caller interrupted and the server cancelled or truncated it.
     var wasInterrupted: Bool {

@@ -26,6 +26,15 @@ struct TurnRecorder: Sendable {
     private var lastError: String?
     private var responseDone = false
     private var awaitingTruncation = false
+    /// The responses in which the agent called a handoff's transfer tool.
+    private var transferringResponses: Set<String> = []
+    /// Whether a transferring response has ended, so a refused handoff ends the turn.
+    private var transferringResponseDone = false
+    /// Whether the server refused a handoff since the last transfer call.
+    private var handoffRefused = false
+
+    /// The prefix of the tools a handoff offers the model (`transfer_to_<agent id>`).
+    static let transferToolPrefix = "transfer_to_"
 
     /// The event ids of the interruption's client events, so their answers are told apart.
     static let cancelEventID = "evt_eval_cancel"
@@ -75,9 +84,16 @@ struct TurnRecorder: Sendable {
             if let inputSent { observation.replyStartedAfterMs = Self.milliseconds(instant - inputSent) }
             return .replyStarted
         case .parley(let type, let payload) where type == "parley.tool_call.started":
-            observation.toolCalls.append(.init(name: payload["name"]?.stringValue ?? "", arguments: payload["arguments"]?.stringValue ?? ""))
+            let name = payload["name"]?.stringValue ?? ""
+            // A handoff's transfer is reported as the handoff it makes, not as a tool call.
+            if name.hasPrefix(Self.transferToolPrefix) {
+                transferringResponses.insert(payload["response_id"]?.stringValue ?? "")
+                handoffRefused = false
+            } else {
+                observation.toolCalls.append(.init(name: name, arguments: payload["arguments"]?.stringValue ?? ""))
+            }
         case .parley(let type, let payload) where type == "parley.handoff":
-            if let agent = payload["to_agent"]?.stringValue { observation.handoffs.append(agent) }
+            return handoff(payload)
         case .conversationItemTruncated:
             observation.truncated = true
             awaitingTruncation = false
@@ -100,14 +116,39 @@ struct TurnRecorder: Sendable {
             if response.status == .failed {
                 fail("the reply failed: \(response.statusDetails?.error?.message ?? lastError ?? "no reason given")")
             }
-            // A handoff may end the first agent's response before the new agent speaks: the
-            // turn goes on until a reply with words, or its time limit.
-            let newAgentToSpeak = !observation.handoffs.isEmpty && observation.reply.isEmpty && response.status == .completed
-            return awaitingTruncation || newAgentToSpeak ? .listen : .finished
+            // A transfer ends the first agent's response and the new agent answers in a
+            // response of its own, in the same turn (the server reports the handoff around the
+            // first one's end); a refused handoff leaves the first agent's answer the last.
+            let transferred = transferringResponses.contains(response.id) || transferringResponses.contains("")
+                || response.output.contains(where: Self.isTransfer)
+            transferringResponses.removeAll()
+            transferringResponseDone = transferred
+            let newAgentToAnswer = transferred && !handoffRefused && response.status == .completed
+            return awaitingTruncation || newAgentToAnswer ? .listen : .finished
         default:
             break
         }
         return .listen
+    }
+
+    /// Records a `parley.handoff` report: a handoff made (the new agent's response follows) or
+    /// refused (the agent already answered itself).
+    private mutating func handoff(_ payload: JSONValue) -> Step {
+        let agent = payload["to_agent"]?.stringValue ?? ""
+        if let error = payload["error"]?.stringValue {
+            observation.refusedHandoffs.append("\(agent): \(error)")
+            handoffRefused = true
+            return transferringResponseDone && !awaitingTruncation ? .finished : .listen
+        }
+        observation.handoffs.append(agent)
+        if let last = observation.reply.last, !last.isWhitespace { observation.reply += " " }
+        return .listen
+    }
+
+    /// Whether `item` is a call of a handoff's transfer tool.
+    private static func isTransfer(_ item: RealtimeItem) -> Bool {
+        if case .functionCall(_, let name, _) = item.kind { return name.hasPrefix(transferToolPrefix) }
+        return false
     }
 
     /// The pcm16 samples in base64 text, from its length (the audio itself is not needed).
