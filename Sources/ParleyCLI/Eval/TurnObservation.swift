@@ -11,6 +11,16 @@ struct TurnObservation: Sendable, Hashable {
         var arguments: String
     }
 
+    /// The server's verdict on speech over its reply (Parley's `parley.interruption`).
+    struct InterruptionVerdict: Sendable, Hashable {
+        /// Whether the speech stopped the reply.
+        var interrupts: Bool
+        /// Why, e.g. `backchannel` or `words`.
+        var reason: String
+        /// The words the server heard, when it transcribed them.
+        var words: String?
+    }
+
     /// What the server heard the caller say (its transcript, or the typed text).
     var heard: String?
     /// What the agent replied, as text or as the transcript of its speech.
@@ -29,8 +39,14 @@ struct TurnObservation: Sendable, Hashable {
     var replyAudioMs = 0
     /// The reply's end: `completed`, `cancelled`, `incomplete` or `failed`.
     var responseStatus: String?
-    /// When the caller interrupted, how much of the reply it had heard, in milliseconds.
+    /// When the caller interrupted (or spoke over the reply), how much of it it had heard, in milliseconds.
     var interruptedAtAudioMs: Int?
+    /// Whether the caller spoke over the reply and left the server to judge it (server turn detection).
+    var spokeOverReply = false
+    /// The server's verdict on the caller's speech over the reply.
+    var interruptionVerdict: InterruptionVerdict?
+    /// What the server heard of the caller's speech over the reply, when it made a turn of it.
+    var heardOverReply: String?
     /// Whether the server truncated the reply's item to what was heard.
     var truncated = false
     /// Why the turn could not be observed to its end, if it could not.
@@ -45,6 +61,7 @@ struct TurnObservation: Sendable, Hashable {
 
     /// Whether the reply was cut: the caller interrupted and the server cancelled or truncated it.
     var wasInterrupted: Bool {
-        interruptedAtAudioMs != nil && (responseStatus == "cancelled" || responseStatus == "incomplete" || truncated)
+        interruptedAtAudioMs != nil
+            && (responseStatus == "cancelled" || responseStatus == "incomplete" || truncated || interruptionVerdict?.interrupts == true)
     }
 }

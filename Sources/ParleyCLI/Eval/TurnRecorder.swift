@@ -32,6 +32,12 @@ struct TurnRecorder: Sendable {
     private var transferringResponseDone = false
     /// Whether the server refused a handoff since the last transfer call.
     private var handoffRefused = false
+    /// The caller is to speak over the reply and has not yet.
+    private var speechOverPending = false
+    /// The caller spoke over the reply and the server has not judged it yet.
+    private var awaitingVerdict = false
+    /// When the reply's first audio arrived.
+    private var replyStarted: ContinuousClock.Instant?
 
     /// The prefix of the tools a handoff offers the model (`transfer_to_<agent id>`).
     static let transferToolPrefix = "transfer_to_"
@@ -60,6 +66,37 @@ struct TurnRecorder: Sendable {
         awaitingTruncation = true
     }
 
+    /// The caller will speak over the reply (server turn detection): the turn ends only once it
+    /// has, and the server has judged the speech.
+    mutating func willSpeakOver() {
+        speechOverPending = true
+    }
+
+    /// The caller spoke over the reply now.
+    mutating func spokeOver() {
+        observation.interruptedAtAudioMs = observation.replyAudioMs
+        observation.spokeOverReply = true
+        speechOverPending = false
+        awaitingVerdict = true
+    }
+
+    /// Whether the reply had played to its end by `instant` (its audio arrives paced, as it plays).
+    func replyPlayedOut(by instant: ContinuousClock.Instant) -> Bool {
+        guard responseDone, let replyStarted else { return responseDone }
+        return instant - replyStarted >= .milliseconds(observation.replyAudioMs)
+    }
+
+    /// The reply ended before the caller could speak over it.
+    mutating func speechOverMissed() -> Step {
+        speechOverPending = false
+        return settled
+    }
+
+    /// `.finished` once the reply is done and nothing more is awaited.
+    private var settled: Step {
+        responseDone && !awaitingTruncation && !speechOverPending && !awaitingVerdict ? .finished : .listen
+    }
+
     /// The turn could not go on.
     mutating func fail(_ reason: String) {
         if observation.failure == nil { observation.failure = reason }
@@ -68,8 +105,25 @@ struct TurnRecorder: Sendable {
     /// Records `event`, received at `instant`.
     mutating func record(_ event: RealtimeServerEvent, at instant: ContinuousClock.Instant) -> Step {
         switch event {
+        case .inputAudioTranscriptionCompleted(_, _, let transcript, _) where observation.spokeOverReply:
+            // The speech over the reply became a turn of its own: the next caller turn's.
+            observation.heardOverReply = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+            awaitingVerdict = false
+            return settled
+        case .parley(let type, let payload) where type == "parley.interruption" && observation.spokeOverReply:
+            observation.interruptionVerdict = .init(
+                interrupts: payload["interrupts"]?.boolValue ?? false, reason: payload["reason"]?.stringValue ?? "", words: payload["words"]?.stringValue
+            )
+            awaitingVerdict = false
+            return settled
         case .inputAudioTranscriptionCompleted(_, _, let transcript, _):
-            observation.heard = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Under server turn detection a pause may split the caller's words into pieces.
+            let words = transcript.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let heard = observation.heard, !heard.isEmpty {
+                if !words.isEmpty { observation.heard = heard + " " + words }
+            } else {
+                observation.heard = words
+            }
             return .requestReply
         case .inputAudioTranscriptionFailed(_, _, let error):
             fail("the server could not transcribe the caller: \(error.message)")
@@ -81,6 +135,7 @@ struct TurnRecorder: Sendable {
             observation.replyAudioMs = replyAudioSamples * 1000 / Self.sampleRate
             guard replyAudioItemID == nil else { return .listen }
             replyAudioItemID = position.itemID
+            replyStarted = instant
             if let inputSent { observation.replyStartedAfterMs = Self.milliseconds(instant - inputSent) }
             return .replyStarted
         case .parley(let type, let payload) where type == "parley.tool_call.started":
@@ -124,7 +179,7 @@ struct TurnRecorder: Sendable {
             transferringResponses.removeAll()
             transferringResponseDone = transferred
             let newAgentToAnswer = transferred && !handoffRefused && response.status == .completed
-            return awaitingTruncation || newAgentToAnswer ? .listen : .finished
+            return newAgentToAnswer ? .listen : settled
         default:
             break
         }
