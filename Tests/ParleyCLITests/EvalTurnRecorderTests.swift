@@ -116,6 +116,42 @@ struct EvalTurnRecorderTests {
         #expect(ExpectationOutcome(.interrupted(true), finishedFirst).reason == "the reply ended before the interruption")
     }
 
+    @Test("speech over the reply under server turn detection: the turn waits for the moment and the verdict, then follows it")
+    func speechOverTheReply() {
+        let verdict = { (interrupts: Bool, reason: String) in
+            RealtimeServerEvent.parley(type: "parley.interruption", payload: .object([
+                "interrupts": .bool(interrupts), "reason": .string(reason), "words": .string("Okay."),
+            ]))
+        }
+        var kept = TurnRecorder(typed: "tell me a story")
+        kept.willSpeakOver()
+        _ = kept.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        #expect(kept.record(.responseDone(Self.response(.completed)), at: .now) == .listen, "the backchannel is still to be said")
+        kept.spokeOver()
+        #expect(kept.record(.parley(type: "parley.output_audio.paused", payload: .object([:])), at: .now) == .listen)
+        #expect(kept.record(verdict(false, "backchannel"), at: .now) == .finished)
+        #expect(kept.observation.interruptionVerdict == .init(interrupts: false, reason: "backchannel", words: "Okay."))
+        #expect(ExpectationOutcome(.interrupted(false), kept.observation).passed)
+
+        var cut = TurnRecorder(typed: "tell me a story")
+        cut.willSpeakOver()
+        _ = cut.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        cut.spokeOver()
+        #expect(cut.record(verdict(true, "words"), at: .now) == .listen, "the reply is not done yet")
+        #expect(cut.record(.inputAudioTranscriptionCompleted(itemID: "item_2", contentIndex: 0, transcript: " stop ", usage: .duration(seconds: 1)), at: .now) == .listen)
+        #expect(cut.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(cut.observation.heard == "tell me a story", "the words over the reply are the next turn's")
+        #expect(cut.observation.heardOverReply == "stop")
+        #expect(ExpectationOutcome(.interrupted(true), cut.observation).passed)
+        #expect(ExpectationOutcome(.interrupted(false), cut.observation).reason == "the reply was cut after 100 ms")
+
+        var missed = TurnRecorder(typed: "hi")
+        missed.willSpeakOver()
+        #expect(missed.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        #expect(missed.replyPlayedOut(by: .now))
+        #expect(missed.speechOverMissed() == .finished)
+    }
+
     @Test("a refused turn and a failed reply end the turn with the server's reason")
     func failures() {
         var refused = TurnRecorder()
