@@ -152,6 +152,25 @@ struct EvalTurnRecorderTests {
         #expect(missed.speechOverMissed() == .finished)
     }
 
+    @Test("a caller turn split by a pause under server turn detection: the reply the rest of it cut is not the turn's reply")
+    func splitTurn() {
+        var recorder = TurnRecorder()
+        #expect(recorder.record(.inputAudioTranscriptionCompleted(itemID: "item_1", contentIndex: 0, transcript: "Wait, stop.", usage: .duration(seconds: 1)), at: .now) == .requestReply)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Sure"), at: .now)
+        _ = recorder.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        var cut = Self.response(.cancelled)
+        cut.statusDetails = RealtimeResponseStatusDetails(reason: .turnDetected)
+        #expect(recorder.record(.responseDone(cut), at: .now) == .listen)
+        #expect(recorder.record(.inputAudioTranscriptionCompleted(itemID: "item_2", contentIndex: 0, transcript: "Tell me more.", usage: .duration(seconds: 1)), at: .now) == .requestReply)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Here is more."), at: .now)
+        #expect(recorder.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now) == .replyStarted)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(recorder.observation.heard == "Wait, stop. Tell me more.")
+        #expect(recorder.observation.reply == "Here is more.")
+        #expect(recorder.observation.replyAudioMs == 100)
+        #expect(recorder.observation.responseStatus == "completed")
+    }
+
     @Test("a refused turn and a failed reply end the turn with the server's reason")
     func failures() {
         var refused = TurnRecorder()

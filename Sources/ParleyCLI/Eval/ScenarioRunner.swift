@@ -88,6 +88,14 @@ struct ScenarioRunner: Sendable {
     /// hears the turn end.
     static let trailingSilence = [Int16](repeating: 0, count: RealtimeSessionSettings.supportedAudioRate)
 
+    /// The words `next` says over the reply before it, synthesised ahead so they go out on time.
+    private func speechOver(by next: CallerInput?) async throws -> [Int16] {
+        switch next {
+        case .interrupt(let words, let voice, _)?, .backchannel(let words, let voice, _)?: try await caller.speech([words], voice: voice, pauseMs: 0)
+        default: []
+        }
+    }
+
     /// Sends spoken words: committed as one utterance under push-to-talk, streamed and followed
     /// by silence under server turn detection.
     private func speak(_ samples: [Int16], _ serverTurns: Bool, _ link: RealtimeLink) throws {
@@ -105,9 +113,7 @@ struct ScenarioRunner: Sendable {
         let started = clock.now
         let serverTurns = turnDetection == .serverVAD
         let speakOverAfterMs = next?.speaksOverReplyAfterMs
-        var overlap: [Int16] = []
-        if serverTurns, case .interrupt(let words, let voice, _)? = next { overlap = try await caller.speech([words], voice: voice, pauseMs: 0) }
-        if serverTurns, case .backchannel(let words, let voice, _)? = next { overlap = try await caller.speech([words], voice: voice, pauseMs: 0) }
+        let overlap = serverTurns ? try await speechOver(by: next) : []
         var recorder = TurnRecorder()
         switch input {
         case .text(let text):

@@ -165,6 +165,15 @@ struct TurnRecorder: Sendable {
                 fail("the server refused the caller's turn: \(error.message)")
                 return .finished
             }
+        case .responseDone(let response) where Self.cutByTheCallerGoingOn(response) && !observation.spokeOverReply:
+            // Under server turn detection a pause ended the caller's turn early and the server
+            // started a reply, which the rest of the caller's words cut: the reply is still to come.
+            observation.reply = ""
+            observation.replyAudioMs = 0
+            observation.replyStartedAfterMs = nil
+            replyAudioSamples = 0
+            replyAudioItemID = nil
+            replyStarted = nil
         case .responseDone(let response):
             observation.responseStatus = response.status.rawValue
             responseDone = true
@@ -198,6 +207,11 @@ struct TurnRecorder: Sendable {
         observation.handoffs.append(agent)
         if let last = observation.reply.last, !last.isWhitespace { observation.reply += " " }
         return .listen
+    }
+
+    /// Whether `response` was cancelled because the caller spoke (server turn detection).
+    private static func cutByTheCallerGoingOn(_ response: RealtimeResponse) -> Bool {
+        response.status == .cancelled && response.statusDetails?.reason == .turnDetected
     }
 
     /// Whether `item` is a call of a handoff's transfer tool.
