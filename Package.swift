@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "ParleyRTCTests", dependencies: ["ParleyRTC"]),
         .testTarget(name: "ParleyServerTests", dependencies: ["ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleySIP", "ParleyTesting"]),
         .testTarget(name: "ParleyClientTests", dependencies: ["ParleyClient", "ParleyServer", "ParleyCore", "ParleyNet", "ParleySync", "ParleyTesting"]),
-        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyTesting"]),
+        .testTarget(name: "ParleyCLITests", dependencies: ["ParleyCLI", "ParleyCore", "ParleyLocal", "ParleyTesting"]),
         .testTarget(name: "TurnEvaluationTests", dependencies: ["TurnEvaluation", "ParleyCore"]),
         .testTarget(name: "BenchmarkHarnessTests", dependencies: ["BenchmarkHarness"]),
     ],

@@ -16,8 +16,10 @@ struct EvalCommandTests {
         let work: TemporaryDirectory
         let agentID: String
 
-        static func start(_ model: ScriptedLanguageModel, heard: [String] = []) async throws -> Fixture {
-            let server = try CLITestServer.start(languageModel: model, heard: heard)
+        static func start(
+            _ model: ScriptedLanguageModel, heard: [String] = [], hearing: (any SpeechRecognizer)? = nil, sileroVAD: Bool = false
+        ) async throws -> Fixture {
+            let server = try CLITestServer.start(languageModel: model, heard: heard, hearing: hearing, sileroVAD: sileroVAD)
             let work = try TemporaryDirectory()
             // No filler: on a loaded machine the tool can outlast its delay, and these tests are about the turn.
             try Data(#"{"filler_delay_ms": 0}"#.utf8).write(to: work.url.appendingPathComponent("agent.json"))

@@ -53,16 +53,43 @@ struct EvalTurnRecorderTests {
             == #"refund was called with {"order":"A-17","amount":12.5}: amount is 12.5, not 10"#)
     }
 
-    @Test("a handoff whose first response ends before the new agent speaks: the turn waits for the new agent's reply")
+    @Test("a handoff in the server's order: the transfer ends the first response, then the report, then the new agent's reply")
     func handoffInTwoResponses() {
         var recorder = TurnRecorder(typed: "I was charged twice")
-        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("triage"), "to_agent": .string("billing")])), at: .now) == .listen)
-        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        let transfer = RealtimeServerEvent.parley(type: "parley.tool_call.started", payload: .object([
+            "name": .string("transfer_to_agent_billing"), "arguments": .string("{}"),
+        ]))
+        #expect(recorder.record(transfer, at: .now) == .listen)
+        #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Let me pass you."), at: .now) == .listen)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen, "the handoff is still to be reported")
         #expect(recorder.record(.sessionUpdated(RealtimeSessionInfo(id: "sess_1", settings: RealtimeSessionSettings(instructions: "You are billing."))), at: .now) == .listen)
+        #expect(recorder.record(.parley(type: "parley.handoff", payload: .object(["from_agent": .string("agent_triage"), "to_agent": .string("agent_billing")])), at: .now) == .listen)
         #expect(recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Billing here."), at: .now) == .listen)
         #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
-        #expect(recorder.observation.reply == "Billing here.")
-        #expect(ExpectationOutcome(.handoffTo("billing"), recorder.observation).passed)
+        var observed = recorder.observation
+        #expect(observed.reply == "Let me pass you. Billing here.")
+        #expect(observed.toolCalls.isEmpty, "the transfer is reported as the handoff")
+        #expect(ExpectationOutcome(.noToolCalled, observed).passed)
+        #expect(ExpectationOutcome(.handoffTo("agent_billing"), observed).passed)
+        #expect(ExpectationOutcome(.handoffTo("billing"), observed).reason == "handed off to agent_billing instead")
+        observed.handoffNames = ["agent_billing": "Billing"]
+        #expect(ExpectationOutcome(.handoffTo("billing"), observed).passed, "an agent is also named by its name, ignoring case")
+        #expect(ExpectationOutcome(.handoffTo("sales"), observed).reason == "handed off to Billing (agent_billing) instead")
+    }
+
+    @Test("a refused handoff ends the turn with the agent's own answer and says why the expectation failed")
+    func refusedHandoff() {
+        var recorder = TurnRecorder(typed: "I was charged twice")
+        _ = recorder.record(.parley(type: "parley.tool_call.started", payload: .object(["name": .string("transfer_to_agent_billing")])), at: .now)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "I will help you myself."), at: .now)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        let refusal = RealtimeServerEvent.parley(type: "parley.handoff", payload: .object([
+            "from_agent": .string("agent_triage"), "to_agent": .string("agent_billing"), "error": .string("the agent no longer exists"),
+        ]))
+        #expect(recorder.record(refusal, at: .now) == .finished)
+        #expect(ExpectationOutcome(.handoffTo("agent_billing"), recorder.observation).reason
+            == "the server refused the handoff to agent_billing: the agent no longer exists")
+        #expect(ExpectationOutcome(.handoffTo("billing"), TurnRecorder(typed: "hi").observation).reason == "no handoff: the agent answered the caller itself")
     }
 
     @Test("an interruption the server honoured, and one it ignored")
@@ -87,6 +114,61 @@ struct EvalTurnRecorderTests {
 
         let finishedFirst = TurnRecorder(typed: "hi").observation
         #expect(ExpectationOutcome(.interrupted(true), finishedFirst).reason == "the reply ended before the interruption")
+    }
+
+    @Test("speech over the reply under server turn detection: the turn waits for the moment and the verdict, then follows it")
+    func speechOverTheReply() {
+        let verdict = { (interrupts: Bool, reason: String) in
+            RealtimeServerEvent.parley(type: "parley.interruption", payload: .object([
+                "interrupts": .bool(interrupts), "reason": .string(reason), "words": .string("Okay."),
+            ]))
+        }
+        var kept = TurnRecorder(typed: "tell me a story")
+        kept.willSpeakOver()
+        _ = kept.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        #expect(kept.record(.responseDone(Self.response(.completed)), at: .now) == .listen, "the backchannel is still to be said")
+        kept.spokeOver()
+        #expect(kept.record(.parley(type: "parley.output_audio.paused", payload: .object([:])), at: .now) == .listen)
+        #expect(kept.record(verdict(false, "backchannel"), at: .now) == .finished)
+        #expect(kept.observation.interruptionVerdict == .init(interrupts: false, reason: "backchannel", words: "Okay."))
+        #expect(ExpectationOutcome(.interrupted(false), kept.observation).passed)
+
+        var cut = TurnRecorder(typed: "tell me a story")
+        cut.willSpeakOver()
+        _ = cut.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        cut.spokeOver()
+        #expect(cut.record(verdict(true, "words"), at: .now) == .listen, "the reply is not done yet")
+        #expect(cut.record(.inputAudioTranscriptionCompleted(itemID: "item_2", contentIndex: 0, transcript: " stop ", usage: .duration(seconds: 1)), at: .now) == .listen)
+        #expect(cut.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(cut.observation.heard == "tell me a story", "the words over the reply are the next turn's")
+        #expect(cut.observation.heardOverReply == "stop")
+        #expect(ExpectationOutcome(.interrupted(true), cut.observation).passed)
+        #expect(ExpectationOutcome(.interrupted(false), cut.observation).reason == "the reply was cut after 100 ms")
+
+        var missed = TurnRecorder(typed: "hi")
+        missed.willSpeakOver()
+        #expect(missed.record(.responseDone(Self.response(.completed)), at: .now) == .listen)
+        #expect(missed.replyPlayedOut(by: .now))
+        #expect(missed.speechOverMissed() == .finished)
+    }
+
+    @Test("a caller turn split by a pause under server turn detection: the reply the rest of it cut is not the turn's reply")
+    func splitTurn() {
+        var recorder = TurnRecorder()
+        #expect(recorder.record(.inputAudioTranscriptionCompleted(itemID: "item_1", contentIndex: 0, transcript: "Wait, stop.", usage: .duration(seconds: 1)), at: .now) == .requestReply)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Sure"), at: .now)
+        _ = recorder.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now)
+        var cut = Self.response(.cancelled)
+        cut.statusDetails = RealtimeResponseStatusDetails(reason: .turnDetected)
+        #expect(recorder.record(.responseDone(cut), at: .now) == .listen)
+        #expect(recorder.record(.inputAudioTranscriptionCompleted(itemID: "item_2", contentIndex: 0, transcript: "Tell me more.", usage: .duration(seconds: 1)), at: .now) == .requestReply)
+        _ = recorder.record(.responseOutputAudioTranscriptDelta(Self.position, delta: "Here is more."), at: .now)
+        #expect(recorder.record(.responseOutputAudioDelta(Self.position, delta: Self.tenthOfASecond), at: .now) == .replyStarted)
+        #expect(recorder.record(.responseDone(Self.response(.completed)), at: .now) == .finished)
+        #expect(recorder.observation.heard == "Wait, stop. Tell me more.")
+        #expect(recorder.observation.reply == "Here is more.")
+        #expect(recorder.observation.replyAudioMs == 100)
+        #expect(recorder.observation.responseStatus == "completed")
     }
 
     @Test("a refused turn and a failed reply end the turn with the server's reason")

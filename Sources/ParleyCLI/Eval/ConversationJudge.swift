@@ -57,7 +57,7 @@ struct ConversationJudge: Sendable {
             guard let observed = turn.observation else { return nil }
             var lines = ["Caller: \(observed.heard ?? turn.said ?? "")"]
             lines += observed.toolCalls.map { "(the agent called \($0.name) with \($0.arguments))" }
-            lines += observed.handoffs.map { "(the call was handed to the agent \($0))" }
+            lines += observed.handoffs.map { "(the call was handed to the agent \(observed.handoffLabel($0)))" }
             lines.append("Agent: \(observed.reply.trimmingCharacters(in: .whitespacesAndNewlines))")
             if observed.wasInterrupted { lines.append("(the caller interrupted the agent)") }
             return lines.joined(separator: "\n")

@@ -46,8 +46,13 @@ struct ExpectationOutcome: Sendable, Hashable {
         case .noToolCalled:
             return observed.toolCalls.isEmpty ? nil : "\(Self.names(observed.toolCalls)) called"
         case .handoffTo(let agent):
-            if observed.handoffs.contains(agent) { return nil }
-            return observed.handoffs.isEmpty ? "no handoff" : "handed off to \(observed.handoffs.joined(separator: ", ")) instead"
+            let handedTo = observed.handoffs.contains { id in
+                id == agent || observed.handoffNames[id]?.caseInsensitiveCompare(agent) == .orderedSame
+            }
+            if handedTo { return nil }
+            if !observed.handoffs.isEmpty { return "handed off to \(observed.handoffs.map(observed.handoffLabel).joined(separator: ", ")) instead" }
+            if let refused = observed.refusedHandoffs.first { return "the server refused the handoff to \(refused)" }
+            return "no handoff: the agent answered the caller itself"
         case .replyStartedWithin(let limit):
             guard let after = observed.replyStartedAfterMs else { return "the reply had no audio" }
             return after <= limit ? nil : "the reply started after \(after) ms"

@@ -60,6 +60,11 @@ enum JSONReport {
         members["handoffs"] = .array(observed.handoffs.map(JSONValue.string))
         members["response_status"] = observed.responseStatus.map(JSONValue.string) ?? .null
         members["interrupted"] = .bool(observed.wasInterrupted)
+        if let verdict = observed.interruptionVerdict {
+            var judged: [String: JSONValue] = ["interrupts": .bool(verdict.interrupts), "reason": .string(verdict.reason)]
+            if let words = verdict.words { judged["words"] = .string(words) }
+            members["interruption"] = .object(judged)
+        }
         members["timings"] = .object([
             "reply_started_after_ms": observed.replyStartedAfterMs.map { .number(Double($0)) } ?? .null,
             "reply_audio_ms": .number(Double(observed.replyAudioMs)),

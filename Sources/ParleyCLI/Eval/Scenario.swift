@@ -20,6 +20,8 @@ struct Scenario: Sendable, Hashable {
     var instructions: String?
     /// The voice the agent speaks with in this conversation.
     var agentVoice: String?
+    /// How the caller's turns end: pressed and released, or by the server hearing silence.
+    var turnDetection: CallerTurnDetection = .pushToTalk
     /// The caller's turns, in order.
     var turns: [CallerTurn]
     /// A rubric the whole conversation is scored by, when asked for.
@@ -36,6 +38,16 @@ struct CallerTurn: Sendable, Hashable {
     var line: Int
 }
 
+/// How a simulated caller's spoken turns end.
+enum CallerTurnDetection: String, Sendable, Hashable, CaseIterable {
+    /// The caller commits each utterance and asks for the reply, as a push-to-talk client
+    /// does; speech over a reply does nothing unless the caller cuts the reply itself.
+    case pushToTalk = "push_to_talk"
+    /// The caller streams audio and the server's turn detection ends turns, answers them and
+    /// judges speech over its replies (interruption or backchannel).
+    case serverVAD = "server_vad"
+}
+
 /// What a caller says or does in one turn.
 enum CallerInput: Sendable, Hashable {
     /// Spoken words: the fragments are synthesised with `voice` (the configured voice when
@@ -47,6 +59,9 @@ enum CallerInput: Sendable, Hashable {
     case text(String)
     /// Words spoken to cut the previous turn's reply `afterReplyMs` after its first audio.
     case interrupt(words: String, voice: CallerVoice?, afterReplyMs: Int)
+    /// Words that only acknowledge ("mm-hm") spoken over the previous turn's reply
+    /// `afterReplyMs` after its first audio; the server should keep talking.
+    case backchannel(words: String, voice: CallerVoice?, afterReplyMs: Int)
 
     /// How reports name the turn's kind.
     var kind: String {
@@ -55,6 +70,16 @@ enum CallerInput: Sendable, Hashable {
         case .wav: "wav"
         case .text: "text"
         case .interrupt: "interrupt"
+        case .backchannel: "backchannel"
+        }
+    }
+
+    /// How long after the previous turn's reply started the caller speaks over it, for the
+    /// turns that do.
+    var speaksOverReplyAfterMs: Int? {
+        switch self {
+        case .interrupt(_, _, let after), .backchannel(_, _, let after): after
+        default: nil
         }
     }
 
@@ -64,7 +89,7 @@ enum CallerInput: Sendable, Hashable {
         case .say(let fragments, _, _): fragments.joined(separator: " ")
         case .wav: nil
         case .text(let text): text
-        case .interrupt(let words, _, _): words
+        case .interrupt(let words, _, _), .backchannel(let words, _, _): words
         }
     }
 }

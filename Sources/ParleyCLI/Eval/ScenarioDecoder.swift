@@ -97,6 +97,14 @@ enum ScenarioDecoder {
             voice = try settings.string("voice")
             try settings.finish()
         }
+        var turnDetection = CallerTurnDetection.pushToTalk
+        if let name = try fields.string("turn_detection") {
+            guard let chosen = CallerTurnDetection(rawValue: name) else {
+                let choices = CallerTurnDetection.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+                throw ScenarioFieldError(field: fields.field("turn_detection"), message: "expected \(choices)")
+            }
+            turnDetection = chosen
+        }
         guard let list = try fields.array("turns") else { throw ScenarioFieldError(field: fields.field("turns"), message: "missing (expected a list of turns)") }
         guard !list.isEmpty else { throw ScenarioFieldError(field: fields.field("turns"), message: "expected at least one turn") }
         var turns: [CallerTurn] = []
@@ -104,6 +112,13 @@ enum ScenarioDecoder {
             let turn = try self.turn(value, at: turnPath, line: map.line(of: turnPath))
             if case .interrupt = turn.input, turns.isEmpty {
                 throw ScenarioFieldError(field: JSONSourceMap.member("interrupt", of: turnPath), message: "the first turn has no reply to interrupt")
+            }
+            if case .backchannel = turn.input {
+                let field = JSONSourceMap.member("backchannel", of: turnPath)
+                if turns.isEmpty { throw ScenarioFieldError(field: field, message: "the first turn has no reply to speak over") }
+                guard turnDetection == .serverVAD else {
+                    throw ScenarioFieldError(field: field, message: "needs the scenario's \"turn_detection\": \"server_vad\" (under push-to-talk speech over a reply does nothing)")
+                }
             }
             turns.append(turn)
         }
@@ -114,10 +129,10 @@ enum ScenarioDecoder {
         }
         let judge = try fields.value("judge").map { (value) throws(ScenarioFieldError) in try self.judge(value, at: fields.field("judge")) }
         try fields.finish()
-        return Scenario(name: name, agentID: agent, instructions: instructions, agentVoice: voice, turns: turns, judge: judge)
+        return Scenario(name: name, agentID: agent, instructions: instructions, agentVoice: voice, turnDetection: turnDetection, turns: turns, judge: judge)
     }
 
-    private static let inputKeys = ["say", "wav", "text", "interrupt"]
+    private static let inputKeys = ["say", "wav", "text", "interrupt", "backchannel"]
 
     private static func turn(_ value: JSONValue, at path: String, line: Int) throws(ScenarioFieldError) -> CallerTurn {
         var fields = try ScenarioFieldReader(value, at: path)
@@ -152,6 +167,14 @@ enum ScenarioDecoder {
             input = .wav(path: try fields.requiredString("wav"))
         case "text":
             input = .text(try fields.requiredString("text"))
+        case "backchannel":
+            let words = try fields.requiredString("backchannel")
+            if fields.has("expect") {
+                throw ScenarioFieldError(
+                    field: fields.field("expect"), message: "a backchannel has no reply of its own: expect \"interrupted\": false on the turn it is spoken over"
+                )
+            }
+            input = .backchannel(words: words, voice: try voice(&fields), afterReplyMs: try fields.integer("after_reply_ms", in: 0...maximumDelayMs) ?? 0)
         default:
             let words = try fields.requiredString("interrupt")
             input = .interrupt(words: words, voice: try voice(&fields), afterReplyMs: try fields.integer("after_reply_ms", in: 0...maximumDelayMs) ?? 0)

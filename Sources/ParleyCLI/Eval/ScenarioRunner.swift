@@ -33,12 +33,14 @@ struct ScenarioRunner: Sendable {
         }
         var run = ScenarioRun(scenario: scenario.name, repeatNumber: repeatNumber, turns: [], durationMs: 0)
         run.failure = try await configure(scenario, link, &signals)
+        var previous: TurnObservation?
         for (index, turn) in scenario.turns.enumerated() {
             var result = TurnResult(number: index + 1, kind: turn.input.kind, line: turn.line, said: turn.input.words, outcomes: [])
             if run.failure == nil, run.turns.allSatisfy({ $0.observation?.failure == nil }) {
-                var interruptAfterMs: Int?
-                if index + 1 < scenario.turns.count, case .interrupt(_, _, let after) = scenario.turns[index + 1].input { interruptAfterMs = after }
-                let observation = try await self.turn(turn.input, interruptAfterMs: interruptAfterMs, link, &signals)
+                let next = index + 1 < scenario.turns.count ? scenario.turns[index + 1].input : nil
+                var observation = try await self.turn(turn.input, after: previous, next: next, scenario.turnDetection, link, &signals)
+                observation.handoffNames = await agentNames(observation.handoffs)
+                previous = observation
                 result.observation = observation
                 result.said = result.said ?? observation.heard
                 result.outcomes = turn.expectations.map { ExpectationOutcome($0, observation) }
@@ -52,11 +54,22 @@ struct ScenarioRunner: Sendable {
         return run
     }
 
-    /// Sends the scenario's session settings (push-to-talk, spoken replies) and waits for the
-    /// server to take them; returns why it did not, if it did not.
+    /// The names of the agents `ids`, as the server's agent API gives them; agents it does not
+    /// show (a client token may not read them) keep their ids alone in reports.
+    private func agentNames(_ ids: [String]) async -> [String: String] {
+        var names: [String: String] = [:]
+        for id in Set(ids) {
+            if let name = try? await server.send("GET", "/v1/agents/\(id.pathComponentEncoded)")["name"]?.stringValue { names[id] = name }
+        }
+        return names
+    }
+
+    /// Sends the scenario's session settings (its turn detection, spoken replies) and waits for
+    /// the server to take them; returns why it did not, if it did not.
     private func configure(_ scenario: Scenario, _ link: RealtimeLink, _ signals: inout SessionSignals) async throws -> String? {
         try link.send(.sessionUpdate(RealtimeSessionSettings(
-            instructions: scenario.instructions, voice: scenario.agentVoice, outputModalities: [.audio], turnDetection: .manual
+            instructions: scenario.instructions, voice: scenario.agentVoice, outputModalities: [.audio],
+            turnDetection: scenario.turnDetection == .serverVAD ? .serverVAD(ServerVADSettings()) : .manual
         )))
         let timeout = signals.deadline(in: turnTimeoutMs)
         while true {
@@ -71,42 +84,83 @@ struct ScenarioRunner: Sendable {
         }
     }
 
-    /// Plays one caller turn and records the reply; `interruptAfterMs` cuts the reply that long
-    /// after its first audio.
+    /// One second of silence after speech streamed under server turn detection, so the server
+    /// hears the turn end.
+    static let trailingSilence = [Int16](repeating: 0, count: RealtimeSessionSettings.supportedAudioRate)
+
+    /// The words `next` says over the reply before it, synthesised ahead so they go out on time.
+    private func speechOver(by next: CallerInput?) async throws -> [Int16] {
+        switch next {
+        case .interrupt(let words, let voice, _)?, .backchannel(let words, let voice, _)?: try await caller.speech([words], voice: voice, pauseMs: 0)
+        default: []
+        }
+    }
+
+    /// Sends spoken words: committed as one utterance under push-to-talk, streamed and followed
+    /// by silence under server turn detection.
+    private func speak(_ samples: [Int16], _ serverTurns: Bool, _ link: RealtimeLink) throws {
+        if serverTurns { try link.sendAudio(samples + Self.trailingSilence) } else { try link.sendUtterance(samples) }
+    }
+
+    /// Plays one caller turn and records the reply. When the `next` turn speaks over this reply
+    /// (an interruption or a backchannel), under push-to-talk the caller cuts the reply itself;
+    /// under server turn detection it says the words over the reply and the server judges them.
     private func turn(
-        _ input: CallerInput, interruptAfterMs: Int?, _ link: RealtimeLink, _ signals: inout SessionSignals
+        _ input: CallerInput, after previous: TurnObservation?, next: CallerInput?, _ turnDetection: CallerTurnDetection,
+        _ link: RealtimeLink, _ signals: inout SessionSignals
     ) async throws -> TurnObservation {
         let clock = ContinuousClock()
         let started = clock.now
-        var recorder: TurnRecorder
+        let serverTurns = turnDetection == .serverVAD
+        let speakOverAfterMs = next?.speaksOverReplyAfterMs
+        let overlap = serverTurns ? try await speechOver(by: next) : []
+        var recorder = TurnRecorder()
         switch input {
         case .text(let text):
             recorder = TurnRecorder(typed: text)
             try link.send(.conversationItemCreate(item: .message(id: nil, role: .user, content: [.inputText(text)])))
             try link.send(.responseCreate())
         case .say(let fragments, let voice, let pauseMs):
-            recorder = TurnRecorder()
-            try link.sendUtterance(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs))
-        case .interrupt(let words, let voice, _):
-            recorder = TurnRecorder()
-            try link.sendUtterance(try await caller.speech([words], voice: voice, pauseMs: 0))
+            try speak(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs), serverTurns, link)
         case .wav(let path):
-            recorder = TurnRecorder()
-            try link.sendUtterance(try await caller.recording(path, relativeTo: directory))
+            try speak(try await caller.recording(path, relativeTo: directory), serverTurns, link)
+        case .interrupt(let words, let voice, _) where !serverTurns || previous?.spokeOverReply != true:
+            try speak(try await caller.speech([words], voice: voice, pauseMs: 0), serverTurns, link)
+        case .interrupt, .backchannel:
+            // Already spoken over the previous reply: what remains is the server's answer to it,
+            // if it made a turn of it.
+            guard let previous, previous.spokeOverReply else {
+                recorder.fail("the reply had ended before the backchannel (it had \(previous?.replyAudioMs ?? 0) ms of audio)")
+                return recorder.observation
+            }
+            recorder = TurnRecorder(typed: previous.heardOverReply)
+            let madeATurn = previous.heardOverReply != nil || previous.interruptionVerdict?.interrupts == true
+            if case .backchannel = input, !madeATurn {
+                recorder = TurnRecorder(typed: previous.interruptionVerdict?.words)
+                return recorder.observation
+            }
         }
         recorder.inputSent(at: clock.now)
+        if serverTurns, speakOverAfterMs != nil { recorder.willSpeakOver() }
         let timeout = signals.deadline(in: turnTimeoutMs)
-        var interruption: Int?
+        var speakOver: Int?
         listening: while true {
             switch await signals.next() {
             case .event(let event, let arrived):
                 switch recorder.record(event, at: arrived) {
                 case .listen: break
-                case .requestReply: try link.send(.responseCreate())
-                case .replyStarted: if let interruptAfterMs { interruption = signals.deadline(in: interruptAfterMs) }
+                case .requestReply: if !serverTurns { try link.send(.responseCreate()) }
+                case .replyStarted: if let speakOverAfterMs { speakOver = signals.deadline(in: speakOverAfterMs) }
                 case .finished: break listening
                 }
-            case .deadline(let number) where number == interruption:
+            case .deadline(let number) where number == speakOver && serverTurns:
+                guard !recorder.replyPlayedOut(by: clock.now) else {
+                    if recorder.speechOverMissed() == .finished { break listening }
+                    break
+                }
+                recorder.spokeOver()
+                try link.sendAudio(overlap + Self.trailingSilence)
+            case .deadline(let number) where number == speakOver:
                 guard let itemID = recorder.replyAudioItemID, recorder.observation.responseStatus == nil else { break }
                 recorder.interrupted()
                 try link.send(.responseCancel(eventID: TurnRecorder.cancelEventID))

@@ -58,12 +58,18 @@ final class RealtimeLink: Sendable {
     /// client streaming a recording does, then commits them as one utterance.
     /// - Throws: `CommandFailure` when the session is closed.
     func sendUtterance(_ samples: [Int16]) throws {
+        try sendAudio(samples)
+        try send(.inputAudioBufferCommit())
+    }
+
+    /// Appends pcm16 at 24 kHz to the input buffer in 500 ms chunks, without committing it (the
+    /// server's turn detection decides where turns end).
+    func sendAudio(_ samples: [Int16]) throws {
         let chunkSamples = RealtimeSessionSettings.supportedAudioRate / 2
         for start in stride(from: 0, to: samples.count, by: chunkSamples) {
             let chunk = PCM16Buffer(samples: Array(samples[start..<min(start + chunkSamples, samples.count)]))
             try send(.inputAudioBufferAppend(audio: chunk.base64EncodedString()))
         }
-        try send(.inputAudioBufferCommit())
     }
 
     /// Closes the session.

@@ -22,6 +22,10 @@ Scenarios:
 - relayed: the call goes through a TURN relay only (the ICE servers given by --ice-servers, as the
   server hands them to its web page; no host candidates, as behind a NAT that lets nothing else
   through): the question is answered and the call's pair is a relayed one.
+- typed_handoff: a typed question to an agent that hands off (the URL names the instance, with
+  `parley_events=true`): the handoff is reported on the data channel, the session takes the other
+  agent's settings and it answers on the same call; `handoff: FROM -> TO`, `tools: …` (the tools
+  run, in order) and `answer: …` lines tell what happened.
 - sideband: a backend joins the live call over `/v1/realtime?call_id=…` with the server secret,
   sees its events and steers it (a typed question answered on the call).
 """
@@ -282,6 +286,29 @@ async def sideband(options):
         await call.close()
 
 
+async def typed_handoff(options):
+    call = Call(options)
+    try:
+        await call.connect()
+        call.send({"type": "conversation.item.create", "item": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "What is my balance?"}]}})
+        call.send({"type": "response.create"})
+        handoff = await call.next("parley.handoff", seconds=30)
+        assert "error" not in handoff, handoff
+        print(f"handoff: {handoff.get('from_agent')} -> {handoff.get('to_agent')}", flush=True)
+        await call.next("session.updated", seconds=30)
+        first = await call.next("response.done", seconds=30)
+        second = await call.next("response.done", lambda e: e["response"]["id"] != first["response"]["id"], seconds=30)
+        assert second["response"]["status"] == "completed", second["response"]["status"]
+        tools = [e.get("name", "") for e in call.events if e.get("type") == "parley.tool_call.started"]
+        print(f"tools: {','.join(tools)}", flush=True)
+        transcript = [e for e in call.events if e.get("type") == "response.output_audio_transcript.done"]
+        print(f"answer: {transcript[-1].get('transcript') if transcript else ''}", flush=True)
+        assert not any(e.get("type") == "error" for e in call.events), [e for e in call.events if e.get("type") == "error"]
+    finally:
+        await call.close()
+
+
 async def vanish(options):
     call = Call(options)
     await call.connect()
@@ -440,7 +467,7 @@ async def relayed(options):
 
 
 SCENARIOS = {"vanish": vanish, "spoken_question": spoken_question, "clear": clear, "flood": flood, "no_audio": no_audio, "sideband": sideband,
-             "hostile_neighbours": hostile_neighbours, "relayed": relayed}
+             "hostile_neighbours": hostile_neighbours, "relayed": relayed, "typed_handoff": typed_handoff}
 
 
 async def main():

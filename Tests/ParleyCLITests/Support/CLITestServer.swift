@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyLocal
 import ParleyServer
 import ParleyTesting
 
@@ -19,21 +20,25 @@ struct CLITestServer {
     /// The environment a CLI run needs to talk to this server.
     var environment: [String: String] { ["PARLEY_SERVER_SECRET": Self.secret, "PARLEY_URL": url] }
 
-    /// Starts a server whose sessions run on `languageModel`, hear `heard` and speak with a
-    /// scripted synthesizer at 24 kHz.
+    /// Starts a server whose sessions run on `languageModel`, hear `heard` (or whatever
+    /// `hearing` makes of the audio, when given) and speak with a scripted synthesizer at 24 kHz.
+    /// The energy VAD detects speech, or with `sileroVAD` the Silero model `parley serve` uses.
     static func start(
         languageModel: any LanguageModel = ScriptedLanguageModel(replies: [], fallback: .text("Hello from Parley.")),
-        heard: [String] = []
+        heard: [String] = [], hearing: (any SpeechRecognizer)? = nil, sileroVAD: Bool = false
     ) throws -> CLITestServer {
         let directory = try TemporaryDirectory()
         var settings = ServerSettings()
         settings.port = 0
         settings.dataDirectory = directory.url
         let recognizer = ScriptedSpeechRecognizer(texts: heard)
+        let silero = sileroVAD ? try SileroVAD(modelPath: ModelLocator().path(of: .sileroVAD)) : nil
         let providers = ProviderSet(
-            recognizer: recognizer, languageModel: languageModel,
+            recognizer: hearing ?? recognizer, languageModel: languageModel,
             synthesizer: ScriptedSpeechSynthesizer(millisecondsPerWord: 100),
-            makeVoiceActivityDetector: { EnergyVAD() },
+            makeVoiceActivityDetector: { () -> any VoiceActivityDetector in
+                if let silero { silero } else { EnergyVAD() }
+            },
             makeResampler: { from, to in try! LinearResampler(from: from, to: to) }
         )
         let server = CLITestServer(
