@@ -54,6 +54,16 @@ import Testing
         ToolCall(id: id, name: "transfer_to_" + agentID.lowercased(), arguments: "{}")
     }
 
+    /// The scripted turn of the handoff tests: triage transfers to `billing`, billing runs its
+    /// calculator and says the balance.
+    static func handoffToBillingWhoUsesItsCalculator(_ billing: String) -> [ScriptedLanguageModel.Reply] {
+        [
+            .toolCalls([transfer(to: billing, id: "call_handoff")], text: "Let me pass you to billing."),
+            .toolCalls([ToolCall(id: "call_calc", name: "calculate", arguments: #"{"expression":"40+2"}"#)]),
+            .text("Your balance is 42 dollars."),
+        ]
+    }
+
     static func say(_ text: String, on client: RealtimeTestClient) throws {
         try client.send(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"\#(text)"}]}}"#)
         try client.send(#"{"type":"response.create"}"#)
@@ -64,11 +74,7 @@ import Testing
     @Test func triageHandsToBillingWhoseToolAndVoiceAnswerInTheSameTurn() async throws {
         let stage = try Stage(replies: [])
         let (triage, billing) = try await stage.triageAndBilling()
-        stage.model.append(contentsOf: [
-            .toolCalls([Self.transfer(to: billing, id: "call_handoff")], text: "Let me pass you to billing."),
-            .toolCalls([ToolCall(id: "call_calc", name: "calculate", arguments: #"{"expression":"40+2"}"#)]),
-            .text("Your balance is 42 dollars."),
-        ])
+        stage.model.append(contentsOf: Self.handoffToBillingWhoUsesItsCalculator(billing))
         let instance = try await stage.server.request("POST", "/v1/agents/\(triage)/instances", json: #"{"user":"caller-1"}"#)
         let instanceID = try #require(instance.body["id"]?.stringValue)
         let conversationID = try #require(instance.body["conversation_id"]?.stringValue)
@@ -300,11 +306,7 @@ import Testing
         let logs = TwilioCallTests.LogLines()
         let stage = try Stage(replies: [], log: logs.log)
         let (triage, billing) = try await stage.triageAndBilling()
-        stage.model.append(contentsOf: [
-            .toolCalls([Self.transfer(to: billing, id: "call_handoff")], text: "Let me pass you to billing."),
-            .toolCalls([ToolCall(id: "call_calc", name: "calculate", arguments: #"{"expression":"40+2"}"#)]),
-            .text("Your balance is 42 dollars."),
-        ])
+        stage.model.append(contentsOf: Self.handoffToBillingWhoUsesItsCalculator(billing))
         let call = try await TwilioCallTests.placeCall(stage.server, query: "?agent=\(triage)")
         try call.sendAudio(TelephoneAudio.question())
         #expect(await ResourceProbe.eventually(within: 30) { stage.synthesizer.texts.contains("Your balance is 42 dollars.") })

@@ -13,11 +13,7 @@ import Testing
         let stage = try AgentHandoffTests.Stage(replies: [])
         defer { Task { await stage.server.stop() } }
         let (triage, billing) = try await stage.triageAndBilling()
-        stage.model.append(contentsOf: [
-            .toolCalls([AgentHandoffTests.transfer(to: billing, id: "call_handoff")], text: "Let me pass you to billing."),
-            .toolCalls([ToolCall(id: "call_calc", name: "calculate", arguments: #"{"expression":"40+2"}"#)]),
-            .text("Your balance is 42 dollars."),
-        ])
+        stage.model.append(contentsOf: AgentHandoffTests.handoffToBillingWhoUsesItsCalculator(billing))
         let instance = try await stage.server.request("POST", "/v1/agents/\(triage)/instances", json: #"{"user":"caller-1"}"#)
         let instanceID = try #require(instance.body["id"]?.stringValue)
         let token = try #require(instance.body["client_secret"]?["value"]?.stringValue)
