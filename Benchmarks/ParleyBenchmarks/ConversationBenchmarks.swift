@@ -142,7 +142,10 @@ private func converse(
             try await microphone.send(chunk)
             if chunkIndex == question.chunks.count - 1 { recorder.lastVoicedSampleSent() }
         }
-        try await microphone.sendSilence(until: { recorder.isAnswered }, deadline: .seconds(30))
+        // The reply must begin within 30 s; its `response.done` follows its audio, paced in
+        // real time, so a long reply (150 tokens is about half a minute of speech) ends later.
+        try await microphone.sendSilence(until: { recorder.hasReplyStarted }, deadline: .seconds(30), awaiting: "no reply")
+        try await microphone.sendSilence(until: { recorder.isAnswered }, deadline: .seconds(180), awaiting: "no response.done after the reply's audio")
         let turn = try recorder.figures(for: question)
         log(String(format: "%@ turn %d (%@): %.0f ms = %@; prompt %@ tokens; heard \"%@\" replied \"%@\"",
                    label, index + 1, question.voice, turn.voiceToVoiceMs, turn.split,
@@ -151,7 +154,7 @@ private func converse(
         // A person listens to the end of the reply, then takes a breath. (Asking sooner would
         // talk over the reply: the server would cut it to what was heard and mark it interrupted.)
         let playedOut = recorder.replyPlayedOutAt(outputSampleRate: 24_000) ?? .now
-        try await microphone.sendSilence(until: { ContinuousClock.now >= playedOut }, deadline: .seconds(120))
+        try await microphone.sendSilence(until: { ContinuousClock.now >= playedOut }, deadline: .seconds(120), awaiting: "the reply's end")
         try await microphone.sendSilence(for: .milliseconds(500))
     }
     return figures
@@ -180,11 +183,12 @@ final class PacedMicrophone {
     }
 
     /// Sends silence until `isDone`.
-    /// - Throws: `ConversationBenchmarkFailure` when that takes longer than `deadline`.
-    func sendSilence(until isDone: () -> Bool, deadline: Duration) async throws {
+    /// - Throws: `ConversationBenchmarkFailure` saying `awaiting` (what did not come) when that
+    ///   takes longer than `deadline`.
+    func sendSilence(until isDone: () -> Bool, deadline: Duration, awaiting: String) async throws {
         let end = ContinuousClock.now + deadline
         while !isDone() {
-            guard ContinuousClock.now < end else { throw ConversationBenchmarkFailure("no reply within \(deadline)") }
+            guard ContinuousClock.now < end else { throw ConversationBenchmarkFailure("\(awaiting) within \(deadline)") }
             try await send(silence)
         }
     }

@@ -95,6 +95,9 @@ final class ConversationRecorder: @unchecked Sendable {
         return text.utf8.count / 4 * 3 - padding
     }
 
+    /// Whether the turn's reply has begun (its first audio arrived), or the session failed.
+    var hasReplyStarted: Bool { lock.withLock { firstAudioAt != nil || failure != nil } }
+
     /// Whether the turn's reply has finished (`response.done` after its audio began), or the
     /// session failed.
     var isAnswered: Bool { lock.withLock { (firstAudioAt != nil && responsesDone > 0 && metrics != nil) || failure != nil } }

@@ -90,16 +90,16 @@ private func interruptLongAnswer(
     let microphone = PacedMicrophone(connection: connection)
     try await microphone.sendSilence(for: .milliseconds(500))
     for chunk in question.chunks { try await microphone.send(chunk) }
-    try await microphone.sendSilence(until: { listener.firstAudioAt != nil }, deadline: .seconds(60))
+    try await microphone.sendSilence(until: { listener.firstAudioAt != nil }, deadline: .seconds(60), awaiting: "no reply")
     let interruptAt = listener.firstAudioAt! + .milliseconds(1_500)
-    try await microphone.sendSilence(until: { ContinuousClock.now >= interruptAt }, deadline: .seconds(10))
+    try await microphone.sendSilence(until: { ContinuousClock.now >= interruptAt }, deadline: .seconds(10), awaiting: "the interruption's moment")
     guard listener.isPlaying(at: .now) else { return .answerOverBeforeInterruption }
     var onset: ContinuousClock.Instant?
     for chunk in interruption.chunks {
         try await microphone.send(chunk)
         if onset == nil, EndOfSpeech.lastVoicedSample(in: chunk) != nil { onset = .now }
     }
-    try await microphone.sendSilence(until: { listener.speechStartedAt != nil }, deadline: .seconds(10))
+    try await microphone.sendSilence(until: { listener.speechStartedAt != nil }, deadline: .seconds(10), awaiting: "no speech_started for the interruption")
     guard let onset, let stoppedAt = listener.silentAt() else { return .notStopped }
     return .stopped(afterMs: Double((stoppedAt - onset).milliseconds))
 }
