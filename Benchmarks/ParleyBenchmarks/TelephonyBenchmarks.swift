@@ -86,6 +86,12 @@ enum TelephoneAudio {
         return SampleConversion.pcm16(down.process(audio) + down.flush())
     }
 
+    /// `question` as a caller's phone sends it: 20 ms `media` payloads up to its last voiced sample.
+    static func question(_ question: ConversationQuestion) throws -> [String] {
+        let narrow = try narrowband(SampleConversion.float(question.chunks.flatMap { $0 }), rate: ConversationQuestion.sampleRate)
+        return payloads(Array(narrow[...(EndOfSpeech.lastVoicedSample(in: narrow) ?? narrow.count - 1)]))
+    }
+
     /// 20 ms `media` payloads (base64 μ-law) of `samples`, the last one padded with silence.
     static func payloads(_ samples: [Int16]) -> [String] {
         stride(from: 0, to: samples.count, by: chunkLength).map { start in
@@ -116,28 +122,58 @@ struct CallScript: Sendable {
 /// The Twilio auth token the benchmark servers have, with which the simulated Twilio signs.
 let telephonyBenchmarkAuthToken = "bench-twilio-auth-token-0123456789"
 
+/// A simulated Twilio call's media stream, opened the way Twilio opens one: the signed voice
+/// webhook, then the stream's `connected` and `start` messages with the TwiML's token.
+struct SimulatedTwilioStream {
+    let socket: WebSocketConnection
+    let streamSID: String
+    let callSID: String
+
+    /// Places a call to the server on `port` and opens its media stream.
+    static func open(port: Int) async throws -> SimulatedTwilioStream {
+        let base = "http://127.0.0.1:\(port)"
+        let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let form = [(name: "CallSid", value: callSID), (name: "From", value: "+14155550100"), (name: "To", value: "+15005550006")]
+        let webhook = base + "/v1/telephony/twilio/voice"
+        let signature = TwilioSignature.expected(url: webhook, parameters: form, authToken: telephonyBenchmarkAuthToken)
+        let response = try await HTTPClient.shared.send(HTTPClient.Request(
+            url: URL(string: webhook)!, method: "POST",
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature],
+            body: Data("CallSid=\(callSID)&From=%2B14155550100&To=%2B15005550006".utf8)
+        ))
+        let twiML = String(decoding: response.body, as: UTF8.self)
+        guard response.status == 200, let token = twiML.between(#"name="parley_token" value=""#, #"""#) else {
+            throw EmbeddedBenchmarkFailure("the webhook answered \(response.status): \(twiML.prefix(200))")
+        }
+        let socket = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/v1/telephony/twilio/stream")!)
+        let streamSID = "MZ" + callSID.dropFirst(2)
+        try socket.send(.text(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#))
+        try socket.send(.text(#"{"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"\#(streamSID)","callSid":"\#(callSID)","tracks":["inbound"],"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"parley_token":"\#(token)"}},"streamSid":"\#(streamSID)"}"#))
+        return SimulatedTwilioStream(socket: socket, streamSID: streamSID, callSID: callSID)
+    }
+
+    /// Sends the `index`th 20 ms `media` message of the call (from 0).
+    func sendMedia(_ payload: String, index: Int) throws {
+        try socket.send(.text(#"{"event":"media","sequenceNumber":"\#(index + 2)","media":{"track":"inbound","chunk":"\#(index + 1)","timestamp":"\#(index * 20)","payload":"\#(payload)"},"streamSid":"\#(streamSID)"}"#))
+    }
+
+    /// Tells the server that the audio it marked `name` has played (Twilio's `mark` echo).
+    func acknowledgeMark(_ name: String) throws {
+        try socket.send(.text(#"{"event":"mark","streamSid":"\#(streamSID)","mark":{"name":"\#(name)"}}"#))
+    }
+
+    /// Hangs up: the stream's `stop` message after `mediaSent` media messages.
+    func stop(mediaSent: Int) {
+        try? socket.send(.text(#"{"event":"stop","sequenceNumber":"\#(mediaSent + 2)","streamSid":"\#(streamSID)","stop":{"accountSid":"AC1","callSid":"\#(callSID)"}}"#))
+    }
+}
+
 /// Places one call through the webhook and the media stream, asks the question in real time
 /// and returns the time from the end of the question's speech to the first `media` of the answer.
 func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20)) async throws -> Duration {
-    let base = "http://127.0.0.1:\(port)"
-    let callSID = "CA" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-    let form = [(name: "CallSid", value: callSID), (name: "From", value: "+14155550100"), (name: "To", value: "+15005550006")]
-    let webhook = base + "/v1/telephony/twilio/voice"
-    let signature = TwilioSignature.expected(url: webhook, parameters: form, authToken: telephonyBenchmarkAuthToken)
-    let response = try await HTTPClient.shared.send(HTTPClient.Request(
-        url: URL(string: webhook)!, method: "POST",
-        headers: ["Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": signature],
-        body: Data("CallSid=\(callSID)&From=%2B14155550100&To=%2B15005550006".utf8)
-    ))
-    let twiML = String(decoding: response.body, as: UTF8.self)
-    guard response.status == 200, let token = twiML.between(#"name="parley_token" value=""#, #"""#) else {
-        throw EmbeddedBenchmarkFailure("the webhook answered \(response.status): \(twiML.prefix(200))")
-    }
-    let socket = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/v1/telephony/twilio/stream")!)
+    let stream = try await SimulatedTwilioStream.open(port: port)
+    let socket = stream.socket
     defer { socket.close() }
-    let streamSID = "MZ" + callSID.dropFirst(2)
-    try socket.send(.text(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#))
-    try socket.send(.text(#"{"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"\#(streamSID)","callSid":"\#(callSID)","tracks":["inbound"],"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"parley_token":"\#(token)"}},"streamSid":"\#(streamSID)"}"#))
     let clock = ContinuousClock()
     let firstMedia = Locked<ContinuousClock.Instant?>(nil)
     let listener = Task {
@@ -155,39 +191,48 @@ func placeCall(port: Int, script: CallScript, deadline: Duration = .seconds(20))
         guard due - start < script.speechEnd + deadline else { throw EmbeddedBenchmarkFailure("no answer within \(deadline)") }
         try await Task.sleep(until: due, clock: clock)
         let payload = index < script.payloads.count ? script.payloads[index] : CallScript.silence
-        try socket.send(.text(#"{"event":"media","sequenceNumber":"\#(index + 2)","media":{"track":"inbound","chunk":"\#(index + 1)","timestamp":"\#(index * 20)","payload":"\#(payload)"},"streamSid":"\#(streamSID)"}"#))
+        try stream.sendMedia(payload, index: index)
         index += 1
     }
-    try? socket.send(.text(#"{"event":"stop","sequenceNumber":"\#(index + 2)","streamSid":"\#(streamSID)","stop":{"accountSid":"AC1","callSid":"\#(callSID)"}}"#))
+    stream.stop(mediaSent: index)
     // The audio clock: the message carrying sample s is sent at start + its chunk's end.
     return firstMedia.withLock { $0! } - (start + script.speechEnd)
 }
 
-/// Voice-to-voice over the Twilio path on the embedded stack (Silero VAD, whisper.cpp, SmolLM2,
-/// flite): a 2 s flite question, each call a fresh conversation; its figures in `area`.
+/// Voice-to-voice over the Twilio path on the embedded stack with the defaults (Silero VAD,
+/// whisper.cpp, the local LLM, the embedded voice): one call holding a conversation of `turns`
+/// different flite questions in two voices (`ConversationQuestion`), each asked after the
+/// previous answer has played (`TwilioConversationCall`), after a warm-up call of its own; its
+/// figures in `area`.
 func measureEmbeddedCalls(turns: Int, area: String = "telephony") async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
     settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-telephony-\(getpid())")
     defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
+    let questions = try ConversationQuestion.script(turns: turns)
+    let warmUp = try TelephoneAudio.question(ConversationQuestion(text: "Hello, can you hear me?", voice: "slt"))
+    let spoken = try questions.map(TelephoneAudio.question)
     let providers = try await ProviderFactory.make(settings)
     let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: providers, log: .silent)
     do {
         try app.start()
-        var speech: [Int16] = []
-        for try await chunk in providers.synthesizer.synthesize("What is the weather like in Paris today?", options: SpeechOptions()) { speech += chunk }
-        let narrow = try TelephoneAudio.narrowband(SampleConversion.float(speech), rate: providers.synthesizer.sampleRate)
-        let last = EndOfSpeech.lastVoicedSample(in: narrow) ?? narrow.count - 1
-        let script = CallScript(leadInMs: 400, speech: Array(narrow[...last]))
+        let warmUpCall = try await TwilioConversationCall(port: app.port)
+        try await warmUpCall.listenToTheEnd()
+        _ = try await warmUpCall.ask(warmUp)
+        warmUpCall.hangUp()
+        let call = try await TwilioConversationCall(port: app.port)
+        // A greeting, if the agent has one, plays out before the first question.
+        try await call.listenToTheEnd()
         var latencies: [Double] = []
-        for _ in 0..<turns { latencies.append(try await placeCall(port: app.port, script: script).milliseconds) }
+        for question in spoken { latencies.append(try await call.ask(question).milliseconds) }
+        call.hangUp()
         await app.shutdown()
+        let what = "Twilio call voice-to-voice, embedded stack: caller's last voiced sample sent → first agent media received, one call of \(turns) different questions (2 flite voices, each after the previous answer played)"
         return [
-            BenchmarkResult(area: area, name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p50)",
-                            value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil),
-            BenchmarkResult(area: area, name: "Twilio call voice-to-voice, embedded stack: end of caller speech → first agent media (p90)",
-                            value: percentile(latencies, 90), unit: "ms", target: "", meetsTarget: nil),
+            BenchmarkResult(area: area, name: "\(what) (p50)", value: percentile(latencies, 50), unit: "ms", target: "", meetsTarget: nil),
+            BenchmarkResult(area: area, name: "\(what) (p90)", value: percentile(latencies, 90), unit: "ms", target: "", meetsTarget: nil),
+            BenchmarkResult(area: area, name: "\(what) (max)", value: latencies.max() ?? .nan, unit: "ms", target: "", meetsTarget: nil),
         ]
     } catch {
         await app.shutdown()
@@ -205,6 +250,9 @@ private func measureConcurrentCalls(search: CapacitySearch) async throws -> [Ben
     settings.port = 0
     settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
     settings.maximumSessions = 10_000
+    // Every call here comes from one number, which the server otherwise holds to 10 calls at once
+    // (the limit this search found before it was lifted here).
+    settings.maximumSessionsPerUser = 10_000
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-calls-\(getpid())")
     defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
     let providers = ProviderSet(

@@ -20,7 +20,7 @@ HEADLINE = [
      "interruption-plain-client", r"^plain client .*, defaults \(speech paced.*\), p50$"),
     ("Sessions one server holds on 2 cores (defaults, realistic upstream, p99 ≤ 1 s)",
      "server", r"^defaults \(Silero VAD.*\): concurrent sessions"),
-    ("A phone call's voice to voice, p50 (Twilio Media Streams, embedded stack)",
+    ("A phone call's voice to voice, p50 (Twilio Media Streams, embedded stack, ten different spoken questions in one call)",
      "telephony", r"^Twilio call voice-to-voice, embedded stack: .*\(p50\)$"),
     ("Phone calls one server holds on 2 cores (defaults)",
      "telephony", r"^Twilio concurrent calls, defaults"),

@@ -42,7 +42,7 @@ class HeadlineTests(unittest.TestCase):
         ]}
         lines = self.lines([], kept_sections={"telephony": section})
         self.assertEqual(
-            "| A phone call's voice to voice, p50 (Twilio Media Streams, embedded stack) | 791 ms |  |  | `5ec7107` |",
+            "| A phone call's voice to voice, p50 (Twilio Media Streams, embedded stack, ten different spoken questions in one call) | 791 ms |  |  | `5ec7107` |",
             self.row(lines, "A phone call's voice to voice"))
 
     def test_the_load_each_shown_runs_began_with_is_said(self):
