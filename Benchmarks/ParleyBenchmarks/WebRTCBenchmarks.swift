@@ -35,18 +35,16 @@ func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
 
     // Calls held: a capacity search with light load peers on the same two cores.
-    let processes = 2
-    let search = WebRTCCapacitySearch(url: url, token: secret, processes: processes, seconds: quick ? 8 : 20, ceiling: quick ? 16 : 640)
-    let outcome = try await search.run(startingAt: quick ? 4 : 20, precision: quick ? 0.5 : 0.1)
-    let peers = "light aiortc load peers in \(processes) Python processes on the same 2 cores (Opus encoded once, nothing decoded)"
-    let rule = "each speaking 1 s in 4; held: every turn answered, no answer packet lost or over \(Int(WebRTCCapacitySearch.longestGapMs)) ms after the one before, voice-to-voice p99 ≤ \(Int(WebRTCCapacitySearch.voiceToVoiceP99BoundMs)) ms"
+    let search = WebRTCCapacitySearch(url: url, token: secret, processes: 2, seconds: quick ? 8 : 20, turnPeriod: 4, question: nil)
+    let outcome = try await search.run(CapacitySearch(ladder: [quick ? 4 : 20], ceiling: quick ? 16 : 640, precision: quick ? 0.5 : 0.1))
+    let peers = search.peers
     let failedNext = outcome.failed.map { "\($0.calls) calls failed: \($0.failure ?? "")" } ?? "no count tried failed"
     let figure = { (name: String, value: Double, unit: String) in
         BenchmarkResult(area: "webrtc", name: name, value: value, unit: unit, target: "", meetsTarget: nil)
     }
     results.append(.capacity(
         area: "webrtc",
-        name: "concurrent calls, instant providers, energy VAD, a 220 Hz tone (pipeline overhead, not the defaults), server and \(peers), \(rule) (\(failedNext); bound: \(outcome.bound))",
+        name: "concurrent calls, instant providers, energy VAD, a 220 Hz tone (pipeline overhead, not the defaults), server and \(peers), \(search.rule) (\(failedNext); bound: \(outcome.bound))",
         bracket: outcome.bracket, noun: "calls"))
     results.append(figure(
         "server memory per call, first trial of the search (\(outcome.first.calls) calls; resident, connected − before)", outcome.first.residentBytesPerCall / 1_048_576, "MiB"))
