@@ -11,6 +11,7 @@ import ParleyServer
 func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
+    settings.maximumSessions = 10_000
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-webrtc-\(UUID().uuidString)")
     let secret = "parley-benchmark-secret-0123456789"
     let app = try ParleyApp(settings: settings, secret: secret, providers: ProviderSet(
