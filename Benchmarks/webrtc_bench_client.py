@@ -3,15 +3,22 @@
 latency: TURNS spoken turns over one connection, by WebRTC (aiortc: Opus on the track, events on
   the `oai-events` data channel) or by WebSocket (base64 pcm16 events); prints one line per turn,
   `turn MS`: from the last frame of speech leaving the client to the first frame of the answer's
-  audio arriving at it. Both send 1 s of speech in real-time 20 ms frames, then silence.
+  audio arriving at it. Both send the speech (below) in real-time 20 ms frames, then silence. By
+  WebRTC each turn also prints `reply MS`: from the answer's first audio to `output_audio_buffer.stopped`
+  (how long the reply holds the line), and waits for it before the next turn.
 capacity: one trial of the capacity search: CALLS concurrent WebRTC calls from PROCESSES load
   processes (calls split evenly, all of a process's calls on its one event loop), each speaking
-  1 s in every 4 s (turns spread evenly over the 4 s) for SECONDS; prints `connected N` once all
-  are up, `held` when the last turn was spoken and every answer is in (or 5 s passed), then
-  `result {json}`: turns, answered, voice-to-voice per turn, lost answer packets, the longest gap
-  inside an answer, the load peers' own lag (how late their loops sent a frame) and CPU seconds.
-  The load peers are light on purpose: Opus is encoded once, before the trial, and sent as is;
-  received packets are counted and timed, never decoded.
+  once in every TURN_PERIOD s (turns spread evenly over the period) for SECONDS; prints
+  `connected N` once all are up, `held` when the last turn was spoken and every answer is in (or
+  5 s passed), then `result {json}`: turns, answered, voice-to-voice per turn, lost answer
+  packets, the longest gap inside an answer's talkspurts and the longest pause between them,
+  turns the agent talked over, the load peers' own lag (how late their loops sent a frame) and
+  CPU seconds. The load peers are light on purpose: Opus is encoded once, before the trial, and
+  sent as is; received packets are counted and timed, never decoded.
+
+The speech is 1 s of a 220 Hz tone (what the energy VAD hears as speech), or on WebRTC calls with
+--speech-wav a spoken question (a 48 kHz mono 16-bit WAV) up to its last voiced sample: the frame
+holding that sample is the turn's last speech frame.
 """
 import argparse
 import asyncio
@@ -22,6 +29,7 @@ import multiprocessing
 import sys
 import time
 import urllib.request
+import wave
 
 import aioice.ice
 import av
@@ -34,12 +42,32 @@ from aiortc.rtcrtpreceiver import RTCRtpReceiver
 aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"] if use_ipv4 else []
 
 SPEECH_SECONDS = 1.0
+# A sample louder than this (-36 dBFS, 0.016 of full scale) is voiced: the last one ends the
+# caller's speech (the Swift benchmarks' `EndOfSpeech` rule).
+VOICED_LEVEL = 524
 
 
 def speech(rate):
     """1 s of a voiced-sounding tone (what the energy VAD hears as speech)."""
     t = np.arange(int(rate * SPEECH_SECONDS)) / rate
     return (6000 * np.sin(2 * np.pi * 220 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(np.int16)
+
+
+def spoken_question(path):
+    """A 48 kHz mono 16-bit WAV's samples up to its last voiced sample (trailing quiet dropped)."""
+    with wave.open(path, "rb") as wav:
+        if (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) != (48_000, 1, 2):
+            raise SystemExit(f"{path}: need a 48 kHz mono 16-bit WAV")
+        samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.int16)
+    voiced = np.flatnonzero(np.abs(samples.astype(np.int32)) > VOICED_LEVEL)
+    if not len(voiced):
+        raise SystemExit(f"{path}: no voiced sample")
+    return samples[:voiced[-1] + 1]
+
+
+def caller_speech(options):
+    """What each turn says at 48 kHz: the --speech-wav question, or the tone."""
+    return spoken_question(options.speech_wav) if options.speech_wav else speech(48_000)
 
 
 class Microphone(MediaStreamTrack):
@@ -54,8 +82,8 @@ class Microphone(MediaStreamTrack):
         self.start = None
         self.speech_ended_at = None
 
-    def say(self):
-        self.queue = speech(48_000)
+    def say(self, samples):
+        self.queue = samples
         self.speech_ended_at = None
 
     async def recv(self):
@@ -119,23 +147,27 @@ async def open_call(url, token, on_event=None, on_audio=None):
 async def webrtc_latency(options):
     state = {"waiting": None, "result": None, "done": asyncio.Event()}
     loop = asyncio.get_running_loop()
+    samples = caller_speech(options)
 
     def on_audio():
         if state["waiting"] and state["waiting"].speech_ended_at and state["result"] is None:
-            state["result"] = time.monotonic() - state["waiting"].speech_ended_at
+            state["first_audio"] = time.monotonic()
+            state["result"] = state["first_audio"] - state["waiting"].speech_ended_at
             loop.call_soon(state["done"].set)
 
     def on_event(event):
         if event.get("type") == "output_audio_buffer.stopped":
+            state["stopped_at"] = time.monotonic()
             state["stopped"].set()
 
     pc, microphone = await open_call(options.url, options.token, on_event, on_audio)
     for _ in range(options.turns):
         state.update(waiting=microphone, result=None, done=asyncio.Event(), stopped=asyncio.Event())
-        microphone.say()
+        microphone.say(samples)
         await asyncio.wait_for(state["done"].wait(), 30)
         print(f"turn {state['result'] * 1000:.1f}", flush=True)
         await asyncio.wait_for(state["stopped"].wait(), 30)
+        print(f"reply {(state['stopped_at'] - state['first_audio']) * 1000:.1f}", flush=True)
         await asyncio.sleep(0.5)
     await pc.close()
 
@@ -176,9 +208,11 @@ async def websocket_latency(options):
 
 # The capacity trial's load peers.
 
-TURN_PERIOD = 4.0
 # How long after its speech a turn may wait for its answer's first packet before it counts as unanswered.
 ANSWER_WAIT = 5.0
+# Frames of the encoder's own silence sent after a turn's last speech frame, so the question's
+# end decodes whole (Opus looks a few milliseconds ahead) before the pre-encoded silence.
+SPEECH_TAIL_FRAMES = 2
 
 
 def encoded(samples):
@@ -193,19 +227,32 @@ def encoded(samples):
     return payloads
 
 
+def encoded_turn(samples):
+    """A turn's payloads and the index of its last speech frame (the one holding the last sample
+    of `samples`): the speech padded to whole frames, then SPEECH_TAIL_FRAMES of silence, encoded
+    after 1 s of silence (dropped) so the encoder starts the speech settled, as a live call's does."""
+    frames = -(-len(samples) // 960)
+    padded = np.concatenate([
+        np.zeros(48_000, dtype=np.int16), samples,
+        np.zeros(frames * 960 - len(samples) + SPEECH_TAIL_FRAMES * 960, dtype=np.int16),
+    ])
+    return encoded(padded)[50:], frames - 1
+
+
 class PreEncodedMicrophone(MediaStreamTrack):
-    """Sends pre-encoded Opus: silence, and the speech at each turn's start; records when each
-    turn's last speech frame left and how late the loop was for any frame."""
+    """Sends pre-encoded Opus: silence, and the turn's payloads at each turn's start; records when
+    each turn's speech began and its last speech frame left, and how late the loop was for any frame."""
 
     kind = "audio"
 
-    def __init__(self, speech_payloads, silence_payload, record):
+    def __init__(self, turn_payloads, last_speech_frame, silence_payload, record):
         super().__init__()
-        self.speech, self.silence, self.record = speech_payloads, silence_payload, record
+        self.turn, self.last_speech_frame = turn_payloads, last_speech_frame
+        self.silence, self.record = silence_payload, record
         self.turn_starts = []  # wall-clock times
         self.start = None
         self.index = 0
-        self.queue = []
+        self.sent = None  # frames of the current turn sent, None between turns
 
     async def recv(self):
         if self.start is None:
@@ -218,11 +265,15 @@ class PreEncodedMicrophone(MediaStreamTrack):
             self.record.lag = max(self.record.lag, -wait)
         if self.turn_starts and due >= self.turn_starts[0]:
             self.turn_starts.pop(0)
-            self.queue = list(self.speech)
-        if self.queue:
-            payload = self.queue.pop(0)
-            if not self.queue:
+            self.sent = 0
+            self.record.speech_started()
+        if self.sent is not None:
+            payload = self.turn[self.sent]
+            if self.sent == self.last_speech_frame:
                 self.record.speech_ended(time.monotonic())
+            self.sent += 1
+            if self.sent == len(self.turn):
+                self.sent = None
         else:
             payload = self.silence
         packet = av.Packet(payload)
@@ -232,30 +283,52 @@ class PreEncodedMicrophone(MediaStreamTrack):
 
 
 class CallRecord:
-    """What one load call saw: its turns' voice-to-voice times and the answers' packets."""
+    """What one load call saw: its turns' voice-to-voice times and the answers' packets.
+
+    The server sends an answer as talkspurts: 20 ms frames back to back, and nothing while it has
+    no audio queued (a sentence whose synthesis is not in yet), the next frame then starting a new
+    talkspurt (the RTP marker bit). A gap inside a talkspurt is what a receiver's jitter buffer
+    must hide; a pause between talkspurts is heard as a longer pause between the agent's words."""
 
     def __init__(self):
         self.lag = 0.0
         self.turns = []  # [speech end, first answer packet or None]
         self.lost = 0
         self.longest_gap = 0.0
+        self.longest_pause = 0.0
+        self.talked_over = 0
+        self.speaking = False
+        self.talked_over_this_turn = False
         self.last_sequence = None
         self.last_arrival = None
 
+    def speech_started(self):
+        self.speaking, self.talked_over_this_turn = True, False
+
     def speech_ended(self, at):
+        self.speaking = False
         self.turns.append([at, None])
 
     def packet(self, sequence, marker, at):
-        """An answer packet arrived: the first after a turn's speech answers it; inside an
-        answer (no marker bit) the gap since the previous one and missing numbers count."""
-        if self.turns and self.turns[-1][1] is None:
+        """An answer packet arrived: the first after a turn's speech answers it; one while the
+        caller speaks means the agent talked over this turn (the turn period did not leave room
+        for the last reply, or the agent answered mid-question); after it, missing numbers count,
+        and the time since the previous packet is a gap inside a talkspurt (no marker bit) or a
+        pause between two of one answer's."""
+        first_of_answer = bool(self.turns) and self.turns[-1][1] is None and not self.speaking
+        if first_of_answer:
             self.turns[-1][1] = at
+        if self.speaking and not self.talked_over_this_turn:
+            self.talked_over_this_turn = True
+            self.talked_over += 1
         if self.last_sequence is not None:
             missing = (sequence - self.last_sequence - 1) % 65_536
             if missing < 1_000:
                 self.lost += missing
             if not marker:
                 self.longest_gap = max(self.longest_gap, at - self.last_arrival)
+            elif not first_of_answer:
+                self.longest_pause = max(self.longest_pause, at - self.last_arrival)
         self.last_sequence, self.last_arrival = sequence, at
 
 
@@ -298,10 +371,11 @@ async def open_load_call(url, token, microphone, record):
 
 async def load_process_calls(options, first, count, total, connected, go, start_value):
     RTCRtpReceiver._handle_rtp_packet = counted_rtp_packet
-    speech_payloads = encoded(np.concatenate([np.zeros(48_000, dtype=np.int16), speech(48_000)]))[50:]
+    turn_payloads, last_speech_frame = encoded_turn(caller_speech(options))
+    speech_seconds = (last_speech_frame + 1) * 0.02
     silence_payload = encoded(np.zeros(48_000, dtype=np.int16))[-1]
     records = [CallRecord() for _ in range(count)]
-    microphones = [PreEncodedMicrophone(speech_payloads, silence_payload, record) for record in records]
+    microphones = [PreEncodedMicrophone(turn_payloads, last_speech_frame, silence_payload, record) for record in records]
     pending = list(zip(microphones, records))
     pcs = []
     for batch in range(0, count, 10):
@@ -310,11 +384,13 @@ async def load_process_calls(options, first, count, total, connected, go, start_
     await asyncio.to_thread(go.wait)
     start = start_value.value
     cpu_before = time.process_time()
-    # Turns on the clock shared by every process, spread evenly over the turn period.
+    # Turns on the clock shared by every process, spread evenly over the turn period; a turn
+    # whose speech would not end within the trial is not spoken.
+    period = options.turn_period
     for index, (microphone, record) in enumerate(pending):
-        offset = TURN_PERIOD * (first + index) / total
-        microphone.turn_starts = [start + offset + k * TURN_PERIOD for k in range(int(options.seconds // TURN_PERIOD) + 1)
-                                  if offset + k * TURN_PERIOD + 1 < options.seconds]
+        offset = period * (first + index) / total
+        microphone.turn_starts = [start + offset + k * period for k in range(int(options.seconds // period) + 1)
+                                  if offset + k * period + speech_seconds < options.seconds]
         record.lag = 0.0
     await asyncio.sleep(max(0.0, start + options.seconds - time.time()))
     deadline = time.monotonic() + ANSWER_WAIT
@@ -327,6 +403,8 @@ async def load_process_calls(options, first, count, total, connected, go, start_
         "voice_to_voice_ms": [(turn[1] - turn[0]) * 1000 for r in records for turn in r.turns if turn[1] is not None],
         "lost_packets": sum(r.lost for r in records),
         "longest_gap_ms": max((r.longest_gap for r in records), default=0) * 1000,
+        "longest_pause_ms": max((r.longest_pause for r in records), default=0) * 1000,
+        "talked_over": sum(r.talked_over for r in records),
         "peer_lag_ms": max((r.lag for r in records), default=0) * 1000,
         "peer_cpu_seconds": cpu,
     }
@@ -371,9 +449,9 @@ def capacity(options):
         process.join(30)
     errors = [reply["error"] for reply in replies if "error" in reply]
     merged = {"calls": count, "errors": errors}
-    for key in ["turns", "answered", "lost_packets", "peer_cpu_seconds"]:
+    for key in ["turns", "answered", "lost_packets", "talked_over", "peer_cpu_seconds"]:
         merged[key] = sum(reply.get(key, 0) for reply in replies)
-    for key in ["longest_gap_ms", "peer_lag_ms"]:
+    for key in ["longest_gap_ms", "longest_pause_ms", "peer_lag_ms"]:
         merged[key] = max((reply.get(key, 0) for reply in replies), default=0)
     merged["voice_to_voice_ms"] = [value for reply in replies for value in reply.get("voice_to_voice_ms", [])]
     print("result " + json.dumps(merged), flush=True)
@@ -396,7 +474,12 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--turn-period", type=float, default=4.0,
+                        help="capacity: seconds from one turn's start to the next's, room for the question and the whole reply")
+    parser.add_argument("--speech-wav", help="a spoken question to say instead of the tone (48 kHz mono 16-bit WAV)")
     arguments = parser.parse_args()
+    if arguments.speech_wav and arguments.transport == "websocket":
+        parser.error("--speech-wav is for WebRTC calls")
     if arguments.mode == "capacity":
         capacity(arguments)
     else:

@@ -1,20 +1,18 @@
 import BenchmarkHarness
 import Foundation
-import ParleyCore
-import ParleyLocal
 import ParleyNet
 import ParleyServer
 import ParleySIP
 
 /// How many phone calls one server holds on 2 cores with the defaults a user gets, on either
 /// phone door: Silero VAD, server_vad with its 300 ms silence window, preemption on, and the
-/// realistic upstream of the server's defaults profile (`ServerLoadProfile.realisticUpstream`,
-/// a `FakeUpstream` process). Every call asks the same flite question as 8 kHz G.711, paced
-/// 20 ms a packet. Searched by the rule every capacity figure uses (`CapacitySearch`): a trial
-/// places one unmeasured warm-up call, then its calls, started within one second; it holds when
-/// every call is answered and the p99 from the caller's last voiced sample to the agent's first
-/// audio back is within 1 s. The callers run in the server's process (a SIP endpoint of our own,
-/// or the simulated Twilio), so they take some of the same two cores.
+/// realistic upstream of the server's defaults profile (`DefaultsUpstream`). Every call asks the
+/// same flite question (`DefaultsQuestion`) as 8 kHz G.711, paced 20 ms a packet. Searched by
+/// the rule every capacity figure uses (`CapacitySearch`): a trial places one unmeasured warm-up
+/// call, then its calls, started within one second; it holds when every call is answered and the
+/// p99 from the caller's last voiced sample to the agent's first audio back is within 1 s. The
+/// callers run in the server's process (a SIP endpoint of our own, or the simulated Twilio), so
+/// they take some of the same two cores.
 enum PhoneCapacityBenchmarks {
     enum Door: String { case sip = "SIP", twilio = "Twilio" }
 
@@ -23,13 +21,8 @@ enum PhoneCapacityBenchmarks {
         let search = quick
             ? CapacitySearch(ladder: [1, 10], ceiling: 40, precision: 0.5)
             : CapacitySearch(ladder: [10, 50, 100], ceiling: 800)
-        let upstream = try await ChildProcess(
-            executable: ChildProcess.sibling("FakeUpstream"),
-            arguments: ["--reply", InstantProviders.reply] + ServerLoadProfile.realisticUpstream,
-            logPath: FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-phone-upstream.log").path
-        )
+        let upstream = try await DefaultsUpstream(benchmark: "phone")
         defer { upstream.stop() }
-        guard let upstreamURL = URL(string: upstream.address) else { throw EmbeddedBenchmarkFailure("bad upstream address \(upstream.address)") }
         var settings = ServerSettings()
         settings.port = 0
         settings.maximumSessions = 10_000
@@ -44,8 +37,7 @@ enum PhoneCapacityBenchmarks {
         settings.telephony.twilioAuthToken = telephonyBenchmarkAuthToken
         settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-phone-capacity-\(getpid())")
         defer { try? FileManager.default.removeItem(at: settings.dataDirectory) }
-        let providers = BenchmarkServer.providers(upstream: upstreamURL, makeVoiceActivityDetector: try BenchmarkServer.sileroDetectors())
-        let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: providers, log: .silent)
+        let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: upstream.providers, log: .silent)
         try app.start()
         let question = try await spokenQuestion()
         var callerSettings = SIPEndpoint.Settings()
@@ -67,7 +59,7 @@ enum PhoneCapacityBenchmarks {
         }
         let bracket = await concurrentCallsSearch(search, call: call)
         await app.shutdown()
-        let what = "\(door.rawValue) concurrent calls, defaults (Silero VAD, 300 ms silence, preemption on, realistic upstream, a spoken question)"
+        let what = "\(door.rawValue) concurrent calls, \(DefaultsUpstream.label)"
         var results = bracket.runs.enumerated().map { index, run in
             BenchmarkResult(
                 area: area,
@@ -85,13 +77,10 @@ enum PhoneCapacityBenchmarks {
         return results
     }
 
-    /// "What is the weather like in Paris today?" by flite, as a phone delivers it (8 kHz),
-    /// ending on its last voiced sample.
+    /// The question (`DefaultsQuestion`) as a phone delivers it (8 kHz), ending on its last voiced sample.
     private static func spokenQuestion() async throws -> [Int16] {
-        let flite = try FliteSpeechSynthesizer()
-        var speech: [Int16] = []
-        for try await chunk in flite.synthesize("What is the weather like in Paris today?", options: SpeechOptions()) { speech += chunk }
-        let narrow = try TelephoneAudio.narrowband(SampleConversion.float(speech), rate: flite.sampleRate)
+        let (speech, rate) = try await DefaultsQuestion.spoken()
+        let narrow = try TelephoneAudio.narrowband(speech, rate: rate)
         let last = EndOfSpeech.lastVoicedSample(in: narrow) ?? narrow.count - 1
         return Array(narrow[...last])
     }

@@ -4,22 +4,38 @@ import ParleyCore
 import ParleyServer
 
 /// The `webrtc` area: voice-to-voice over a WebRTC call against the WebSocket on the same
-/// turns, and what calls cost the server. The server runs in this process with instant
-/// providers (so the figures are the transports' and the pipeline's own); the clients are
-/// aiortc (`Benchmarks/webrtc_bench_client.py`) in child processes on the same machine, and the
-/// calls held come from a capacity search (`WebRTCCapacitySearch`).
+/// turns, and what calls cost the server, first with instant providers (so the figures are the
+/// transports' and the pipeline's own), then how many calls it holds with the defaults a user
+/// gets (`WebRTCDefaultsBenchmarks`). The server runs in this process; the clients are aiortc
+/// (`Benchmarks/webrtc_bench_client.py`) in child processes on the same machine, and the calls
+/// held come from capacity searches (`WebRTCCapacitySearch`).
 func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     var settings = ServerSettings()
     settings.port = 0
+    settings.maximumSessions = 10_000
     settings.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-webrtc-\(UUID().uuidString)")
-    let secret = "parley-benchmark-secret-0123456789"
-    let app = try ParleyApp(settings: settings, secret: secret, providers: ProviderSet(
+    let app = try ParleyApp(settings: settings, secret: BenchmarkServer.defaultSecret, providers: ProviderSet(
         recognizer: InstantRecognizer(), languageModel: InstantLanguageModel(), synthesizer: InstantSynthesizer(),
         makeVoiceActivityDetector: { EnergyVAD() }, makeResampler: { from, to in BenchmarkServer.resampler(from: from, to: to) }
     ), log: .silent)
     try app.start()
-    defer { Task { await app.shutdown() } }
-    let url = "http://127.0.0.1:\(app.port)/v1/realtime/calls"
+    let overhead: [BenchmarkResult]
+    do {
+        overhead = try await pipelineOverheadFigures(port: app.port, quick: quick)
+    } catch {
+        await app.shutdown()
+        throw error
+    }
+    // Shut down before the next server starts: the searches time the one loop thread named parley-rtc.
+    await app.shutdown()
+    return overhead + (try await WebRTCDefaultsBenchmarks.measure(quick: quick))
+}
+
+/// Voice-to-voice by WebRTC and by WebSocket, and the calls held, with the instant providers of
+/// the server at `port`.
+private func pipelineOverheadFigures(port: Int, quick: Bool) async throws -> [BenchmarkResult] {
+    let secret = BenchmarkServer.defaultSecret
+    let url = "http://127.0.0.1:\(port)/v1/realtime/calls"
     let turns = quick ? 3 : 10
     var results: [BenchmarkResult] = []
 
@@ -35,18 +51,16 @@ func runWebRTCBenchmarks(quick: Bool) async throws -> [BenchmarkResult] {
     }
 
     // Calls held: a capacity search with light load peers on the same two cores.
-    let processes = 2
-    let search = WebRTCCapacitySearch(url: url, token: secret, processes: processes, seconds: quick ? 8 : 20, ceiling: quick ? 16 : 640)
-    let outcome = try await search.run(startingAt: quick ? 4 : 20, precision: quick ? 0.5 : 0.1)
-    let peers = "light aiortc load peers in \(processes) Python processes on the same 2 cores (Opus encoded once, nothing decoded)"
-    let rule = "each speaking 1 s in 4; held: every turn answered, no answer packet lost or over \(Int(WebRTCCapacitySearch.longestGapMs)) ms after the one before, voice-to-voice p99 ≤ \(Int(WebRTCCapacitySearch.voiceToVoiceP99BoundMs)) ms"
+    let search = WebRTCCapacitySearch(url: url, token: secret, processes: 2, seconds: quick ? 8 : 20, turnPeriod: 4, question: nil)
+    let outcome = try await search.run(CapacitySearch(ladder: [quick ? 4 : 20], ceiling: quick ? 16 : 640, precision: quick ? 0.5 : 0.1))
+    let peers = search.peers
     let failedNext = outcome.failed.map { "\($0.calls) calls failed: \($0.failure ?? "")" } ?? "no count tried failed"
     let figure = { (name: String, value: Double, unit: String) in
         BenchmarkResult(area: "webrtc", name: name, value: value, unit: unit, target: "", meetsTarget: nil)
     }
     results.append(.capacity(
         area: "webrtc",
-        name: "concurrent calls, instant providers, energy VAD, a 220 Hz tone (pipeline overhead, not the defaults), server and \(peers), \(rule) (\(failedNext); bound: \(outcome.bound))",
+        name: "concurrent calls, instant providers, energy VAD, a 220 Hz tone (pipeline overhead, not the defaults), server and \(peers), \(search.rule) (\(failedNext); bound: \(outcome.bound))",
         bracket: outcome.bracket, noun: "calls"))
     results.append(figure(
         "server memory per call, first trial of the search (\(outcome.first.calls) calls; resident, connected − before)", outcome.first.residentBytesPerCall / 1_048_576, "MiB"))

@@ -2,17 +2,21 @@ import BenchmarkHarness
 import Foundation
 
 /// How many WebRTC calls the server holds on this machine: trials of N concurrent calls
-/// (`Benchmarks/webrtc_bench_client.py capacity`) searched by the rule every capacity figure
-/// uses (`CapacitySearch`): the largest count that held and the smallest that failed. The server
-/// is warmed up before the search (the area's latency runs) and every trial is timed from the
-/// moment all its calls connected.
+/// (`Benchmarks/webrtc_bench_client.py capacity`), each speaking once every `turnPeriod`
+/// seconds, searched by the rule every capacity figure uses (`CapacitySearch`): the largest count
+/// that held and the smallest that failed. The server is warmed up before the search (by the
+/// caller, with single calls) and every trial is timed from the moment all its calls connected.
 ///
-/// A trial passes when every call connected, every turn was answered, no answer packet was lost
-/// or arrived more than `longestGapMs` after the one before it inside an answer (a 20 ms frame
-/// plus a 60 ms jitter buffer), and the p99 voice-to-voice time is at most `voiceToVoiceP99BoundMs`.
+/// A trial passes when every call connected, every turn was answered, the agent talked over no
+/// turn (its answer audio arrived while the caller spoke), no answer packet was lost or arrived
+/// more than `longestGapMs` after the one before it inside a talkspurt (a 20 ms frame plus a
+/// 60 ms jitter buffer), and the p99 voice-to-voice time is at most `voiceToVoiceP99BoundMs`.
+/// A pause between two talkspurts of one answer (the server had no audio queued, say the next
+/// sentence's synthesis was not in yet, and sent nothing) is heard as a longer pause between the
+/// agent's words, not as a glitch: it is reported (`Trial.longestPauseMs`), not judged.
 /// The server runs in this process; the load peers share the machine's two cores with it.
 struct WebRTCCapacitySearch {
-    /// Gaps inside an answer beyond this would empty a 60 ms jitter buffer.
+    /// Gaps inside an answer's talkspurt beyond this would empty a 60 ms jitter buffer.
     static let longestGapMs = 80.0
     static let voiceToVoiceP99BoundMs = 1_000.0
     /// A load peer whose own loop sent a frame later than this was itself the limit.
@@ -22,14 +26,20 @@ struct WebRTCCapacitySearch {
     let token: String
     let processes: Int
     let seconds: Double
-    /// The most calls the search tries.
-    let ceiling: Int
+    /// Seconds from one of a call's turns to its next: room for the question and the whole reply.
+    let turnPeriod: Double
+    /// The spoken question's WAV (48 kHz mono 16-bit); `nil`: 1 s of a 220 Hz tone.
+    let question: URL?
 
     /// One trial's figures: the load peers' report and the server's own use while the calls ran.
     struct Trial {
         var calls: Int
         var failure: String?
+        var turns: Int
+        var answered: Int
         var voiceToVoiceMs: [Double]
+        /// The longest pause between two talkspurts of one answer.
+        var longestPauseMs: Double
         var peerLagMs: Double
         var serverCPUPerCall: Double
         var loopThreadCPUPerCall: Double
@@ -59,9 +69,22 @@ struct WebRTCCapacitySearch {
         }
     }
 
-    /// Searches from `start` calls, bisecting to `precision`.
-    func run(startingAt start: Int, precision: Double) async throws -> Outcome {
-        let bracket = try await CapacitySearch(ladder: [start], ceiling: ceiling, precision: precision).run(
+    /// Who calls, for figure names.
+    var peers: String {
+        "light aiortc load peers in \(processes) Python processes on the same 2 cores (Opus encoded once, nothing decoded)"
+    }
+
+    /// The trial's load and pass rule, for figure names.
+    var rule: String {
+        let speech = question == nil ? "speaking 1 s of tone" : "asking the question"
+        return "each \(speech) once every \(String(format: "%g", turnPeriod)) s; held: every turn answered and none talked over by the agent, "
+            + "no answer packet lost or over \(Int(Self.longestGapMs)) ms after the one before inside a talkspurt, "
+            + "voice-to-voice p99 ≤ \(Int(Self.voiceToVoiceP99BoundMs)) ms"
+    }
+
+    /// Runs `search`, each count it tries a trial of that many calls.
+    func run(_ search: CapacitySearch) async throws -> Outcome {
+        let bracket = try await search.run(
             trial: { calls in
                 let trial = try await self.trial(calls: calls)
                 print("  webrtc capacity trial: \(calls) calls → \(trial.failure ?? "held")")
@@ -78,8 +101,10 @@ struct WebRTCCapacitySearch {
         let residentBefore = ProcessFigures.residentBytes(pid: getpid()) ?? 0
         let atConnected = Snapshot()
         let atHeld = Snapshot()
+        let speech = question.map { ["--speech-wav", $0.path] } ?? []
         let lines = try await WebRTCBenchClient.run(
-            ["capacity", "--url", url, "--token", token, "--calls", "\(calls)", "--processes", "\(processes)", "--seconds", "\(seconds)"],
+            ["capacity", "--url", url, "--token", token, "--calls", "\(calls)", "--processes", "\(processes)", "--seconds", "\(seconds)",
+             "--turn-period", "\(turnPeriod)"] + speech,
             onLine: { line in
                 if line.hasPrefix("connected") { atConnected.take() }
                 if line == "held" { atHeld.take() }
@@ -95,6 +120,7 @@ struct WebRTCCapacitySearch {
         let connected = report["calls"] as? Int ?? 0
         let turns = report["turns"] as? Int ?? 0, answered = report["answered"] as? Int ?? 0
         let lost = report["lost_packets"] as? Int ?? 0
+        let talkedOver = report["talked_over"] as? Int ?? 0
         let longestGap = report["longest_gap_ms"] as? Double ?? 0
         let voiceToVoice = report["voice_to_voice_ms"] as? [Double] ?? []
         let errors = report["errors"] as? [String] ?? []
@@ -104,16 +130,19 @@ struct WebRTCCapacitySearch {
             failure = "\(calls - connected) of \(calls) calls did not connect \(errors.prefix(1))"
         } else if turns < calls || answered < turns {
             failure = "\(turns - answered) of \(turns) turns unanswered"
+        } else if talkedOver > 0 {
+            failure = "the agent talked over \(talkedOver) of \(turns) turns"
         } else if lost > 0 {
             failure = "\(lost) answer packets lost"
         } else if longestGap > Self.longestGapMs {
-            failure = String(format: "a gap of %.0f ms inside an answer", longestGap)
+            failure = String(format: "a gap of %.0f ms inside an answer's talkspurt", longestGap)
         } else if p99 > Self.voiceToVoiceP99BoundMs {
             failure = String(format: "voice-to-voice p99 %.0f ms", p99)
         }
         let perCall = { (seconds: Double) in seconds / wall / Double(max(calls, 1)) }
         return Trial(
-            calls: calls, failure: failure, voiceToVoiceMs: voiceToVoice, peerLagMs: report["peer_lag_ms"] as? Double ?? 0,
+            calls: calls, failure: failure, turns: turns, answered: answered, voiceToVoiceMs: voiceToVoice,
+            longestPauseMs: report["longest_pause_ms"] as? Double ?? 0, peerLagMs: report["peer_lag_ms"] as? Double ?? 0,
             serverCPUPerCall: perCall(end.cpu - start.cpu), loopThreadCPUPerCall: perCall(end.loopThreadCPU - start.loopThreadCPU),
             peerCPUPerCall: (report["peer_cpu_seconds"] as? Double ?? 0) / wall / Double(max(calls, 1)),
             machineBusy: (end.machineBusy - start.machineBusy) / wall / 2,

@@ -16,6 +16,12 @@ _SERVER_LOAD = [
     _BENCH + "BenchmarkServer.swift", _BENCH + "TurnAudio.swift", _BENCH + "HostSlowdownProbe.swift",
     "Benchmarks/LoadClient/realtime_load_client.c", "Benchmarks/HostProbe", "Benchmarks/FakeUpstream",
 ]
+# The defaults a user gets, served in the benchmark's own process (the phone doors' and WebRTC's
+# capacity searches): the realistic upstream, the providers at it, the spoken question.
+_DEFAULTS_IN_PROCESS = [
+    _BENCH + "DefaultsUpstream.swift", _BENCH + "DefaultsQuestion.swift", _BENCH + "BenchmarkServer.swift",
+    _BENCH + "ServerLoadProfile.swift", "Benchmarks/FakeUpstream", "Sources/ParleyOpenAI",
+]
 # The files each area's figures depend on besides COMMON_PATHS: its benchmark and the code it runs.
 # The turn-taking areas' code: `turns` and its rerun with Whisper base as the ear.
 _TURNS_PATHS = [
@@ -47,15 +53,19 @@ AREA_PATHS = {
     "cluster": ["Sources/ParleyServer", "Sources/ParleyStore", _BENCH + "ClusterBenchmarks.swift"],
     "cluster-capacity": ["Sources", _BENCH + "ClusterCapacityBenchmarks.swift"] + _SERVER_LOAD,
     "webrtc": [
-        "Sources/ParleyRTC", "Sources/ParleyServer", "Sources/ParleyCore", "Benchmarks/webrtc_bench_client.py",
-        _BENCH + "WebRTCBenchmarks.swift", _BENCH + "WebRTCCapacitySearch.swift", _BENCH + "InstantProviders.swift",
-    ],
+        "Sources/ParleyRTC", "Sources/ParleyServer", "Sources/ParleyCore", "Sources/ParleyLocal",
+        "Benchmarks/webrtc_bench_client.py", _BENCH + "WebRTCBenchmarks.swift", _BENCH + "WebRTCCapacitySearch.swift",
+        _BENCH + "WebRTCDefaultsBenchmarks.swift", _BENCH + "InstantProviders.swift",
+    ] + _DEFAULTS_IN_PROCESS,
     "recordings": ["Sources/ParleyServer", "Sources/ParleyStore", _BENCH + "RecordingBenchmarks.swift"],
-    "telephony": ["Sources/ParleyServer", "Sources/ParleyLocal", "Sources/ParleyCore", _BENCH + "TelephonyBenchmarks.swift"],
+    "telephony": [
+        "Sources/ParleyServer", "Sources/ParleyLocal", "Sources/ParleyCore", _BENCH + "TelephonyBenchmarks.swift",
+        _BENCH + "PhoneCapacityBenchmarks.swift",
+    ] + _DEFAULTS_IN_PROCESS,
     "sip": [
         "Sources/ParleySIP", "Sources/ParleyServer", "Sources/ParleyLocal", "Sources/ParleyCore",
-        _BENCH + "SIPBenchmarks.swift", _BENCH + "TelephonyBenchmarks.swift",
-    ],
+        _BENCH + "SIPBenchmarks.swift", _BENCH + "TelephonyBenchmarks.swift", _BENCH + "PhoneCapacityBenchmarks.swift",
+    ] + _DEFAULTS_IN_PROCESS,
     "comparison": [
         "Sources", "Benchmarks/LoadClient", "Benchmarks/Pipecat", "Benchmarks/FakeUpstream",
         _BENCH + "BenchmarkServer.swift",
