@@ -8,7 +8,7 @@ import Testing
 struct EvalExampleFilesTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Examples/evals")
-    static let examples = ["backchannels.json", "built-in-tools.json", "handoff.json", "judged.json"]
+    static let examples = ["backchannels.json", "built-in-tools.json", "handoff.json", "judged.json", "key-presses.json"]
 
     @Test("every example reads", arguments: examples)
     func reads(example: String) throws {

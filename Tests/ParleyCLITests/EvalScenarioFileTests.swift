@@ -22,7 +22,9 @@ struct EvalScenarioFileTests {
                      "expect": {"reply_contains": ["table", "when"], "reply_matches": "\\\\?$", "no_tool_called": true}},
                     {"wav": "yes.wav", "expect": {"tool_called": {"name": "book", "arguments_contain": {"people": 2}},
                                                   "handoff_to": "billing", "reply_started_within_ms": 1500, "interrupted": true}},
-                    {"interrupt": "wait", "after_reply_ms": 600}
+                    {"interrupt": "wait", "after_reply_ms": 600},
+                    {"keys": "12#", "expect": {"reply_contains": "billing"}},
+                    {"keys": "*0ABCD", "inter_key_ms": 0}
                   ],
                   "judge": {"rubric": "Books a table.", "pass_score": 8}
                 },
@@ -40,8 +42,12 @@ struct EvalScenarioFileTests {
             .say(fragments: ["I'd like", "a table"], voice: .espeakNG, pauseMs: 800),
             .wav(path: "yes.wav"),
             .interrupt(words: "wait", voice: nil, afterReplyMs: 600),
+            .keys("12#", interKeyMs: 200),
+            .keys("*0ABCD", interKeyMs: 0),
         ])
-        #expect(books.turns.map(\.line) == [9, 10, 12, 14])
+        #expect(books.turns.map(\.line) == [9, 10, 12, 14, 15, 16])
+        #expect(books.turns[4].expectations == [.replyContains("billing")])
+        #expect(books.turns[4].input.kind == "keys")
         #expect(books.turns[1].expectations == [.replyContains("table"), .replyContains("when"), .replyMatches("\\?$"), .noToolCalled])
         #expect(books.turns[2].expectations == [
             .toolCalled(name: "book", argumentsContain: ["people": .number(2)]), .handoffTo("billing"),
@@ -59,7 +65,21 @@ struct EvalScenarioFileTests {
         ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"say\": \"hi\", \"text\": \"hi\"}]}]}",
          #"f.json:2: scenarios[0].turns[0]: a turn takes one of "say" and "text", not both"#),
         ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"expect\": {}}]}]}",
-         #"f.json:2: scenarios[0].turns[0]: a turn needs one of "say", "wav", "text", "interrupt", "backchannel""#),
+         #"f.json:2: scenarios[0].turns[0]: a turn needs one of "say", "wav", "text", "keys", "interrupt", "backchannel""#),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"keys\": \"12x\"}]}]}",
+         #"f.json:2: scenarios[0].turns[0].keys: "x" is not a key: expected 1 to 32 keys of a phone's keypad (0-9, *, #, A, B, C or D)"#),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"keys\": \"\"}]}]}",
+         "f.json:2: scenarios[0].turns[0].keys: expected 1 to 32 keys of a phone's keypad (0-9, *, #, A, B, C or D)"),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"keys\": \"\(String(repeating: "1", count: 33))\"}]}]}",
+         "f.json:2: scenarios[0].turns[0].keys: expected 1 to 32 keys of a phone's keypad (0-9, *, #, A, B, C or D)"),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"keys\": 5}]}]}",
+         "f.json:2: scenarios[0].turns[0].keys: expected 1 to 32 keys of a phone's keypad (0-9, *, #, A, B, C or D)"),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [{\"keys\": \"1\",\n \"inter_key_ms\": 5001}]}]}",
+         "f.json:2: scenarios[0].turns[0].inter_key_ms: expected a whole number from 0 to 5000"),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [{\"text\": \"hi\",\n \"inter_key_ms\": 100}]}]}",
+         "f.json:2: scenarios[0].turns[0].inter_key_ms: unknown field"),
+        ("{\"scenarios\": [{\"name\": \"a\", \"turns\": [\n {\"keys\": \"1\", \"text\": \"hi\"}]}]}",
+         #"f.json:2: scenarios[0].turns[0]: a turn takes one of "text" and "keys", not both"#),
         ("{\"scenarios\": [{\"name\": \"a\",\n \"turn_detection\": \"vad\", \"turns\": [{\"text\": \"hi\"}]}]}",
          #"f.json:2: scenarios[0].turn_detection: expected "push_to_talk" or "server_vad""#),
         ("{\"scenarios\": [{\"name\": \"a\", \"turn_detection\": \"server_vad\", \"turns\": [{\"text\": \"hi\"},\n {\"backchannel\": \"mm-hm\", \"expect\": {\"interrupted\": false}}]}]}",

@@ -183,6 +183,46 @@ struct EvalTurnRecorderTests {
         #expect(failed.observation.failure == "the reply failed: the model is down")
     }
 
+    @Test("keys pressed in a row: the replies to the earlier keys (cut or done) are passed over, the last key's is the turn's")
+    func keyPressesPassOverEarlierReplies() {
+        let start = ContinuousClock.now
+        var recorder = TurnRecorder(typed: "pressed 12#", repliesToPassOver: 2)
+        func position(_ response: String) -> RealtimeContentPosition { RealtimeContentPosition(responseID: response, itemID: "item_\(response)") }
+        let script: [(RealtimeServerEvent, TurnRecorder.Step)] = [
+            (.responseCreated(RealtimeResponse(id: "resp_1", status: .inProgress)), .listen),
+            (.responseOutputAudioTranscriptDelta(position("resp_1"), delta: "You pressed one."), .listen),
+            (.responseOutputAudioDelta(position("resp_1"), delta: Self.tenthOfASecond), .listen),
+            (.responseDone(RealtimeResponse(id: "resp_1", status: .completed)), .listen),
+            (.responseCreated(RealtimeResponse(id: "resp_2", status: .inProgress)), .listen),
+            (.responseOutputAudioTranscriptDelta(position("resp_2"), delta: "You pressed"), .listen),
+            (.responseDone(RealtimeResponse(id: "resp_2", status: .cancelled)), .listen),
+            (.responseCreated(RealtimeResponse(id: "resp_3", status: .inProgress)), .listen),
+            (.responseOutputAudioTranscriptDelta(position("resp_3"), delta: "Thank you."), .listen),
+            (.responseOutputAudioDelta(position("resp_3"), delta: Self.tenthOfASecond), .replyStarted),
+            (.responseDone(RealtimeResponse(id: "resp_3", status: .completed)), .finished),
+        ]
+        recorder.inputSent(at: start)
+        for (index, (event, step)) in script.enumerated() {
+            #expect(recorder.record(event, at: start + .milliseconds(10 * index)) == step, "event \(index)")
+        }
+        let observed = recorder.observation
+        #expect(observed.heard == "pressed 12#")
+        #expect(observed.reply == "Thank you.")
+        #expect(observed.replyAudioMs == 100)
+        #expect(observed.replyStartedAfterMs == 90)
+        #expect(observed.responseStatus == "completed")
+    }
+
+    @Test("a key press the server refuses ends the turn with its reason")
+    func refusedKeyPress() {
+        var recorder = TurnRecorder(typed: "pressed 5")
+        let refusal = RealtimeProtocolError(
+            code: "key_presses_off", message: "Set the agent's telephony.key_press_messages.", param: "key", eventID: TurnRecorder.keyPressEventID
+        )
+        #expect(recorder.record(.error(refusal), at: .now) == .finished)
+        #expect(recorder.observation.failure == "the server refused the key press: Set the agent's telephony.key_press_messages.")
+    }
+
     @Test("the judge's answer is read from the first JSON object in it")
     func judgeVerdict() {
         #expect(ConversationJudge.verdict(in: #"Sure. {"score": 8, "reason": "booked"} "#)! == (8, "booked"))

@@ -193,11 +193,11 @@ Examples:
 Call an agent with simulated callers from scenario files and check its replies.
 
 Each scenario is a conversation over the OpenAI Realtime protocol: typed turns,
-turns spoken by an embedded voice or taken from WAV files, interruptions, and
-what each reply should show (docs/evals.md). In process by default, with the
-same engines and PARLEY_* settings as 'parley serve'; with --url on a running
-server. The exit code is 0 only when every run passed (or --min-pass-rate was
-reached).
+turns spoken by an embedded voice or taken from WAV files, key presses,
+interruptions, and what each reply should show (docs/evals.md). In process by
+default, with the same engines and PARLEY_* settings as 'parley serve'; with
+--url on a running server. The exit code is 0 only when every run passed (or
+--min-pass-rate was reached).
 
 Usage: parley eval <scenario>... [--url <url>] [--agent <id>] [--repeat <count>]
        [--min-pass-rate <n>] [--junit <file>] [--json <file>]

@@ -21,6 +21,10 @@ import Testing
         DecodingCase(json: #"{"type":"input_audio_buffer.commit","event_id":"c"}"#, expected: .inputAudioBufferCommit(eventID: "c")),
         DecodingCase(json: #" { "type" : "input_audio_buffer.clear" } "#, expected: .inputAudioBufferClear()),
         DecodingCase(json: #"{"type":"output_audio_buffer.clear"}"#, expected: .outputAudioBufferClear()),
+        DecodingCase(json: #"{"type":"parley.key_press","key":"5","event_id":"k1"}"#, expected: .keyPress(key: "5", eventID: "k1")),
+        DecodingCase(json: #"{"type":"parley.key_press","key":"*"}"#, expected: .keyPress(key: "*")),
+        DecodingCase(json: ##"{"type":"parley.key_press","key":"#"}"##, expected: .keyPress(key: "#")),
+        DecodingCase(json: #"{"type":"parley.key_press","key":"D"}"#, expected: .keyPress(key: "D")),
         DecodingCase(json: #"{"type":"conversation.item.delete","item_id":"item_1"}"#, expected: .conversationItemDelete(itemID: "item_1")),
         DecodingCase(json: #"{"type":"conversation.item.retrieve","item_id":"item_1"}"#, expected: .conversationItemRetrieve(itemID: "item_1")),
         DecodingCase(
@@ -264,6 +268,16 @@ import Testing
         MalformedCase(#"{"type":"conversation.item.create","item":{"type":"message","role":"user","status":"done","content":[]}}"#, "invalid_value", param: "item.status"),
         MalformedCase(#"{"type":"conversation.item.create","item":{"type":"function_call_output","output":"x"}}"#, "missing_required_parameter", param: "item.call_id"),
         MalformedCase(#"{"type":"conversation.item.create","item":{"type":"function_call","call_id":"c","arguments":"{}"}}"#, "missing_required_parameter", param: "item.name"),
+        MalformedCase(#"{"type":"parley.key_press","event_id":"k2"}"#, "invalid_value", param: "key", eventID: "k2", messageContains: "0-9, *, #, A, B, C or D"),
+        MalformedCase(#"{"type":"parley.key_press","key":null}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":""}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":"12"}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":"x"}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":"a"}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":"E"}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":" 5"}"#, "invalid_value", param: "key"),
+        MalformedCase(#"{"type":"parley.key_press","key":5}"#, "invalid_value", param: "key"),
+        MalformedCase("{\"type\":\"parley.key_press\",\"key\":\"5\u{301}\"}", "invalid_value", param: "key"),
         MalformedCase(#"{"type":"session.update"}"#, "missing_required_parameter", param: "session"),
         MalformedCase(#"{"type":"session.update","session":[]}"#, "invalid_value", param: "session"),
         MalformedCase(#"{"type":"session.update","session":{"type":"translation"}}"#, "invalid_value", param: "session.type"),
@@ -320,7 +334,7 @@ import Testing
             if let param = testCase.param { #expect(error.param == param, "\(error.message)") }
             #expect(error.eventID == testCase.eventID)
             if let fragment = testCase.messageContains { #expect(error.message.contains(fragment), "\(error.message)") }
-            #expect(error.message.count < 400)
+            #expect(error.message.count < 450, "a hostile value is cut, not echoed")
         }
     }
 
@@ -435,6 +449,7 @@ extension RealtimeSamples {
             .responseCancel(),
             .responseCancel(responseID: "resp_1"),
             .outputAudioBufferClear(),
+            .keyPress(key: "#", eventID: "e5"),
         ]
     }
 

@@ -4,7 +4,7 @@ import Foundation
 struct TurnResult: Sendable, Hashable {
     /// The turn's number in its scenario, from 1.
     var number: Int
-    /// The turn's kind: `say`, `wav`, `text` or `interrupt`.
+    /// The turn's kind: `say`, `wav`, `text`, `keys`, `interrupt` or `backchannel`.
     var kind: String
     /// The turn's line in its file.
     var line: Int

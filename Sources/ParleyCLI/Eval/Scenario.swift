@@ -62,6 +62,10 @@ enum CallerInput: Sendable, Hashable {
     /// Words that only acknowledge ("mm-hm") spoken over the previous turn's reply
     /// `afterReplyMs` after its first audio; the server should keep talking.
     case backchannel(words: String, voice: CallerVoice?, afterReplyMs: Int)
+    /// Keys pressed on a phone's keypad (`PhoneKeypad.keys`), one `parley.key_press` each,
+    /// `interKeyMs` apart; each press cuts the reply to the one before, and the turn's reply is
+    /// the last one's.
+    case keys(String, interKeyMs: Int)
 
     /// How reports name the turn's kind.
     var kind: String {
@@ -71,6 +75,7 @@ enum CallerInput: Sendable, Hashable {
         case .text: "text"
         case .interrupt: "interrupt"
         case .backchannel: "backchannel"
+        case .keys: "keys"
         }
     }
 
@@ -87,7 +92,7 @@ enum CallerInput: Sendable, Hashable {
     var words: String? {
         switch self {
         case .say(let fragments, _, _): fragments.joined(separator: " ")
-        case .wav: nil
+        case .wav, .keys: nil
         case .text(let text): text
         case .interrupt(let words, _, _), .backchannel(let words, _, _): words
         }

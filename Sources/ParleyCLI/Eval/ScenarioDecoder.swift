@@ -8,6 +8,12 @@ enum ScenarioDecoder {
     static let maximumFileBytes = 1 << 20
     /// The longest pause between spoken fragments and the latest interruption, in milliseconds.
     static let maximumDelayMs = 60_000
+    /// The most keys one turn presses.
+    static let maximumKeys = 32
+    /// The longest wait between a turn's key presses, in milliseconds.
+    static let maximumInterKeyMs = 5_000
+    /// The wait between a turn's key presses when the file gives none, in milliseconds.
+    static let defaultInterKeyMs = 200
 
     /// Reads the scenario file at `path` (relative to `directory`).
     /// - Throws: `ScenarioFileError`.
@@ -132,7 +138,7 @@ enum ScenarioDecoder {
         return Scenario(name: name, agentID: agent, instructions: instructions, agentVoice: voice, turnDetection: turnDetection, turns: turns, judge: judge)
     }
 
-    private static let inputKeys = ["say", "wav", "text", "interrupt", "backchannel"]
+    private static let inputKeys = ["say", "wav", "text", "keys", "interrupt", "backchannel"]
 
     private static func turn(_ value: JSONValue, at path: String, line: Int) throws(ScenarioFieldError) -> CallerTurn {
         var fields = try ScenarioFieldReader(value, at: path)
@@ -167,6 +173,9 @@ enum ScenarioDecoder {
             input = .wav(path: try fields.requiredString("wav"))
         case "text":
             input = .text(try fields.requiredString("text"))
+        case "keys":
+            let keys = try fields.phoneKeys("keys", maximumCount: maximumKeys)
+            input = .keys(keys, interKeyMs: try fields.integer("inter_key_ms", in: 0...maximumInterKeyMs) ?? defaultInterKeyMs)
         case "backchannel":
             let words = try fields.requiredString("backchannel")
             if fields.has("expect") {

@@ -45,6 +45,18 @@ struct ScenarioFieldReader {
         return text
     }
 
+    /// A required member holding keys of a phone's keypad (`PhoneKeypad.keys`), at most `maximumCount`.
+    mutating func phoneKeys(_ key: String, maximumCount: Int) throws(ScenarioFieldError) -> String {
+        let expected = "expected 1 to \(maximumCount) keys of a phone's keypad (\(PhoneKeypad.keysDescription))"
+        guard case .string(let keys)? = value(key), (1...maximumCount).contains(keys.count) else {
+            throw ScenarioFieldError(field: field(key), message: expected)
+        }
+        if let other = keys.first(where: { !PhoneKeypad.keys.contains($0) }) {
+            throw ScenarioFieldError(field: field(key), message: "\(JSONValue.string(String(other)).jsonText) is not a key: \(expected)")
+        }
+        return keys
+    }
+
     /// A whole-number member within `range`.
     mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(ScenarioFieldError) -> Int? {
         guard let value = value(key) else { return nil }

@@ -2,9 +2,9 @@ import Foundation
 import ParleyCore
 
 /// Holds one scenario's conversation with a server over the realtime protocol, as a simulated
-/// caller: each turn is typed or spoken (appended and committed, push-to-talk), the reply is
-/// recorded until it is done, and an interruption cuts it the way a client does (cancel, and
-/// truncate to what was heard).
+/// caller: each turn is typed, spoken (appended and committed, push-to-talk) or pressed on a
+/// phone's keypad (`parley.key_press`), the reply is recorded until it is done, and an
+/// interruption cuts it the way a client does (cancel, and truncate to what was heard).
 struct ScenarioRunner: Sendable {
     /// The server.
     var server: ServerConnection
@@ -102,6 +102,11 @@ struct ScenarioRunner: Sendable {
         if serverTurns { try link.sendAudio(samples + Self.trailingSilence) } else { try link.sendUtterance(samples) }
     }
 
+    /// Presses `key` on the phone's keypad.
+    private func press(_ key: Character, _ link: RealtimeLink) throws {
+        try link.send(.keyPress(key: String(key), eventID: TurnRecorder.keyPressEventID))
+    }
+
     /// Plays one caller turn and records the reply. When the `next` turn speaks over this reply
     /// (an interruption or a backchannel), under push-to-talk the caller cuts the reply itself;
     /// under server turn detection it says the words over the reply and the server judges them.
@@ -115,11 +120,19 @@ struct ScenarioRunner: Sendable {
         let speakOverAfterMs = next?.speaksOverReplyAfterMs
         let overlap = serverTurns ? try await speechOver(by: next) : []
         var recorder = TurnRecorder()
+        // The keys still to press, and the wait before each.
+        var keysToPress: Substring = ""
+        var interKeyMs = 0
         switch input {
         case .text(let text):
             recorder = TurnRecorder(typed: text)
             try link.send(.conversationItemCreate(item: .message(id: nil, role: .user, content: [.inputText(text)])))
             try link.send(.responseCreate())
+        case .keys(let keys, let wait):
+            recorder = TurnRecorder(typed: "pressed \(keys)", repliesToPassOver: keys.count - 1)
+            keysToPress = Substring(keys)
+            interKeyMs = wait
+            try press(keysToPress.removeFirst(), link)
         case .say(let fragments, let voice, let pauseMs):
             try speak(try await caller.speech(fragments, voice: voice, pauseMs: pauseMs), serverTurns, link)
         case .wav(let path):
@@ -140,12 +153,23 @@ struct ScenarioRunner: Sendable {
                 return recorder.observation
             }
         }
-        recorder.inputSent(at: clock.now)
+        if keysToPress.isEmpty { recorder.inputSent(at: clock.now) }
         if serverTurns, speakOverAfterMs != nil { recorder.willSpeakOver() }
-        let timeout = signals.deadline(in: turnTimeoutMs)
+        var timeout = signals.deadline(in: turnTimeoutMs)
         var speakOver: Int?
+        var nextKey = keysToPress.isEmpty ? nil : signals.deadline(in: interKeyMs)
         listening: while true {
             switch await signals.next() {
+            case .deadline(let number) where number == nextKey:
+                try press(keysToPress.removeFirst(), link)
+                if keysToPress.isEmpty {
+                    // The turn's reply is the last key's: its time counts from that press.
+                    recorder.inputSent(at: clock.now)
+                    timeout = signals.deadline(in: turnTimeoutMs)
+                    nextKey = nil
+                } else {
+                    nextKey = signals.deadline(in: interKeyMs)
+                }
             case .event(let event, let arrived):
                 switch recorder.record(event, at: arrived) {
                 case .listen: break

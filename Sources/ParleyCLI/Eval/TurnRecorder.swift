@@ -38,6 +38,11 @@ struct TurnRecorder: Sendable {
     private var awaitingVerdict = false
     /// When the reply's first audio arrived.
     private var replyStarted: ContinuousClock.Instant?
+    /// How many responses still to start answer key presses before the turn's last: each press
+    /// cuts the reply to the one before, and only the last one's reply is the turn's.
+    private var repliesToPassOver: Int
+    /// The responses to earlier key presses, whose events are passed over.
+    private var passedOverResponses: Set<String> = []
 
     /// The prefix of the tools a handoff offers the model (`transfer_to_<agent id>`).
     static let transferToolPrefix = "transfer_to_"
@@ -45,13 +50,18 @@ struct TurnRecorder: Sendable {
     /// The event ids of the interruption's client events, so their answers are told apart.
     static let cancelEventID = "evt_eval_cancel"
     static let truncateEventID = "evt_eval_truncate"
+    /// The event id of the caller's key presses, so the server's refusal of one ends the turn.
+    static let keyPressEventID = "evt_eval_key_press"
 
     /// The rate of the protocol's audio.
     static let sampleRate = RealtimeSessionSettings.supportedAudioRate
 
-    /// Starts a turn; typed turns are heard as typed.
-    init(typed text: String? = nil) {
+    /// Starts a turn; typed turns are heard as typed. The replies to the first
+    /// `repliesToPassOver` responses (the earlier keys of a turn that presses several) are not
+    /// the turn's.
+    init(typed text: String? = nil, repliesToPassOver: Int = 0) {
         observation.heard = text
+        self.repliesToPassOver = repliesToPassOver
     }
 
     /// The caller's input went out at `instant`.
@@ -104,6 +114,11 @@ struct TurnRecorder: Sendable {
 
     /// Records `event`, received at `instant`.
     mutating func record(_ event: RealtimeServerEvent, at instant: ContinuousClock.Instant) -> Step {
+        if case .responseCreated(let response) = event, repliesToPassOver > 0 {
+            repliesToPassOver -= 1
+            passedOverResponses.insert(response.id)
+        }
+        if let responseID = Self.responseID(of: event), passedOverResponses.contains(responseID) { return .listen }
         switch event {
         case .inputAudioTranscriptionCompleted(_, _, let transcript, _) where observation.spokeOverReply:
             // The speech over the reply became a turn of its own: the next caller turn's.
@@ -159,6 +174,9 @@ struct TurnRecorder: Sendable {
         case .error(let error) where error.eventID == Self.truncateEventID:
             fail("the server refused to truncate the reply: \(error.message)")
             return .finished
+        case .error(let error) where error.eventID == Self.keyPressEventID:
+            fail("the server refused the key press: \(error.message)")
+            return .finished
         case .error(let error):
             lastError = error.message
             if error.code.hasPrefix("input_audio_buffer") || observation.heard == nil {
@@ -207,6 +225,18 @@ struct TurnRecorder: Sendable {
         observation.handoffs.append(agent)
         if let last = observation.reply.last, !last.isWhitespace { observation.reply += " " }
         return .listen
+    }
+
+    /// The response the recorded `event` belongs to, for the events that say.
+    private static func responseID(of event: RealtimeServerEvent) -> String? {
+        switch event {
+        case .responseCreated(let response), .responseDone(let response): response.id
+        case .responseOutputAudioDelta(let position, _), .responseOutputTextDelta(let position, _),
+             .responseOutputAudioTranscriptDelta(let position, _):
+            position.responseID
+        case .parley(_, let payload): payload["response_id"]?.stringValue
+        default: nil
+        }
     }
 
     /// Whether `response` was cancelled because the caller spoke (server turn detection).

@@ -17,6 +17,7 @@ extension RealtimeClientEvent {
         case .responseCreate(let options, _): .responseCreate(options, eventID: eventID)
         case .responseCancel(let responseID, _): .responseCancel(responseID: responseID, eventID: eventID)
         case .outputAudioBufferClear: .outputAudioBufferClear(eventID: eventID)
+        case .keyPress(let key, _): .keyPress(key: key, eventID: eventID)
         }
     }
 }

@@ -213,20 +213,34 @@ public final class ConversationModel {
     public func send(text: String) -> Bool {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return false }
-        guard connection == .ready else {
-            report(.notConnected, "Not connected to Parley right now — reconnecting. Your message was not sent.")
-            return false
-        }
+        guard connection == .ready else { return notSent("Your message was not sent.") }
         interruptAgent()
         let itemID = RealtimeID.item()
-        guard send(.conversationItemCreate(item: .message(id: itemID, role: .user, content: [.inputText(text)]))) != nil else {
-            report(.notConnected, "Not connected to Parley right now — reconnecting. Your message was not sent.")
-            return false
-        }
+        guard send(.conversationItemCreate(item: .message(id: itemID, role: .user, content: [.inputText(text)]))) != nil else { return notSent("Your message was not sent.") }
         send(.responseCreate())
         transcript.addTypedMessage(itemID: itemID, text: text)
         awaitingResponse = true
         syncMessages()
+        return true
+    }
+
+    // MARK: Key presses
+
+    /// Presses a key of a phone's keypad (`0`–`9`, `*`, `#`, `A`–`D`), as a caller does in a
+    /// phone menu: the agent stops speaking, is told "The caller pressed 5." and answers. The
+    /// agent must ask for key presses (`"telephony": {"key_press_messages": true}`); otherwise
+    /// the server's refusal is shown as an error.
+    ///
+    /// ```swift
+    /// model.pressKey("2")
+    /// ```
+    /// - Returns: `false` when `key` is not one key of the keypad or there is no connection.
+    @discardableResult
+    public func pressKey(_ key: String) -> Bool {
+        guard PhoneKeypad.isKey(key) else { return false }
+        guard connection == .ready else { return notSent("Your key press was not sent.") }
+        interruptAgent()
+        guard send(.keyPress(key: key)) != nil else { return notSent("Your key press was not sent.") }
         return true
     }
 
@@ -240,6 +254,12 @@ public final class ConversationModel {
     func report(_ kind: ConversationError.Kind, _ message: String) {
         errorCount += 1
         error = ConversationError(id: errorCount, kind: kind, message: message)
+    }
+
+    /// Reports that what the user did was not sent for want of a connection; returns `false`.
+    private func notSent(_ what: String) -> Bool {
+        report(.notConnected, "Not connected to Parley right now — reconnecting. \(what)")
+        return false
     }
 
     func clearError(of kinds: Set<ConversationError.Kind>) {

@@ -64,6 +64,11 @@ extension RealtimeClientEvent {
             return .responseCancel(responseID: try RealtimeItem.decodeID(reader, key: "response_id"), eventID: eventID)
         case "output_audio_buffer.clear":
             return .outputAudioBufferClear(eventID: eventID)
+        case "parley.key_press":
+            guard let key = try reader.string("key"), PhoneKeypad.isKey(key) else {
+                throw .invalidValue("key", "expected one key of a phone's keypad: \(PhoneKeypad.keysDescription).")
+            }
+            return .keyPress(key: key, eventID: eventID)
         default:
             throw RealtimeProtocolError(
                 code: "unknown_event",
@@ -107,6 +112,8 @@ extension RealtimeClientEvent {
                 if let options { writer.object("response") { options.write(to: &$0, dialect: dialect) } }
             case .responseCancel(let responseID, _):
                 writer.field("response_id", ifPresent: responseID)
+            case .keyPress(let key, _):
+                writer.field("key", key)
             }
         }
     }

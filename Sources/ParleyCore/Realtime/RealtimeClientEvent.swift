@@ -26,6 +26,9 @@ public enum RealtimeClientEvent: Sendable, Hashable {
     case responseCancel(responseID: String? = nil, eventID: String? = nil)
     /// `output_audio_buffer.clear` (WebRTC in OpenAI's API; accepted here).
     case outputAudioBufferClear(eventID: String? = nil)
+    /// `parley.key_press` (Parley's own): the caller pressed `key` on a phone's keypad
+    /// (`PhoneKeypad.keys`), as a phone call's key presses reach an agent that asks for them.
+    case keyPress(key: String, eventID: String? = nil)
 
     /// The client's `event_id`, if it sent one.
     public var eventID: String? {
@@ -34,7 +37,8 @@ public enum RealtimeClientEvent: Sendable, Hashable {
              .inputAudioBufferCommit(let eventID), .inputAudioBufferClear(let eventID),
              .conversationItemCreate(_, _, let eventID), .conversationItemDelete(_, let eventID),
              .conversationItemRetrieve(_, let eventID), .conversationItemTruncate(_, _, _, let eventID),
-             .responseCreate(_, let eventID), .responseCancel(_, let eventID), .outputAudioBufferClear(let eventID):
+             .responseCreate(_, let eventID), .responseCancel(_, let eventID), .outputAudioBufferClear(let eventID),
+             .keyPress(_, let eventID):
             eventID
         }
     }
@@ -53,6 +57,7 @@ public enum RealtimeClientEvent: Sendable, Hashable {
         case .responseCreate: "response.create"
         case .responseCancel: "response.cancel"
         case .outputAudioBufferClear: "output_audio_buffer.clear"
+        case .keyPress: "parley.key_press"
         }
     }
 
@@ -60,6 +65,6 @@ public enum RealtimeClientEvent: Sendable, Hashable {
     public static let typeNames: [String] = [
         "session.update", "input_audio_buffer.append", "input_audio_buffer.commit", "input_audio_buffer.clear",
         "conversation.item.create", "conversation.item.delete", "conversation.item.retrieve",
-        "conversation.item.truncate", "response.create", "response.cancel", "output_audio_buffer.clear",
+        "conversation.item.truncate", "response.create", "response.cancel", "output_audio_buffer.clear", "parley.key_press",
     ]
 }

@@ -61,6 +61,9 @@ actor RealtimeConnection {
     private var agentMCPServers: [MCPServerConfiguration]
     /// The session's handoffs: the agents it may become.
     private let handoffs: SessionHandoffs?
+    /// Whether the session's agent asks to be told of key presses (`telephony.key_press_messages`),
+    /// which `parley.key_press` events then make.
+    private let keyPressMessages: Bool
     /// The agent holding the session now, which each stored item is marked with.
     private var agentID: String?
     /// Whether `session.update` may name MCP servers (the backend, or every client when the server allows it).
@@ -82,9 +85,10 @@ actor RealtimeConnection {
         transport: any RealtimeTransport, dialect: RealtimeDialect, context: ServerContext, session: VoiceSession, sessionID: String,
         configuration: VoiceSessionConfiguration, conversationID: String, instanceID: String?, sendsParleyEvents: Bool,
         tracer: TurnTracer? = nil, mcpServers: [MCPServerConfiguration] = [], allowsSessionMCPServers: Bool = false,
-        sessionMCPServerPolicy: OutboundPolicy? = nil, handoffs: SessionHandoffs? = nil
+        sessionMCPServerPolicy: OutboundPolicy? = nil, handoffs: SessionHandoffs? = nil, keyPressMessages: Bool = false
     ) {
         agentMCPServers = mcpServers
+        self.keyPressMessages = keyPressMessages
         self.handoffs = handoffs
         agentID = handoffs?.startingAgentID
         self.allowsSessionMCPServers = allowsSessionMCPServers
@@ -214,9 +218,7 @@ actor RealtimeConnection {
         case .refused(let message):
             reportError(RealtimeProtocolError(code: "invalid_event", message: message))
         case .keyPressed(let key):
-            perform(transport.clearOutput())
-            await session.addItem(.user("The caller pressed \(key)."))
-            await session.createResponse()
+            await pressKey(key)
         case .ended(let reason):
             context.log.log("call.ended", session: sessionID, ["reason": .string(reason)])
         }
@@ -405,7 +407,27 @@ actor RealtimeConnection {
         case .outputAudioBufferClear:
             perform(transport.clearOutput())
             await session.cancelResponse()
+        case .keyPress(let key, let eventID):
+            guard keyPressMessages else {
+                reportError(RealtimeProtocolError(
+                    code: "key_presses_off",
+                    message: "This session's agent does not take key presses: set the agent's telephony.key_press_messages to true. The session is unchanged.",
+                    param: "key", eventID: eventID
+                ))
+                return
+            }
+            // Which key is never logged: callers type card numbers and PINs.
+            context.log.log("session.key_press", session: sessionID)
+            await pressKey(key)
         }
+    }
+
+    /// A key press the agent asks for (a phone's, or a `parley.key_press` event): its speech
+    /// stops, it is told which key, and it answers.
+    private func pressKey(_ key: String) async {
+        perform(transport.clearOutput())
+        await session.addItem(PhoneKeypad.message(forKey: key))
+        await session.createResponse()
     }
 
     /// The item `conversation.item.retrieve` answers with: as it is now, also while the reply

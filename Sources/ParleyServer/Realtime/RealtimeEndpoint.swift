@@ -122,7 +122,7 @@ enum RealtimeEndpoint {
                     TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
                 },
                 mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers,
-                sessionMCPServerPolicy: setup.sessionMCPServerPolicy, handoffs: setup.handoffs
+                sessionMCPServerPolicy: setup.sessionMCPServerPolicy, handoffs: setup.handoffs, keyPressMessages: setup.keyPressMessages
             )
             await connection.run()
         }
@@ -142,6 +142,8 @@ struct SessionSetup {
     var mcpServers: [MCPServerConfiguration] = []
     /// The agent's handoffs: its transfer tools, and the agents it may become.
     var handoffs: SessionHandoffs
+    /// Whether the agent asks to be told of the caller's key presses (`telephony.key_press_messages`).
+    var keyPressMessages = false
     /// Whether the client may name MCP servers of its own (see `ServerSettings.clientsNameMCPServers`).
     var allowsSessionMCPServers = false
     /// The addresses MCP servers the session names may be reached at: `nil` (any) when the
@@ -215,6 +217,7 @@ struct SessionSetup {
             providers: providers, configuration: configuration, history: history,
             conversationID: conversationID, instanceID: instanceID,
             modelName: profile.modelName, mcpServers: agent.mcpServerConfigurations, handoffs: handoffs,
+            keyPressMessages: agent.telephony?.keyPressMessages ?? false,
             allowsSessionMCPServers: context.settings.clientsNameMCPServers || caller == .backend,
             sessionMCPServerPolicy: caller == .backend ? nil : OutboundPolicy(allowing: context.settings.outboundAllowList),
             owner: caller.flatMap(LiveSessions.Owner.init)

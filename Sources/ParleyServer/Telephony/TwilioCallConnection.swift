@@ -133,7 +133,7 @@ actor TwilioCallConnection {
         context.log.log("twilio.dtmf", session: start.callSID)
         guard keyPressMessages else { return }
         interruptPlayback()
-        await session.addItem(.user("The caller pressed \(digit)."))
+        await session.addItem(PhoneKeypad.message(forKey: digit))
         await session.createResponse()
     }
 

@@ -95,7 +95,7 @@ enum RealtimeCallsRoute {
                 TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID)
             },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers,
-            sessionMCPServerPolicy: setup.sessionMCPServerPolicy, handoffs: setup.handoffs
+            sessionMCPServerPolicy: setup.sessionMCPServerPolicy, handoffs: setup.handoffs, keyPressMessages: setup.keyPressMessages
         )
         context.calls.attach(connection, to: call)
         Task.detached {

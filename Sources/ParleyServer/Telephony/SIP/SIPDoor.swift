@@ -152,7 +152,7 @@ final class SIPDoor: Sendable {
             conversationID: setup.conversationID, instanceID: nil, sendsParleyEvents: false,
             tracer: context.traces.map { TurnTracer(exporter: $0, model: setup.modelName, sessionID: sessionID, conversationID: setup.conversationID) },
             mcpServers: setup.mcpServers, allowsSessionMCPServers: setup.allowsSessionMCPServers, sessionMCPServerPolicy: setup.sessionMCPServerPolicy,
-            handoffs: setup.handoffs
+            handoffs: setup.handoffs, keyPressMessages: setup.keyPressMessages
         )
         // The backend watches and steers the call on `/v1/realtime?call_id=`, as a WebRTC call,
         // and transfers or hangs it up through `/v1/realtime/calls/{id}/…`.
