@@ -72,6 +72,25 @@ import Testing
         #expect(logs.events("session.key_press").isEmpty)
     }
 
+    @Test func aKeyPressInATranscriptionSessionIsRefusedLikeAResponse() async throws {
+        let logs = LoggedEvents()
+        let model = ScriptedLanguageModel(replies: [], fallback: .text("You pressed five."))
+        let server = try Self.start(model, logs: logs)
+        defer { Task { await server.stop() } }
+        let agentID = try await Self.createAgent(server, #"{"name":"Phone menu","telephony":{"key_press_messages":true}}"#)
+        let client = try await RealtimeTestClient.connect(server, query: "?agent=\(agentID)")
+        #expect(await client.next("session.created") != nil)
+        try client.send(#"{"type":"session.update","session":{"type":"transcription"}}"#)
+        #expect(await client.next("session.updated") != nil)
+
+        try client.send(#"{"type":"parley.key_press","key":"5","event_id":"key_1"}"#)
+        let error = try #require(await client.next("error")?["error"])
+        #expect(error["param"]?.stringValue == "session.type", "\(error)")
+        #expect(error["event_id"]?.stringValue == "key_1")
+        #expect(await client.events.allSatisfy { $0["type"]?.stringValue != "response.created" })
+        #expect(model.requests.isEmpty)
+    }
+
     @Test(arguments: [#""55""#, #""x""#, #""""#, "null", "5"])
     func aKeyThatIsNotOneOfTheKeypadIsAnInvalidValue(key: String) async throws {
         let model = ScriptedLanguageModel(replies: [], fallback: .text("Hello."))

@@ -371,10 +371,7 @@ actor RealtimeConnection {
                 reportError(RealtimeProtocolError(code: "item_not_found", message: "No assistant audio item \(itemID) to truncate.", param: "item_id", eventID: eventID))
             }
         case .responseCreate(let options, let eventID):
-            guard !isTranscriptionSession else {
-                reportError(RealtimeProtocolError(code: "invalid_value", message: "This is a transcription session: it transcribes the audio and creates no responses. Switch the session's type to 'realtime' for answers.", param: "session.type", eventID: eventID))
-                return
-            }
+            guard !isTranscriptionSession else { return refuseInTranscriptionSession(eventID: eventID) }
             let options = options ?? RealtimeResponseOptions()
             if let problem = RealtimeSettingsValidation.problem(in: options, sessionTools: configuration.clientTools + (await session.serverTools)) {
                 reportError(RealtimeProtocolError(code: "invalid_value", message: problem.message, param: problem.param, eventID: eventID))
@@ -408,6 +405,7 @@ actor RealtimeConnection {
             perform(transport.clearOutput())
             await session.cancelResponse()
         case .keyPress(let key, let eventID):
+            guard !isTranscriptionSession else { return refuseInTranscriptionSession(eventID: eventID) }
             guard keyPressMessages else {
                 reportError(RealtimeProtocolError(
                     code: "key_presses_off",
@@ -420,6 +418,11 @@ actor RealtimeConnection {
             context.log.log("session.key_press", session: sessionID)
             await pressKey(key)
         }
+    }
+
+    /// Refuses what would create a response in a transcription session.
+    private func refuseInTranscriptionSession(eventID: String?) {
+        reportError(RealtimeProtocolError(code: "invalid_value", message: "This is a transcription session: it transcribes the audio and creates no responses. Switch the session's type to 'realtime' for answers.", param: "session.type", eventID: eventID))
     }
 
     /// A key press the agent asks for (a phone's, or a `parley.key_press` event): its speech
