@@ -21,14 +21,20 @@ import Testing
         return try #require(created.body["id"]?.stringValue)
     }
 
+    /// A session with an agent that asks for key presses, once it is created.
+    private static func connectToPhoneMenu(_ model: ScriptedLanguageModel, logs: LoggedEvents) async throws -> (TestServer, RealtimeTestClient) {
+        let server = try start(model, logs: logs)
+        let agentID = try await createAgent(server, #"{"name":"Phone menu","telephony":{"key_press_messages":true}}"#)
+        let client = try await RealtimeTestClient.connect(server, query: "?agent=\(agentID)")
+        #expect(await client.next("session.created") != nil)
+        return (server, client)
+    }
+
     @Test func aKeyPressBecomesAUserMessageTheAgentAnswers() async throws {
         let logs = LoggedEvents()
         let model = ScriptedLanguageModel(replies: [], fallback: .text("You pressed five."))
-        let server = try Self.start(model, logs: logs)
+        let (server, client) = try await Self.connectToPhoneMenu(model, logs: logs)
         defer { Task { await server.stop() } }
-        let agentID = try await Self.createAgent(server, #"{"name":"Phone menu","telephony":{"key_press_messages":true}}"#)
-        let client = try await RealtimeTestClient.connect(server, query: "?agent=\(agentID)")
-        #expect(await client.next("session.created") != nil)
 
         try client.send(#"{"type":"parley.key_press","key":"5","event_id":"key_1"}"#)
         let done = await client.next("response.done")
@@ -75,11 +81,8 @@ import Testing
     @Test func aKeyPressInATranscriptionSessionIsRefusedLikeAResponse() async throws {
         let logs = LoggedEvents()
         let model = ScriptedLanguageModel(replies: [], fallback: .text("You pressed five."))
-        let server = try Self.start(model, logs: logs)
+        let (server, client) = try await Self.connectToPhoneMenu(model, logs: logs)
         defer { Task { await server.stop() } }
-        let agentID = try await Self.createAgent(server, #"{"name":"Phone menu","telephony":{"key_press_messages":true}}"#)
-        let client = try await RealtimeTestClient.connect(server, query: "?agent=\(agentID)")
-        #expect(await client.next("session.created") != nil)
         try client.send(#"{"type":"session.update","session":{"type":"transcription"}}"#)
         #expect(await client.next("session.updated") != nil)
 
