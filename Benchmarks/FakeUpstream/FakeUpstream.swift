@@ -3,8 +3,8 @@ import ParleyCore
 import ParleyTesting
 
 /// Runs `FakeOpenAIServer` as a process until it is killed, every request answered by the same
-/// scripts with the fixed delays of `FakeUpstreamOptions`, so every system under test pays the
-/// same upstream costs.
+/// scripts with the fixed delays of `FakeUpstreamOptions` (speech, optionally, as long as its
+/// text would be spoken), so every system under test pays the same upstream costs.
 @main
 struct FakeUpstream {
     static func main() async {
@@ -27,7 +27,13 @@ struct FakeUpstream {
             FileHandle.standardError.write(Data("FakeUpstream: cannot listen on port \(options.port): \(error)\n".utf8))
             exit(1)
         }
-        server.setFallback(chat: chatScript(options), transcription: .text(options.transcript, delay: .milliseconds(options.transcriptionMs)), speech: speechScript(options))
+        server.setFallback(chat: chatScript(options), transcription: .text(options.transcript, delay: .milliseconds(options.transcriptionMs)), speech: speechScript(options, audioMs: options.speechAudioMs))
+        if options.speechMsPerWord > 0 {
+            server.setSpeechResponder { request in
+                let words = request["input"]?.stringValue?.split(separator: " ").count ?? 0
+                return speechScript(options, audioMs: max(1, words) * options.speechMsPerWord)
+            }
+        }
         // Unbuffered, so a script reading the pipe sees the address at once.
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL.absoluteString)\n".utf8))
         while true { try? await Task.sleep(for: .seconds(3_600)) }
@@ -43,11 +49,11 @@ struct FakeUpstream {
         return script
     }
 
-    /// A quiet 220 Hz tone (audible, so nothing downstream takes it for silence), sent in
-    /// `speechChunkMs` pieces after `speechFirstByteMs`.
-    static func speechScript(_ options: FakeUpstreamOptions) -> FakeSpeechScript {
+    /// `audioMs` of a quiet 220 Hz tone (audible, so nothing downstream takes it for silence),
+    /// sent in `speechChunkMs` pieces after `speechFirstByteMs`.
+    static func speechScript(_ options: FakeUpstreamOptions, audioMs: Int) -> FakeSpeechScript {
         let rate = Double(options.speechSampleRate)
-        let samples = (0..<(options.speechAudioMs * options.speechSampleRate / 1000)).map { Int16(6_000 * sin(2 * Double.pi * 220 * Double($0) / rate)) }
+        let samples = (0..<(audioMs * options.speechSampleRate / 1000)).map { Int16(6_000 * sin(2 * Double.pi * 220 * Double($0) / rate)) }
         return .samples(
             samples,
             pieceBytes: options.speechSampleRate * options.speechChunkMs / 1000 * 2,

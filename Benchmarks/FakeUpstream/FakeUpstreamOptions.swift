@@ -17,8 +17,11 @@ struct FakeUpstreamOptions: Sendable {
     var tokensPerSecond = 0.0
     /// Delay from a speech request to its first audio byte, in milliseconds.
     var speechFirstByteMs = 0
-    /// Audio returned per speech request, in milliseconds.
+    /// Audio returned per speech request, in milliseconds, when `speechMsPerWord` is 0.
     var speechAudioMs = 1_000
+    /// Audio returned per word of a speech request's text, in milliseconds (400 is 150 words a
+    /// minute); 0 returns `speechAudioMs` whatever the text.
+    var speechMsPerWord = 0
     /// Sample rate of the returned audio (raw PCM16, mono).
     var speechSampleRate = 24_000
     /// Size of the pieces the audio is streamed in, in milliseconds.
@@ -40,6 +43,7 @@ struct FakeUpstreamOptions: Sendable {
       --tokens-per-second N         token rate after the first, 0 = all at once (default 0)
       --speech-first-byte-ms N      delay to the first audio byte (default 0)
       --speech-audio-ms N           audio per speech request (default 1000)
+      --speech-ms-per-word N        audio per word of the text instead, 0 = off (default 0)
       --speech-sample-rate N        sample rate of that audio (default 24000)
       --speech-chunk-ms N           size of the streamed audio pieces (default 40)
       --help                        show this help
@@ -75,6 +79,7 @@ struct FakeUpstreamOptions: Sendable {
             case "--tokens-per-second": tokensPerSecond = Double(try integer(for: option, in: 0...1_000_000))
             case "--speech-first-byte-ms": speechFirstByteMs = try integer(for: option, in: 0...600_000)
             case "--speech-audio-ms": speechAudioMs = try integer(for: option, in: 1...600_000)
+            case "--speech-ms-per-word": speechMsPerWord = try integer(for: option, in: 0...10_000)
             case "--speech-sample-rate": speechSampleRate = try integer(for: option, in: 8_000...48_000)
             case "--speech-chunk-ms": speechChunkMs = try integer(for: option, in: 1...10_000)
             default: throw UsageError(description: "unknown option \(option)")

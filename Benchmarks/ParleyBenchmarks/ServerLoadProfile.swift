@@ -1,6 +1,5 @@
 import Foundation
 import ParleyCore
-import ParleyLocal
 
 /// What the server under load runs with and how its latency is timed.
 struct ServerLoadProfile: Sendable {
@@ -22,6 +21,8 @@ struct ServerLoadProfile: Sendable {
     var upstreamArguments: [String]
     var audio: TurnAudio
     var p99LimitMs: Double
+    /// The p99 limit for figure names, with where it comes from.
+    var p99LimitText: String
     /// The capacity search's first counts (`CapacitySearch.ladder`).
     var sessionCounts: [Int]
     /// The most sessions the capacity search tries.
@@ -29,24 +30,22 @@ struct ServerLoadProfile: Sendable {
     /// The sessions the profile must hold, when it has a target.
     var capacityTarget: Int?
 
-    /// The upstream's delays in the defaults profile: those of the Pipecat comparison.
-    static let realisticUpstream = [
-        "--transcription-ms", "50", "--first-token-ms", "100", "--tokens-per-second", "100",
-        "--speech-first-byte-ms", "50", "--speech-audio-ms", "500",
-    ]
-
     /// The defaults a user gets: Silero VAD, server_vad with a 300 ms silence window,
     /// preemptive transcription and generation on, a question spoken by flite, and an upstream
-    /// with realistic delays.
+    /// as slow as a hosted stack (`RealisticUpstream.hostedGPT41Mini`), held to
+    /// `DefaultsLatencyBound`.
     static func defaults(quick: Bool) async throws -> ServerLoadProfile {
-        ServerLoadProfile(
-            name: "defaults (Silero VAD, 300 ms silence, preemption on, realistic upstream)",
+        let upstream = RealisticUpstream.hostedGPT41Mini
+        let bound = DefaultsLatencyBound.defaults
+        return ServerLoadProfile(
+            name: "defaults (Silero VAD, 300 ms silence, preemption on, \(upstream.name))",
             latencyName: "last voiced chunk sent -> first audio delta received",
             measuredFrom: .lastVoicedChunk,
             serverArguments: ["--vad", "silero"],
-            upstreamArguments: ["--reply", InstantProviders.reply] + realisticUpstream,
-            audio: try await spokenTurn(),
-            p99LimitMs: 1_000,
+            upstreamArguments: upstream.arguments,
+            audio: try await spokenTurn(answerMs: bound.milliseconds + upstream.replyAudioMs),
+            p99LimitMs: Double(bound.milliseconds),
+            p99LimitText: bound.text,
             sessionCounts: quick ? [50, 150] : [100, 200, 300, 400],
             ceiling: quick ? 300 : 1_600,
             capacityTarget: 300
@@ -64,20 +63,20 @@ struct ServerLoadProfile: Sendable {
             upstreamArguments: ["--reply", InstantProviders.reply, "--speech-audio-ms", "200"],
             audio: TurnAudio(),
             p99LimitMs: 20,
+            p99LimitText: "p99 ≤ 20 ms",
             sessionCounts: quick ? [100, 300] : [100, 200, 300, 400, 500],
             ceiling: quick ? 600 : 2_000,
             capacityTarget: nil
         )
     }
 
-    /// One turn of a question spoken by flite (resampled to 24 kHz), with time after it for
-    /// the silence window and the two-sentence spoken reply.
-    private static func spokenTurn() async throws -> TurnAudio {
-        let flite = try FliteSpeechSynthesizer()
-        var speech: [Int16] = []
-        for try await chunk in flite.synthesize("What is the weather like in Paris today?", options: SpeechOptions()) { speech += chunk }
-        var resampler = BenchmarkServer.resampler(from: flite.sampleRate, to: TurnAudio.sampleRate)
-        let resampled = resampler.process(SampleConversion.float(speech)) + resampler.flush()
-        return TurnAudio(speech: SampleConversion.pcm16(resampled), leadMs: 300, tailMs: 2_800)
+    /// One turn of the question spoken by flite (`DefaultsQuestion`, resampled to 24 kHz), with
+    /// `answerMs` and a second more after it, so the reply is heard to its end before the next
+    /// question (which would otherwise interrupt it).
+    private static func spokenTurn(answerMs: Int) async throws -> TurnAudio {
+        let (speech, rate) = try await DefaultsQuestion.spoken()
+        var resampler = BenchmarkServer.resampler(from: rate, to: TurnAudio.sampleRate)
+        let resampled = resampler.process(speech) + resampler.flush()
+        return TurnAudio(speech: SampleConversion.pcm16(resampled), leadMs: 300, tailMs: answerMs + 1_000)
     }
 }

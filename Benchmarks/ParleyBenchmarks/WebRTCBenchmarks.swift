@@ -51,7 +51,8 @@ private func pipelineOverheadFigures(port: Int, quick: Bool) async throws -> [Be
     }
 
     // Calls held: a capacity search with light load peers on the same two cores.
-    let search = WebRTCCapacitySearch(url: url, token: secret, processes: 2, seconds: quick ? 8 : 20, turnPeriod: 4, question: nil)
+    let search = WebRTCCapacitySearch(url: url, token: secret, processes: 2, seconds: quick ? 8 : 20, turnPeriod: 4, question: nil,
+                                      voiceToVoiceP99Bound: (1_000, "p99 ≤ 1000 ms"))
     let outcome = try await search.run(CapacitySearch(ladder: [quick ? 4 : 20], ceiling: quick ? 16 : 640, precision: quick ? 0.5 : 0.1))
     let peers = search.peers
     let failedNext = outcome.failed.map { "\($0.calls) calls failed: \($0.failure ?? "")" } ?? "no count tried failed"

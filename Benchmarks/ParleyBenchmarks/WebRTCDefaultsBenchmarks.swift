@@ -4,11 +4,11 @@ import ParleyCore
 import ParleyServer
 
 /// How many WebRTC calls one server holds on 2 cores with the defaults a user gets: Silero VAD,
-/// server_vad with its 300 ms silence window, preemption on, and the realistic upstream of the
-/// server's defaults profile (`DefaultsUpstream`). Every call asks the flite question
-/// (`DefaultsQuestion`, 48 kHz Opus) and is timed from the frame holding its last voiced sample
-/// to the first packet of the answer. Two unmeasured turns on one call warm the server up and
-/// time the reply, from which the turn period follows (`turnPeriod`); the search is
+/// server_vad with its 300 ms silence window, preemption on, and the upstream of the server's
+/// defaults profile (`DefaultsUpstream`), held to `DefaultsLatencyBound`. Every call asks the flite
+/// question (`DefaultsQuestion`, 48 kHz Opus) and is timed from the frame holding its last voiced
+/// sample to the first packet of the answer. Two unmeasured turns on one call warm the server up
+/// and time the reply, from which the turn period follows (`turnPeriod`); the search is
 /// `WebRTCCapacitySearch`'s, its counts those of the phone doors' (`PhoneCapacityBenchmarks`).
 enum WebRTCDefaultsBenchmarks {
     /// Margin in the turn period for a reply that plays out slower under load than on one call.
@@ -35,9 +35,13 @@ enum WebRTCDefaultsBenchmarks {
         do {
             let url = "http://127.0.0.1:\(app.port)/v1/realtime/calls"
             let replySeconds = try await warmUp(url: url, wav: wav)
+            let period = turnPeriod(questionSeconds: questionSeconds, replySeconds: replySeconds)
+            // A call's first turn starts within one period, and a turn whose question would not
+            // end within the trial is not asked: every call asks at least once.
             capacitySearch = WebRTCCapacitySearch(
-                url: url, token: BenchmarkServer.defaultSecret, processes: 2, seconds: quick ? 12 : 30,
-                turnPeriod: turnPeriod(questionSeconds: questionSeconds, replySeconds: replySeconds), question: wav
+                url: url, token: BenchmarkServer.defaultSecret, processes: 2, seconds: max(quick ? 12 : 30, period + questionSeconds),
+                turnPeriod: period, question: wav,
+                voiceToVoiceP99Bound: (Double(DefaultsLatencyBound.defaults.milliseconds), DefaultsLatencyBound.defaults.text)
             )
             outcome = try await capacitySearch.run(search)
         } catch {
@@ -48,12 +52,12 @@ enum WebRTCDefaultsBenchmarks {
         return rows(outcome, search: capacitySearch)
     }
 
-    /// Seconds from one turn's start to the next: the question, the latest a held answer may
-    /// begin (the p99 bound), the reply as it played on one call, and `periodMarginSeconds`,
-    /// rounded up to half a second. A caller who spoke again sooner would talk over the agent,
-    /// and the server's interruption policy would change what is measured.
+    /// Seconds from one turn's start to the next: the question, the latest a held answer may begin
+    /// (the p99 bound, `DefaultsLatencyBound`), the reply as it played on one call, and
+    /// `periodMarginSeconds`, rounded up to half a second. A caller who spoke again sooner would
+    /// talk over the agent, and the server's interruption policy would change what is measured.
     static func turnPeriod(questionSeconds: Double, replySeconds: Double) -> Double {
-        let needed = questionSeconds + WebRTCCapacitySearch.voiceToVoiceP99BoundMs / 1000 + replySeconds + periodMarginSeconds
+        let needed = questionSeconds + Double(DefaultsLatencyBound.defaults.milliseconds) / 1000 + replySeconds + periodMarginSeconds
         return (needed * 2).rounded(.up) / 2
     }
 

@@ -15,12 +15,15 @@ _SERVER_LOAD = [
     _BENCH + "ServerBenchmarks.swift", _BENCH + "ServerLoadProfile.swift", _BENCH + "RealtimeLoadClient.swift",
     _BENCH + "BenchmarkServer.swift", _BENCH + "TurnAudio.swift", _BENCH + "HostSlowdownProbe.swift",
     "Benchmarks/LoadClient/realtime_load_client.c", "Benchmarks/HostProbe", "Benchmarks/FakeUpstream",
+    _BENCH + "RealisticUpstream.swift", _BENCH + "DefaultsLatencyBound.swift", _BENCH + "DefaultsQuestion.swift",
 ]
 # The defaults a user gets, served in the benchmark's own process (the phone doors' and WebRTC's
-# capacity searches): the realistic upstream, the providers at it, the spoken question.
+# capacity searches): the hosted-stack upstream and the p99 bound it sets, the providers at it,
+# the spoken question.
 _DEFAULTS_IN_PROCESS = [
     _BENCH + "DefaultsUpstream.swift", _BENCH + "DefaultsQuestion.swift", _BENCH + "BenchmarkServer.swift",
-    _BENCH + "ServerLoadProfile.swift", "Benchmarks/FakeUpstream", "Sources/ParleyOpenAI",
+    _BENCH + "ServerLoadProfile.swift", _BENCH + "RealisticUpstream.swift", _BENCH + "DefaultsLatencyBound.swift",
+    "Benchmarks/FakeUpstream", "Sources/ParleyTesting/FakeOpenAI", "Sources/ParleyOpenAI",
 ]
 # The files each area's figures depend on besides COMMON_PATHS: its benchmark and the code it runs.
 # The turn-taking areas' code: `turns` and its rerun with Whisper base as the ear.

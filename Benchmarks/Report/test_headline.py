@@ -55,6 +55,25 @@ class HeadlineTests(unittest.TestCase):
         load_line = next(line for line in lines if line.startswith("Load average"))
         self.assertIn("`abc1234` 1.24 1.39 2.37; `5ec7107` 0.10 0.20 0.30.", load_line)
 
+    def test_the_defaults_capacity_rows_take_only_figures_held_to_the_upstreams_own_bound(self):
+        bound = ("p99 ≤ 3068 ms (the upstream's own path to first audio 2268 ms + the 300 ms silence window + 500 ms)")
+        defaults = ("defaults (Silero VAD, 300 ms silence, preemption on, hosted-stack upstream (GPT-4.1 mini's published "
+                    "rates, a 3-sentence reply spoken at 150 words/min), a spoken question)")
+        earlier = {"info": {"commit": "0ld0001", "started": "2026-12-01"}, "body": [
+            "| Twilio concurrent calls, defaults (Silero VAD, 300 ms silence, preemption on, realistic upstream, a spoken "
+            "question): every call answered, p99 ≤ 1000 ms | 40 calls held |  |  |",
+        ]}
+        lines = self.lines([
+            figure("server", "defaults (Silero VAD, 300 ms silence, preemption on, hosted-stack upstream (GPT-4.1 mini's "
+                   "published rates, a 3-sentence reply spoken at 150 words/min)): concurrent sessions (every turn answered, "
+                   f"{bound}, timed last voiced chunk sent -> first audio delta received)", 120, unit="sessions"),
+            figure("webrtc", f"concurrent calls, {defaults}, server and peers, each asking the question once every 23 s; "
+                   f"held: every turn answered, voice-to-voice {bound}", 30, unit="calls"),
+        ], kept_sections={"telephony": earlier})
+        self.assertIn("| `abc1234` |", self.row(lines, "Sessions one server holds"))
+        self.assertIn("| `abc1234` |", self.row(lines, "WebRTC calls one server holds"))
+        self.assertIn("not measured yet", self.row(lines, "Phone calls one server holds"))
+
     def test_a_figure_no_run_measured_says_so(self):
         lines = self.lines([])
         self.assertIn("not measured yet", self.row(lines, "WebRTC calls one server holds"))

@@ -147,6 +147,22 @@ import Testing
         }
     }
 
+    @Test func aSpeechResponderAnswersFromTheTextAsked() async throws {
+        try await withFakeOpenAIServer { server in
+            server.setFallback(speech: .samples([1]))
+            server.setSpeechResponder { request in
+                let words = request["input"]?.stringValue?.split(separator: " ").count ?? 0
+                return .samples([Int16](repeating: 7, count: words))
+            }
+            let synthesizer = OpenAISpeechSynthesizer(configuration: Self.configuration(server, model: "tts-1"))
+            let threeWords = try await Self.collect(synthesizer.synthesize("One two three.", options: SpeechOptions()))
+            #expect(threeWords.flatMap { $0 } == [7, 7, 7])
+            server.setSpeechResponder(nil)
+            let fallback = try await Self.collect(synthesizer.synthesize("One two three.", options: SpeechOptions()))
+            #expect(fallback.flatMap { $0 } == [1])
+        }
+    }
+
     @Test func synthesisDeliversAudioBeforeTheBodyEnds() async throws {
         try await withFakeOpenAIServer { server in
             // 100 pieces 50 ms apart: the body takes 5 s, the first piece comes at once.

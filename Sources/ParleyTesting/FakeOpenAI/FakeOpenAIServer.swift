@@ -9,8 +9,8 @@ import ParleyNet
 /// error statuses, in-stream errors, stalls, disconnects, malformed chunks, fixed timing),
 /// `/v1/audio/transcriptions` (`FakeTranscriptionScript`) and `/v1/audio/speech`
 /// (`FakeSpeechScript`). Scripts are used in the order they were queued, one per request; when
-/// none is left, a chat responder (if set) writes one from the request, else the fallback
-/// answers (or a 500). Every request is recorded, and every client
+/// none is left, a chat or speech responder (if set) writes one from the request, else the
+/// fallback answers (or a 500). Every request is recorded, and every client
 /// that goes away before its response ended is counted.
 ///
 /// ```swift
@@ -79,6 +79,13 @@ public final class FakeOpenAIServer: Sendable {
     /// `nil` removes it, leaving the fallback.
     public func setChatResponder(_ responder: (@Sendable (JSONValue) -> FakeChatScript)?) {
         state.setChatResponder(responder)
+    }
+
+    /// Sets what answers speech requests once the queue is empty: a function from the request body
+    /// to a script, for upstreams whose audio follows the text asked for (as long as it would be
+    /// spoken, say). `nil` removes it, leaving the fallback.
+    public func setSpeechResponder(_ responder: (@Sendable (JSONValue) -> FakeSpeechScript)?) {
+        state.setSpeechResponder(responder)
     }
 
     /// Every request received so far, oldest first.

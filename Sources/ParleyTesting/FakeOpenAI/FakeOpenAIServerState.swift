@@ -12,6 +12,7 @@ final class FakeOpenAIServerState: Sendable {
         var chatResponder: (@Sendable (JSONValue) -> FakeChatScript)?
         var transcriptionFallback: FakeTranscriptionScript?
         var speechFallback: FakeSpeechScript?
+        var speechResponder: (@Sendable (JSONValue) -> FakeSpeechScript)?
         var requests: [FakeOpenAIServer.RecordedRequest] = []
         var disconnects = 0
         var firstChunkInstants: [ContinuousClock.Instant] = []
@@ -34,6 +35,10 @@ final class FakeOpenAIServerState: Sendable {
 
     func setChatResponder(_ responder: (@Sendable (JSONValue) -> FakeChatScript)?) {
         contents.withLock { $0.chatResponder = responder }
+    }
+
+    func setSpeechResponder(_ responder: (@Sendable (JSONValue) -> FakeSpeechScript)?) {
+        contents.withLock { $0.speechResponder = responder }
     }
 
     var recordedRequests: [FakeOpenAIServer.RecordedRequest] { contents.withLock { $0.requests } }
@@ -161,7 +166,11 @@ final class FakeOpenAIServerState: Sendable {
 
     func answerSpeech(_ request: HTTPRequest) async -> HTTPResponse {
         record(request)
-        let script = contents.withLock { $0.speech.isEmpty ? $0.speechFallback : $0.speech.removeFirst() }
+        let json = (try? JSONDecoder().decode(JSONValue.self, from: request.body)) ?? .null
+        let script = contents.withLock { contents -> FakeSpeechScript? in
+            if !contents.speech.isEmpty { return contents.speech.removeFirst() }
+            return contents.speechResponder.map { $0(json) } ?? contents.speechFallback
+        }
         guard let script else { return Self.noScript }
         let headers: HTTPHeaders = ["Content-Type": script.contentType]
         guard (200..<300).contains(script.status) else {
