@@ -11,12 +11,12 @@ import Testing
         // audio complete, the words (nil: not read) → verdict
         (true, nil, PauseVerdict.endTurn),
         (true, words(complete: true), .endTurn),
-        (true, words(complete: true, sure: false), .shortenWait),
+        (true, words(complete: true, sure: false), .shortenWait(lastWordIsSure: false)),
         (true, words(complete: false), .keepWaiting),
         (true, words(complete: false, sure: false), .keepWaiting),
         (false, nil, .keepWaiting),
-        (false, words(complete: true), .shortenWait),
-        (false, words(complete: true, sure: false), .keepWaiting),
+        (false, words(complete: true), .shortenWait(lastWordIsSure: true)),
+        (false, words(complete: true, sure: false), .shortenWait(lastWordIsSure: false)),
         (false, words(complete: false), .keepWaiting),
     ] as [(Bool, PauseWords?, PauseVerdict)])
     func verdict(audioSaysComplete: Bool, words: PauseWords?, expected: PauseVerdict) {

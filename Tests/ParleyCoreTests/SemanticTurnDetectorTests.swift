@@ -48,8 +48,8 @@ import Testing
         #expect(run(eagerness: .low, silenceMs: 10_000, verdict: 0.6).endedAtMs == 8_600)
     }
 
-    @Test(arguments: ServerVADSettings.Eagerness.allCases)
-    func wordsThatSayTheThoughtIsCompleteHalveTheWait(eagerness: ServerVADSettings.Eagerness) {
+    @Test(arguments: ServerVADSettings.Eagerness.allCases, [true, false])
+    func wordsThatSayTheThoughtIsCompleteShortenTheWait(eagerness: ServerVADSettings.Eagerness, lastWordIsSure: Bool) {
         var detector = TurnDetector(sampleRate: 1_000, configuration: .init(quietBelowPeakDB: nil, completionCheck: eagerness.completionCheck))
         var endedAt: Int?
         for start in stride(from: 0, to: 10_000, by: 20) where endedAt == nil {
@@ -57,13 +57,15 @@ import Testing
                 switch action {
                 case .judgeCompletion(_, let atMs):
                     #expect(detector.completionJudged(probability: 0.01, atMs: atMs).isEmpty)
-                    detector.wordsJudgedComplete(atMs: atMs)
+                    detector.wordsJudgedComplete(atMs: atMs, lastWordIsSure: lastWordIsSure)
                 case .commit(let utterance): endedAt = utterance.audioEndMs
                 default: break
                 }
             }
         }
-        #expect(endedAt == 600 + eagerness.completionCheck.maximumSilenceMs / 2)
+        let check = eagerness.completionCheck
+        #expect(endedAt == 600 + (lastWordIsSure ? check.completeByWordsSilenceMs : check.maximumSilenceMs / 2))
+        #expect(check.completeByWordsSilenceMs <= check.doubtfulWordsSilenceMs)
     }
 
     @Test func speechAfterThePauseBringsBackTheFullWait() {

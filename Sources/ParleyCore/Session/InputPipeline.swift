@@ -184,8 +184,11 @@ struct InputPipeline {
     }
 
     /// Tells the turn detector that the words of the pause judged at `atMs` say the thought is
-    /// complete, though the audio model did not.
-    mutating func wordsJudgedComplete(atMs: Int) { turnDetector.wordsJudgedComplete(atMs: atMs) }
+    /// complete, though the turn did not end there; `lastWordIsSure` says whether the recognizer
+    /// was sure of their last word.
+    mutating func wordsJudgedComplete(atMs: Int, lastWordIsSure: Bool) {
+        turnDetector.wordsJudgedComplete(atMs: atMs, lastWordIsSure: lastWordIsSure)
+    }
 
     /// Starts the idle timer at input time `ms` (the end of the agent's last reply).
     mutating func armIdleTimeout(atMs ms: Int) { turnDetector.armIdleTimeout(at: ms) }

@@ -4,22 +4,23 @@ import Foundation
 /// verdict and, when the pause's early transcript was read, its words (`PauseWords`).
 ///
 /// Both complete ends the turn there. Words that leave the thought unfinished ("…a flight to")
-/// keep a pause the audio model calls complete open. Complete words alone ("…of Australia?"),
-/// or complete words ending on a word the recognizer doubts, shorten the wait
-/// (`TurnDetector.wordsJudgedComplete(atMs:)`).
+/// keep a pause the audio model calls complete open. Complete words alone ("…of Australia?")
+/// shorten the wait; complete words ending on a word the recognizer doubts shorten it less
+/// (`TurnDetector.wordsJudgedComplete(atMs:lastWordIsSure:)`).
 ///
 /// ```swift
 /// switch PauseVerdict(audioSaysComplete: probability >= threshold, words: words) {
 /// case .endTurn: endTurn()
-/// case .shortenWait: turns.wordsJudgedComplete(atMs: pauseMs)
+/// case .shortenWait(let lastWordIsSure): turns.wordsJudgedComplete(atMs: pauseMs, lastWordIsSure: lastWordIsSure)
 /// case .keepWaiting: break
 /// }
 /// ```
 enum PauseVerdict: Sendable, Hashable {
     /// The turn ends at the pause.
     case endTurn
-    /// The turn ends sooner than its silence would end it.
-    case shortenWait
+    /// The turn ends sooner than its silence would end it: the words say it is complete, and
+    /// the recognizer was or was not sure of their last word.
+    case shortenWait(lastWordIsSure: Bool)
     /// The pause changes nothing.
     case keepWaiting
 
@@ -28,9 +29,9 @@ enum PauseVerdict: Sendable, Hashable {
     init(audioSaysComplete: Bool, words: PauseWords?) {
         let lastWordIsSure = words?.lastWordIsSure ?? true
         if audioSaysComplete {
-            self = words?.sayComplete == false ? .keepWaiting : lastWordIsSure ? .endTurn : .shortenWait
+            self = words?.sayComplete == false ? .keepWaiting : lastWordIsSure ? .endTurn : .shortenWait(lastWordIsSure: false)
         } else {
-            self = words?.sayComplete == true && lastWordIsSure ? .shortenWait : .keepWaiting
+            self = words?.sayComplete == true ? .shortenWait(lastWordIsSure: lastWordIsSure) : .keepWaiting
         }
     }
 }

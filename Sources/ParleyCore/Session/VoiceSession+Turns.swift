@@ -94,7 +94,7 @@ extension VoiceSession {
         var actions: [TurnDetector.Action] = []
         switch PauseVerdict(audioSaysComplete: input.completionWouldEndTurn(probability: probability), words: words) {
         case .endTurn: actions = input.completionJudged(probability: probability, atMs: atMs)
-        case .shortenWait: input.wordsJudgedComplete(atMs: atMs)
+        case .shortenWait(let lastWordIsSure): input.wordsJudgedComplete(atMs: atMs, lastWordIsSure: lastWordIsSure)
         case .keepWaiting: break
         }
         emit(.turnJudged(itemID: itemID, audioMs: atMs, probability: probability, endsTurn: !actions.isEmpty, transcript: words?.transcript))

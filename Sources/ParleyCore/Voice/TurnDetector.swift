@@ -83,9 +83,15 @@ public struct TurnDetector: Sendable {
         /// Silence that ends the turn whatever the verdict (or while it is awaited).
         public var maximumSilenceMs: Int
         /// Silence that ends the turn when the audio model found it incomplete but the pause's
-        /// words say it is complete (`wordsJudgedComplete(atMs:)`): a second opinion shortens
-        /// the wait without ending the turn at once.
+        /// words say it is complete and the recognizer was sure of them
+        /// (`wordsJudgedComplete(atMs:lastWordIsSure:)`): a second opinion shortens the wait
+        /// without ending the turn at once.
         public var completeByWordsSilenceMs: Int
+
+        /// Silence that ends the turn when the pause's words say it is complete but the
+        /// recognizer doubted their last word (a dangling "if" heard as "him?"): half the
+        /// maximum, longer than sure words wait.
+        public var doubtfulWordsSilenceMs: Int { max(completeByWordsSilenceMs, maximumSilenceMs / 2) }
 
         /// Creates a check; `completeByWordsSilenceMs` defaults to half of `maximumSilenceMs`.
         public init(afterSilenceMs: Int, threshold: Float, maximumSilenceMs: Int, completeByWordsSilenceMs: Int? = nil) {
@@ -158,9 +164,9 @@ public struct TurnDetector: Sendable {
     private var turnPeakLevel: Float = 0
     /// Audio time at which the current pause was sent to be judged; nil before that.
     private var judgedAtMs: Int?
-    /// Whether the current pause's words said the thought is complete though the audio model
-    /// did not (`wordsJudgedComplete(atMs:)`).
-    private var pauseCompleteByWords = false
+    /// The silence that ends the current pause because its words said the thought is complete
+    /// (`wordsJudgedComplete(atMs:lastWordIsSure:)`); nil when they did not.
+    private var silenceAllowedByWordsMs: Int?
 
     /// Creates a detector for mono frames at `sampleRate`.
     public init(sampleRate: Int = 16_000, configuration: Configuration = Configuration()) {
@@ -205,7 +211,7 @@ public struct TurnDetector: Sendable {
                 state = voiceEndMs < endMs ? .stopping : .speaking
                 silenceStartMs = voiceEndMs
                 judgedAtMs = nil
-                pauseCompleteByWords = false
+                silenceAllowedByWordsMs = nil
             } else if state == .speaking {
                 state = .stopping
                 silenceStartMs = startMs
@@ -253,21 +259,21 @@ public struct TurnDetector: Sendable {
         return actions
     }
 
-    /// Takes the pause's words' verdict on the pause judged at `atMs` when the audio model
-    /// found it incomplete: the words say the thought is complete, so the turn ends once the
-    /// silence reaches the check's `completeByWordsSilenceMs` instead of its maximum. Speech
-    /// before then carries the turn on as usual; a verdict on a pause already spoken after, or
-    /// on an ended turn, changes nothing.
-    public mutating func wordsJudgedComplete(atMs: Int) {
-        guard state == .stopping, judgedAtMs == atMs, configuration.completionCheck != nil else { return }
-        pauseCompleteByWords = true
+    /// Takes the pause's words' verdict on the pause judged at `atMs` when they say the thought
+    /// is complete but the turn did not end there: the turn ends once the silence reaches the
+    /// check's `completeByWordsSilenceMs` (or, when the recognizer doubted the last word,
+    /// `doubtfulWordsSilenceMs`) instead of its maximum. Speech before then carries the turn on
+    /// as usual; a verdict on a pause already spoken after, or on an ended turn, changes nothing.
+    public mutating func wordsJudgedComplete(atMs: Int, lastWordIsSure: Bool = true) {
+        guard state == .stopping, judgedAtMs == atMs, let check = configuration.completionCheck else { return }
+        silenceAllowedByWordsMs = lastWordIsSure ? check.completeByWordsSilenceMs : check.doubtfulWordsSilenceMs
     }
 
     /// The silence that ends the current turn: `silenceDurationMs` on silence alone; with a
     /// completion check, its maximum, or less once the pause's words said it is complete.
     private var silenceEndingTheTurnMs: Int {
         guard let check = configuration.completionCheck else { return configuration.silenceDurationMs }
-        return pauseCompleteByWords ? check.completeByWordsSilenceMs : check.maximumSilenceMs
+        return silenceAllowedByWordsMs ?? check.maximumSilenceMs
     }
 
     /// Where the silence now running in a turn began (after the last voice); nil unless stopping.
@@ -292,7 +298,7 @@ public struct TurnDetector: Sendable {
         idleArmedAtMs = nil
         turnPeakLevel = 0
         judgedAtMs = nil
-        pauseCompleteByWords = false
+        silenceAllowedByWordsMs = nil
     }
 
     /// Drops the turn in progress like `reset()` but keeps the idle timer running: for speech
@@ -394,6 +400,6 @@ public struct TurnDetector: Sendable {
         utterance = []
         state = .quiet
         judgedAtMs = nil
-        pauseCompleteByWords = false
+        silenceAllowedByWordsMs = nil
     }
 }
