@@ -2,7 +2,6 @@ import BenchmarkHarness
 import Foundation
 import ParleyCore
 import ParleyLocal
-import ParleyNet
 import ParleyServer
 
 /// The conversation benchmark (issue 23): voice-to-voice latency as a client hears it, on the
@@ -119,79 +118,17 @@ private func measureConversation(
 private func converse(
     _ questions: [ConversationQuestion], url: URL, secret: String, label: String, turnDetection: String?
 ) async throws -> [ConversationTurnFigures] {
-    let connection = try await WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(secret)"])
-    let recorder = ConversationRecorder()
-    let listener = Task {
-        for await message in connection.messages {
-            if case .text(let text) = message { recorder.record(serverEvent: text) }
-        }
-    }
-    defer {
-        connection.close()
-        listener.cancel()
-    }
-    if let turnDetection {
-        try connection.send(.text(#"{"type":"session.update","session":{"type":"realtime","audio":{"input":{"turn_detection":\#(turnDetection)}}}}"#))
-    }
-    let microphone = PacedMicrophone(connection: connection)
-    try await microphone.sendSilence(for: .milliseconds(500))
+    let conversation = try await RealtimeConversation(url: url, secret: secret, turnDetection: turnDetection)
+    defer { conversation.close() }
     var figures: [ConversationTurnFigures] = []
     for (index, question) in questions.enumerated() {
-        recorder.beginTurn()
-        for (chunkIndex, chunk) in question.chunks.enumerated() {
-            try await microphone.send(chunk)
-            if chunkIndex == question.chunks.count - 1 { recorder.lastVoicedSampleSent() }
-        }
-        // The reply must begin within 30 s; its `response.done` follows its audio, paced in
-        // real time, so a long reply (150 tokens is about half a minute of speech) ends later.
-        try await microphone.sendSilence(until: { recorder.hasReplyStarted }, deadline: .seconds(30), awaiting: "no reply")
-        try await microphone.sendSilence(until: { recorder.isAnswered }, deadline: .seconds(180), awaiting: "no response.done after the reply's audio")
-        let turn = try recorder.figures(for: question)
+        let turn = try await conversation.ask(question)
         log(String(format: "%@ turn %d (%@): %.0f ms = %@; prompt %@ tokens; heard \"%@\" replied \"%@\"",
                    label, index + 1, question.voice, turn.voiceToVoiceMs, turn.split,
                    turn.inputTokens.map(String.init) ?? "?", turn.transcript, turn.reply))
         figures.append(turn)
-        // A person listens to the end of the reply, then takes a breath. (Asking sooner would
-        // talk over the reply: the server would cut it to what was heard and mark it interrupted.)
-        let playedOut = recorder.replyPlayedOutAt(outputSampleRate: 24_000) ?? .now
-        try await microphone.sendSilence(until: { ContinuousClock.now >= playedOut }, deadline: .seconds(120), awaiting: "the reply's end")
-        try await microphone.sendSilence(for: .milliseconds(500))
     }
     return figures
-}
-
-/// Sends 20 ms chunks of 24 kHz audio as `input_audio_buffer.append` events, each when a
-/// microphone would have delivered it.
-final class PacedMicrophone {
-    private let connection: WebSocketConnection
-    private var next = ContinuousClock.now
-    private let silence = [Int16](repeating: 0, count: ConversationQuestion.chunkLength)
-
-    init(connection: WebSocketConnection) { self.connection = connection }
-
-    /// Sends `chunk` at its moment.
-    func send(_ chunk: [Int16]) async throws {
-        next += .milliseconds(20)
-        try await Task.sleep(until: next, clock: .continuous)
-        let audio = PCM16Buffer(samples: chunk).base64EncodedString()
-        try connection.send(.text(#"{"type":"input_audio_buffer.append","audio":"\#(audio)"}"#))
-    }
-
-    /// Sends silence for `duration`.
-    func sendSilence(for duration: Duration) async throws {
-        for _ in 0..<Int(duration.milliseconds / 20) { try await send(silence) }
-    }
-
-    /// Sends silence until `isDone`.
-    /// - Throws: `ConversationBenchmarkFailure` saying `awaiting` (what did not come) when that
-    ///   takes longer than `deadline`.
-    func sendSilence(until isDone: () -> Bool, deadline: Duration, awaiting: String) async throws {
-        let end = ContinuousClock.now + deadline
-        while !isDone() {
-            guard ContinuousClock.now < end else { throw ConversationBenchmarkFailure("\(awaiting) within \(deadline)") }
-            try await send(silence)
-        }
-    }
 }
 
 /// p50 and p90 (against the targets with preemption on, as a user gets it), max, each stage's
@@ -234,18 +171,14 @@ private struct OtherProgramsLoad {
 
     init() {
         busyAtStart = ProcessFigures.machineBusyCPUSeconds() ?? 0
-        ownAtStart = Self.ownSeconds(llamaServers)
+        ownAtStart = ProcessFigures.ownCPUSeconds(withChildren: llamaServers)
     }
 
     /// Other programs' CPU time since the start, as a share of one core over the elapsed time.
     func shareOfOneCore() -> Double {
         let busy = (ProcessFigures.machineBusyCPUSeconds() ?? 0) - busyAtStart
-        let own = Self.ownSeconds(llamaServers) - ownAtStart
+        let own = ProcessFigures.ownCPUSeconds(withChildren: llamaServers) - ownAtStart
         return max(0, busy - own) / (ContinuousClock.now - start).timeInterval
-    }
-
-    private static func ownSeconds(_ llamaServers: [Int32]) -> Double {
-        ProcessFigures.ownCPUSeconds() + llamaServers.reduce(0) { $0 + (ProcessFigures.cpuSeconds(pid: $1) ?? 0) }
     }
 }
 

@@ -10,6 +10,12 @@ enum ProcessFigures {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// CPU seconds (user + system) this process and its children `pids` (a child process the
+    /// embedded stack runs, such as llama-server) have used; a child that is gone counts nothing.
+    static func ownCPUSeconds(withChildren pids: [Int32]) -> Double {
+        ownCPUSeconds() + pids.reduce(0) { $0 + (cpuSeconds(pid: $1) ?? 0) }
+    }
+
     /// CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`; `nil` when gone.
     /// - Parameter includingReapedChildren: also the CPU of its children that ended and were waited for.
     static func cpuSeconds(pid: Int32, includingReapedChildren: Bool = false) -> Double? {
