@@ -18,6 +18,7 @@ struct ParleyBenchmarks {
         ("languages", runLanguageBenchmarks),
         ("turns", runTurnBenchmarks),
         ("conversation", runConversationBenchmarks),
+        ("embedded-capacity", runEmbeddedCapacityBenchmarks),
         ("interruption-plain-client", runPlainClientInterruptionBenchmarks),
         ("store", runStoreBenchmarks),
         ("webrtc", runWebRTCBenchmarks),

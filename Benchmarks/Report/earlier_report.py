@@ -33,6 +33,13 @@ _TURNS_PATHS = [
     _BENCH + "InterruptionBenchmarks.swift", _BENCH + "NoiseReductionBenchmarks.swift",
 ]
 
+# A realtime client holding a conversation in real time (the conversation area and the
+# embedded stack's capacity search).
+_REALTIME_CONVERSATION = [
+    _BENCH + "RealtimeConversation.swift", _BENCH + "PacedMicrophone.swift", _BENCH + "ConversationQuestion.swift",
+    _BENCH + "ConversationRecorder.swift",
+]
+
 AREA_PATHS = {
     "network": ["Sources/ParleyNet", "Benchmarks/RawLWS", _BENCH + "NetworkBenchmarks.swift"],
     "audio": ["Sources/ParleyCore", _BENCH + "AudioBenchmarks.swift"],
@@ -44,11 +51,14 @@ AREA_PATHS = {
     "turns": _TURNS_PATHS,
     "turns-base-ear": _TURNS_PATHS,
     "conversation": [
-        "Sources", _BENCH + "ConversationBenchmarks.swift", _BENCH + "ConversationQuestion.swift",
-        _BENCH + "ConversationRecorder.swift",
-    ],
+        "Sources", _BENCH + "ConversationBenchmarks.swift",
+    ] + _REALTIME_CONVERSATION,
+    "embedded-capacity": [
+        "Sources", _BENCH + "EmbeddedCapacityBenchmarks.swift", _BENCH + "ProcessFigures.swift",
+    ] + _REALTIME_CONVERSATION,
     "interruption-plain-client": [
-        "Sources", _BENCH + "PlainClientInterruptionBenchmarks.swift", _BENCH + "ConversationBenchmarks.swift",
+        "Sources", _BENCH + "PlainClientInterruptionBenchmarks.swift", _BENCH + "PacedMicrophone.swift",
+        _BENCH + "ConversationQuestion.swift",
     ],
     "session": ["Sources/ParleyCore", _BENCH + "SessionBenchmarks.swift", _BENCH + "InstantProviders.swift"],
     "server": ["Sources"] + _SERVER_LOAD,

@@ -19,7 +19,7 @@ import earlier_report
 import headline
 
 AREA_ORDER = [
-    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "turns-base-ear", "conversation",
+    "network", "audio", "realtime", "agent", "embedded", "voice", "languages", "turns", "turns-base-ear", "conversation", "embedded-capacity",
     "interruption-plain-client", "session", "server", "store",
     "cluster", "cluster-capacity", "webrtc", "recordings", "telephony", "sip",
 ]
@@ -34,6 +34,7 @@ AREA_TITLES = {
     "turns": "Turn-taking judges",
     "turns-base-ear": "Turn-taking with Whisper base as the ear",
     "conversation": "A conversation as a client hears it (embedded stack)",
+    "embedded-capacity": "Conversations one server holds on the embedded stack, with each Whisper model",
     "interruption-plain-client": "Interruptions as a plain Realtime client hears them (paced WebSocket speech)",
     "session": "Voice session pipeline",
     "server": "Server under load",
@@ -115,6 +116,20 @@ AREA_NOTES = {
         "the client's turn detection set to `semantic_vad` (eagerness auto) by a `session.update` before the first "
         "question, with preemptive transcription and generation off, and with Whisper base (multilingual) as the ear "
         "in place of tiny.en, each against a fresh server."
+    ),
+    "embedded-capacity": (
+        "One `ParleyApp` on the embedded stack with the server's defaults (Silero VAD, whisper.cpp in process, SmolLM2 "
+        "on the supervised llama-server, the Piper voice; 300 ms silence window, preemption on), once with Whisper "
+        "tiny.en (the default) and once with base (`--asr-model base`) as the ear. Every session is a realtime "
+        "WebSocket client in the benchmark process holding a conversation as the conversation area's does: different "
+        "flite questions (`slt`, `rms`) paced in real time, each asked half a second after the previous reply has "
+        "finished playing. The session count is searched by the rule at the top of this page: each trial asks one "
+        "unmeasured warm-up question in a session of its own, then starts its N sessions spread over 5 s (session k "
+        "at k·5 s/N), so their first questions do not all end at once; a trial holds when every question is answered "
+        "and the p90 from sending the question's last voiced sample to receiving the first "
+        "`response.output_audio.delta` is at most 1.5 s, by which time a caller starts to wonder whether they were "
+        "heard. CPU per session is this process's (its clients included) and llama-server's over the trial, divided by "
+        "the sessions."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
