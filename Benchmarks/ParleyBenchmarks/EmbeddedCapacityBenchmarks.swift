@@ -40,7 +40,9 @@ private struct EmbeddedCapacity {
     /// area's targets judge. (Below ten turns in a trial the nearest-rank p90 is the slowest
     /// turn, so the smallest counts are judged on every turn.)
     static let p90LimitMs = 1_500.0
+    /// How long after the first session the last one starts (session k at k·spread/N).
     private static let arrivalSpread = Duration.seconds(5)
+    private static let area = "embedded-capacity"
 
     var ear: WhisperModel
     var quick: Bool
@@ -51,7 +53,6 @@ private struct EmbeddedCapacity {
     private var search: CapacitySearch {
         quick ? CapacitySearch(ladder: [1], ceiling: 2) : CapacitySearch(ladder: [1, 2], ceiling: 16)
     }
-    private var area: String { "embedded-capacity" }
     private var earName: String { "Whisper \(ear.rawValue)" }
 
     /// Starts a server on the embedded stack with this ear, runs the search, and stops it all.
@@ -139,7 +140,7 @@ private struct EmbeddedCapacity {
         var results = bracket.runs.enumerated().map { index, run in
             let trial = run.figures
             return BenchmarkResult(
-                area: area,
+                area: Self.area,
                 name: "embedded sessions, \(earName), trial \(index + 1), \(trial.sessions) concurrent: \(latency) (p90) / p50 / questions answered",
                 value: trial.p90,
                 unit: String(format: "ms / p50 %.0f ms / %d of %d answered (%@)", trial.p50, trial.answered, trial.questionsAsked, run.held ? "held" : "failed"),
@@ -148,14 +149,14 @@ private struct EmbeddedCapacity {
         if let held = bracket.held?.figures {
             let largest = "embedded sessions, \(earName), \(held.sessions) concurrent (the largest count held)"
             results.append(BenchmarkResult(
-                area: area, name: "\(largest): \(latency) (p50)", value: held.p50, unit: "ms", target: "", meetsTarget: nil))
+                area: Self.area, name: "\(largest): \(latency) (p50)", value: held.p50, unit: "ms", target: "", meetsTarget: nil))
             results.append(BenchmarkResult(
-                area: area, name: "\(largest): CPU per session (this process, its clients included, and llama-server)",
+                area: Self.area, name: "\(largest): CPU per session (this process, its clients included, and llama-server)",
                 value: held.cpuShareOfOneCorePerSession * 100, unit: "% of one core", target: "", meetsTarget: nil))
         }
         let asked = questionsPerSession == 1 ? "1 question a session" : "\(questionsPerSession) different questions a session"
         let rule = "every question answered, p90 \(latency) ≤ \(Int(Self.p90LimitMs)) ms, \(asked)"
-        results.append(.capacity(area: area, name: "embedded sessions held, \(earName) (\(rule))", bracket: bracket, noun: "sessions"))
+        results.append(.capacity(area: Self.area, name: "embedded sessions held, \(earName) (\(rule))", bracket: bracket, noun: "sessions"))
         return results
     }
 }
