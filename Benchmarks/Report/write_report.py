@@ -129,7 +129,9 @@ AREA_NOTES = {
         "and the p90 from sending the question's last voiced sample to receiving the first "
         "`response.output_audio.delta` is at most 1.5 s, by which time a caller starts to wonder whether they were "
         "heard. CPU per session is this process's (its clients included) and llama-server's over the trial, divided by "
-        "the sessions."
+        "the sessions. The default ear is decided from this area with `languages` (word error rates, transcript "
+        "latency) and `conversation` (a conversation with each): tiny.en stays the default while base, which mishears "
+        "less, cannot hold one conversation within the bound on these two cores ([docs/models.md](docs/models.md))."
     ),
     "session": (
         "Zero-latency providers, energy VAD, the windowed-sinc input resampler 24→16 kHz, 300 ms silence window; "
