@@ -27,7 +27,8 @@ HEADLINE = [
      "telephony", r"^Twilio concurrent calls, defaults .*hosted-stack upstream.*path to first audio"),
     ("WebRTC calls one server holds on 2 cores (defaults, the same upstream and p99 bound)",
      "webrtc", r"^concurrent calls, defaults .*hosted-stack upstream.*path to first audio"),
-    ("Two nodes against one on the same machine (cluster, defaults profile, the same p99 bound)",
+    ("Sessions two cluster nodes on one PostgreSQL hold on the same 2 cores (defaults, the same upstream and p99 bound; "
+     "one node's figure is in its section)",
      "cluster-capacity", r"^2 nodes on one PostgreSQL, defaults profile: concurrent sessions .*path to first audio"),
 ]
 

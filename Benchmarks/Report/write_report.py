@@ -59,6 +59,20 @@ AREA_NOTES = {
         "the machine's 2 cores: a second node adds no CPU, so it adds no capacity here; the figures show what the split "
         "costs (CPU and memory per session, PostgreSQL's CPU and transactions), not a scale-out."
     ),
+    "turns": (
+        "The turn corpus (complete questions, questions with a 0.5–1.5 s mid-thought pause, backchannels, coughs and "
+        "interruptions, spoken by six flite and espeak-ng voices, made by `TurnCorpusScript`) played through real "
+        "realtime sessions of a real server with the embedded ears (Silero VAD, Smart Turn v3.2, Whisper tiny.en, the "
+        "SmolLM2 text judge on llama-server), one session per clip, paced in real time, **three clips at once** on the "
+        "2 cores. \"Wall-clock\" figures run from sending the chunk holding the clip's last voiced sample to receiving "
+        "`speech_stopped`, so they include the models' time and the wait for a CPU the two other sessions' models take; "
+        "\"audio time\" is where in the stream the server put the turn's end (`audio_end_ms`). What one user waits in "
+        "a conversation alone on the server is the conversation area's stage \"last voiced sample sent -> "
+        "speech_stopped received\". The semantic_vad targets (turn end ≤ 300 ms, as `server_vad`'s window, and ≤ 5 % "
+        "of mid-thought pauses cut off under `auto`) are judged on the wall-clock figure. `low` waits for a more certain "
+        "verdict by design (up to 8 s, and 4 s when only the words say complete), so it misses the 300 ms target whenever "
+        "the audio model is unsure."
+    ),
     "voice": (
         "The Piper voice en_US-joe-medium (onnxruntime, one intra-op thread, phonemes from a long-lived espeak-ng) and "
         "flite cmu_us_slt in the benchmark process. Real-time factor and Whisper tiny.en WER over the ten everyday "

@@ -101,7 +101,7 @@ private struct SilentJudge: TurnCompletionJudge {
         let silence = try #require(try await silenceEndingTheTurn(transcript: "What is the capital of Australia?"))
         let check = ServerVADSettings.Eagerness.auto.completionCheck
         #expect(silence >= check.completeByWordsSilenceMs && silence < check.completeByWordsSilenceMs + 100, "\(silence) ms")
-        #expect(check.completeByWordsSilenceMs == 800)
+        #expect(check.completeByWordsSilenceMs == 600)
     }
 
     /// "Could you check if" heard as "Could you check him?": the audio model and the question

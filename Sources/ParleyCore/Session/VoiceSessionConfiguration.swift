@@ -14,15 +14,16 @@ public struct ServerVADSettings: Sendable, Hashable, Codable {
         /// the turn is complete, high less.
         ///
         /// At medium and auto, words that say complete and that the recognizer was sure of end
-        /// the turn after 800 ms instead: Smart Turn calls a third of complete synthetic-voice
-        /// questions incomplete, and the half-maximum wait (2 s) was the p90 of a conversation.
-        /// Measured on the `turns` corpus (0.5–1.5 s mid-thought pauses), no pause was cut off
-        /// by the shorter wait: the text judge reads a dangling fragment as unfinished.
+        /// the turn after 600 ms instead: Smart Turn calls a third of complete synthetic-voice
+        /// questions incomplete, and the half-maximum wait (2 s) was the p90 of a conversation,
+        /// an 800 ms one its median. Measured on the `turns` corpus (0.5–1.5 s mid-thought
+        /// pauses), no pause was cut off by the shorter wait: the text judge reads a dangling
+        /// fragment as unfinished.
         public var completionCheck: TurnDetector.CompletionCheck {
             switch self {
             case .low: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.7, maximumSilenceMs: 8_000)
             case .medium, .auto:
-                TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.5, maximumSilenceMs: 4_000, completeByWordsSilenceMs: 800)
+                TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.5, maximumSilenceMs: 4_000, completeByWordsSilenceMs: 600)
             case .high: TurnDetector.CompletionCheck(afterSilenceMs: 200, threshold: 0.3, maximumSilenceMs: 2_000)
             }
         }
