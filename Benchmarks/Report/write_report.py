@@ -115,7 +115,11 @@ AREA_NOTES = {
         "ws_rtt_client.c` sends one binary message on every connection per round and times each echo; 1 connection: "
         "3 pairs of runs of 2,000 rounds; 100 connections: 21 pairs of runs of 200 rounds. Per-server figures are medians "
         "over the runs; the ratio and \"added by ParleyNet\" are medians over the pairs of the pair's ratio or difference. "
-        "Each pair's two figures are in the run's `benchmarks.log`."
+        "Each pair's two figures are in the run's `benchmarks.log`. One difference remains: ParleyNet runs inside the "
+        "benchmark process, the raw server in a process of its own. At one connection every echo wakes a server that "
+        "was idle, and on this virtual machine that wake-up alone moves the figure (the raw server's 1 KB p50 was 46 µs "
+        "in one run and 104 µs in another, ParleyNet's 25–30 µs), so the one-connection \"added by ParleyNet\" figures "
+        "say little beyond that ParleyNet adds no measurable time; the 100-connection ones compare two busy servers."
     ),
     "conversation": (
         "One realtime WebSocket session to `ParleyApp` on the embedded stack with a user's defaults (Silero VAD, "
